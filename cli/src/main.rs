@@ -1,0 +1,45 @@
+//! The `loadproof` binary: a thin `main` over `run`, which returns the exit code.
+
+mod args;
+mod render;
+mod trace_cmd;
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command, TraceCommand};
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    match &cli.command {
+        Command::Trace(TraceCommand::Inspect(a)) => trace_cmd::inspect(a, &mut out)?,
+        Command::Trace(TraceCommand::Synth(a)) => trace_cmd::synth(a, &mut out)?,
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("loadproof: error: {err:#}");
+            }
+            ExitCode::from(2)
+        }
+    }
+}

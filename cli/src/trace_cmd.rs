@@ -1,0 +1,165 @@
+//! `loadproof trace …`: read a file through core's ingester and print its report.
+
+use std::fs::File;
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use loadproof_core::regime::Window;
+use loadproof_core::synth::{self, SynthSpec};
+use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, InspectReport, Limits, Trace};
+
+use crate::args::{FormatArg, InspectArgs, SynthArgs};
+use crate::render;
+
+/// Chunk size for reading: large enough to amortise syscalls, small enough for progress.
+const CHUNK_BYTES: usize = 4 << 20;
+/// Files smaller than this finish before a progress bar would be seen.
+const PROGRESS_MIN_BYTES: u64 = 32 << 20;
+
+/// A failure the user caused (bad file, bad flag): exit code 2 with the message.
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+fn format_of(arg: FormatArg) -> Format {
+    match arg {
+        FormatArg::Burstgpt => Format::Burstgpt,
+        FormatArg::Mooncake => Format::Mooncake,
+        FormatArg::Azure => Format::Azure,
+    }
+}
+
+fn secs_to_ns(flag: &str, secs: f64) -> Result<i64> {
+    if !(secs.is_finite() && secs >= 0.0 && secs < 9.2e9) {
+        bail!(BadInput(format!(
+            "--{flag} must be a finite number of seconds ≥ 0, got {secs}"
+        )));
+    }
+    Ok((secs * 1e9).round() as i64)
+}
+
+/// Reads `path` fully through an [`Ingester`], with a progress bar on a TTY stderr.
+pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
+    let mut file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let bar = (std::io::stderr().is_terminal() && len >= PROGRESS_MIN_BYTES).then(|| {
+        let bar = indicatif::ProgressBar::new(len);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} reading {bytes}/{total_bytes} [{bar:30}] {bytes_per_sec} {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    let mut ingester = Ingester::new(opts);
+    let mut buf = vec![0u8; CHUNK_BYTES];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        let chunk = buf.get(..n).unwrap_or_default();
+        ingester
+            .push(chunk)
+            .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+        if let Some(bar) = &bar {
+            bar.set_position(ingester.bytes_seen());
+            bar.set_message(format!("{} rows", ingester.rows_read()));
+        }
+    }
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let trace = ingester
+        .finish()
+        .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+    Ok(trace)
+}
+
+/// `loadproof trace inspect`.
+pub fn inspect(args: &InspectArgs, out: &mut impl Write) -> Result<()> {
+    let window = Window::from_secs(args.window).ok_or_else(|| {
+        BadInput(format!(
+            "--window must be a finite number of seconds ≥ 1e-6, got {}",
+            args.window
+        ))
+    })?;
+    let start_ns = args.start.map(|s| secs_to_ns("start", s)).transpose()?;
+    let end_ns = match args.duration {
+        Some(d) => Some(
+            start_ns
+                .unwrap_or(0)
+                .saturating_add(secs_to_ns("duration", d)?),
+        ),
+        None => None,
+    };
+    let opts = IngestOptions {
+        format: args.format.map(format_of),
+        filter: CallerFilter {
+            model: args.model.clone(),
+            log_type: args.log_type.clone(),
+            start_ns,
+            end_ns,
+            max_rows: args.max_rows,
+        },
+        limits: Limits::STANDARD,
+    };
+    let trace = ingest_file(&args.file, opts)?;
+    let name = args
+        .file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| args.file.display().to_string());
+    let report = InspectReport::new(&name, &trace, window);
+    if args.json {
+        writeln!(out, "{}", report.to_json())?;
+    } else {
+        render::inspect_text(&report, out)?;
+    }
+    Ok(())
+}
+
+/// `loadproof trace synth`.
+pub fn synth(args: &SynthArgs, out: &mut impl Write) -> Result<()> {
+    if !(args.rate.is_finite() && args.rate > 0.0) {
+        bail!(BadInput(format!("--rate must be > 0, got {}", args.rate)));
+    }
+    if !(0.0..=1.0).contains(&args.failure_share) {
+        bail!(BadInput(format!(
+            "--failure-share must be within 0..1, got {}",
+            args.failure_share
+        )));
+    }
+    let spec = SynthSpec {
+        rows: args.rows,
+        seed: args.seed,
+        rate_rps: args.rate,
+        failure_share: args.failure_share,
+    };
+    let mut buf = Vec::new();
+    synth::burstgpt_csv(spec, &mut buf);
+    let tmp = args.out.with_extension("tmp");
+    std::fs::write(&tmp, &buf).with_context(|| format!("writing {}", tmp.display()))?;
+    std::fs::rename(&tmp, &args.out)
+        .with_context(|| format!("renaming to {}", args.out.display()))?;
+    writeln!(
+        out,
+        "wrote {} synthetic rows (BurstGPT_1 layout, seed {}, {} req/s) to {}",
+        args.rows,
+        args.seed,
+        args.rate,
+        args.out.display()
+    )?;
+    Ok(())
+}

@@ -1,0 +1,245 @@
+//! Azure LLM inference traces (2023 and 2024): `TIMESTAMP,ContextTokens,GeneratedTokens`.
+//!
+//! 2023 writes `2023-11-16 18:17:03.9799600` (7 fractional digits, no zone, CRLF, no final
+//! newline); 2024 mixes `…00.001163+00:00` and `…00+00:00`. Both parse to integer nanoseconds
+//! since the Unix epoch; a zone-less stamp is read as UTC.
+
+use std::cell::Cell;
+
+use super::DropReason;
+use super::burstgpt::{number_defect, token_cell};
+use super::csv_line::Cells;
+use super::ingest::{Defect, Row};
+use crate::decimal::NumberError;
+
+const TIMESTAMP: &str = "TIMESTAMP";
+const CONTEXT: &str = "ContextTokens";
+const GENERATED: &str = "GeneratedTokens";
+const REQUIRED: [&str; 3] = [TIMESTAMP, CONTEXT, GENERATED];
+
+/// Column positions plus counts of the timestamp shapes seen.
+#[derive(Debug, Clone)]
+pub(crate) struct AzureColumns {
+    n_cols: usize,
+    timestamp: usize,
+    context: usize,
+    generated: usize,
+    with_offset: Cell<u64>,
+    without_offset: Cell<u64>,
+}
+
+impl AzureColumns {
+    pub(crate) fn from_header(names: &[String]) -> Option<AzureColumns> {
+        let pos = |name: &str| names.iter().position(|n| n == name);
+        Some(AzureColumns {
+            n_cols: names.len(),
+            timestamp: pos(TIMESTAMP)?,
+            context: pos(CONTEXT)?,
+            generated: pos(GENERATED)?,
+            with_offset: Cell::new(0),
+            without_offset: Cell::new(0),
+        })
+    }
+
+    pub(crate) fn missing_hint(names: &[String]) -> String {
+        let missing: Vec<&str> = REQUIRED
+            .iter()
+            .copied()
+            .filter(|r| !names.iter().any(|n| n == r))
+            .collect();
+        format!("; not Azure: missing column(s) {}", missing.join(", "))
+    }
+
+    pub(crate) fn notes(&self) -> Vec<String> {
+        let (with, without) = (self.with_offset.get(), self.without_offset.get());
+        let mut notes = vec!["Azure carries no prefix or session identity".to_owned()];
+        if with > 0 {
+            notes.push(format!(
+                "{with} timestamps carry a UTC offset (2024 layout); {without} do not and are read as UTC"
+            ));
+        } else if without > 0 {
+            notes.push(format!(
+                "{without} zone-less timestamps read as UTC (2023 layout)"
+            ));
+        }
+        notes
+    }
+
+    pub(crate) fn read<'a>(&self, line: &'a [u8], cells: &'a mut Cells) -> Result<Row<'a>, Defect> {
+        if cells.split(line).is_err() {
+            return Err(Defect::new(
+                DropReason::MalformedRow,
+                None,
+                "unterminated or misplaced quote",
+            ));
+        }
+        if cells.len() != self.n_cols {
+            return Err(Defect::new(
+                DropReason::MalformedRow,
+                None,
+                format!("{} cells, the header has {}", cells.len(), self.n_cols),
+            ));
+        }
+        let cells: &'a Cells = cells;
+        let ts_cell = cells.get(line, self.timestamp);
+        if ts_cell.trim_ascii().is_empty() {
+            return Err(Defect::new(
+                DropReason::MissingField,
+                Some(TIMESTAMP),
+                "empty",
+            ));
+        }
+        let (ts_ns, had_offset) = parse_datetime_ns(ts_cell.trim_ascii()).map_err(|e| match e {
+            DatetimeError::Shape => Defect::new(
+                DropReason::NonNumeric,
+                Some(TIMESTAMP),
+                format!(
+                    "not a timestamp of the form YYYY-MM-DD HH:MM:SS[.fffffffff][+HH:MM]: {:?}",
+                    String::from_utf8_lossy(ts_cell.get(..40).unwrap_or(ts_cell))
+                ),
+            ),
+            DatetimeError::Range => number_defect(NumberError::OutOfRange, TIMESTAMP, ts_cell),
+        })?;
+        let input = token_cell(cells.get(line, self.context), CONTEXT)?;
+        let output = token_cell(cells.get(line, self.generated), GENERATED)?;
+        let counter = if had_offset {
+            &self.with_offset
+        } else {
+            &self.without_offset
+        };
+        counter.set(counter.get() + 1);
+        Ok(Row {
+            ts_ns,
+            input,
+            output,
+            model: None,
+            log_type: None,
+            session: None,
+            hash_ids: None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DatetimeError {
+    Shape,
+    Range,
+}
+
+fn digits(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        s.iter()
+            .fold(0i64, |acc, &b| acc * 10 + i64::from(b - b'0')),
+    )
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Parses `YYYY-MM-DD[ T]HH:MM:SS[.f{1,9}][Z|±HH:MM]` to nanoseconds since the Unix epoch.
+fn parse_datetime_ns(s: &[u8]) -> Result<(i64, bool), DatetimeError> {
+    use DatetimeError::{Range, Shape};
+    let field = |a: usize, b: usize| s.get(a..b).and_then(digits).ok_or(Shape);
+    if s.get(4) != Some(&b'-')
+        || s.get(7) != Some(&b'-')
+        || s.get(13) != Some(&b':')
+        || s.get(16) != Some(&b':')
+    {
+        return Err(Shape);
+    }
+    if !matches!(s.get(10), Some(b' ' | b'T')) {
+        return Err(Shape);
+    }
+    let (year, month, day) = (field(0, 4)?, field(5, 7)?, field(8, 10)?);
+    let (hour, minute, second) = (field(11, 13)?, field(14, 16)?, field(17, 19)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return Err(Shape);
+    }
+    let mut rest = s.get(19..).unwrap_or_default();
+    let mut frac_ns = 0i64;
+    if let Some(after_dot) = rest.strip_prefix(b".") {
+        let n = after_dot.iter().take_while(|b| b.is_ascii_digit()).count();
+        if n == 0 || n > 9 {
+            return Err(Shape);
+        }
+        let frac = after_dot.get(..n).and_then(digits).ok_or(Shape)?;
+        frac_ns = frac * 10i64.pow(9 - n as u32);
+        rest = after_dot.get(n..).unwrap_or_default();
+    }
+    let (offset_s, had_offset) = match rest {
+        [] => (0, false),
+        [b'Z'] => (0, true),
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let h = digits(&[*h1, *h2]).ok_or(Shape)?;
+            let m = digits(&[*m1, *m2]).ok_or(Shape)?;
+            let off = h * 3600 + m * 60;
+            (if *sign == b'-' { -off } else { off }, true)
+        }
+        _ => return Err(Shape),
+    };
+    let days = days_from_civil(year, month, day);
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
+    if secs < 0 {
+        return Err(Range);
+    }
+    let ns = secs
+        .checked_mul(1_000_000_000)
+        .and_then(|v| v.checked_add(frac_ns))
+        .ok_or(Range)?;
+    Ok((ns, had_offset))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seven_digit_fractions_keep_100ns() {
+        let (a, off) = parse_datetime_ns(b"2023-11-16 18:15:46.6805900").unwrap();
+        let (b, _) = parse_datetime_ns(b"2023-11-16 18:15:46.6806000").unwrap();
+        assert!(!off);
+        assert_eq!(b - a, 10_000);
+        assert_eq!(a % 1_000_000_000, 680_590_000);
+        assert_eq!(a / 1_000_000_000, 1_700_158_546);
+    }
+
+    #[test]
+    fn offset_shapes_of_2024_both_parse() {
+        let (a, off) = parse_datetime_ns(b"2024-05-10 00:00:00.001163+00:00").unwrap();
+        let (b, _) = parse_datetime_ns(b"2024-05-10 00:00:00+00:00").unwrap();
+        assert!(off);
+        assert_eq!(a - b, 1_163_000);
+        let (c, _) = parse_datetime_ns(b"2024-05-10 02:00:00+02:00").unwrap();
+        assert_eq!(c, b);
+    }
+
+    #[test]
+    fn bad_shapes_are_refused() {
+        for s in [
+            "2023-11-16",
+            "2023-13-16 18:15:46",
+            "2023-11-16 18:15:46.",
+            "2023-11-16 18:15:46+0000",
+            "x023-11-16 18:15:46",
+            "1969-12-31 23:59:59",
+        ] {
+            assert!(parse_datetime_ns(s.as_bytes()).is_err(), "{s}");
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! BurstGPT CSV: releases 1/2 (6 columns) and 3 (8 columns).
+//!
+//! Release 3 inserts `Session ID` and `Elapsed time` at positions 1–2, so every column is
+//! found by header name; a positional reader would take the session id for the model. An empty
+//! `Session ID` is single-shot API traffic, a real value, never a defect.
+
+use super::DropReason;
+use super::csv_line::Cells;
+use super::ingest::{Defect, Row};
+use crate::decimal::{Decimal, NumberError};
+
+const TIMESTAMP: &str = "Timestamp";
+const MODEL: &str = "Model";
+const REQUEST: &str = "Request tokens";
+const RESPONSE: &str = "Response tokens";
+const TOTAL: &str = "Total tokens";
+const LOG_TYPE: &str = "Log Type";
+const SESSION: &str = "Session ID";
+const ELAPSED: &str = "Elapsed time";
+const REQUIRED: [&str; 6] = [TIMESTAMP, MODEL, REQUEST, RESPONSE, TOTAL, LOG_TYPE];
+
+/// Column positions, found by name in the header.
+#[derive(Debug, Clone)]
+pub(crate) struct BurstgptColumns {
+    n_cols: usize,
+    timestamp: usize,
+    model: usize,
+    request: usize,
+    response: usize,
+    log_type: usize,
+    session: Option<usize>,
+}
+
+fn position(names: &[String], name: &str) -> Option<usize> {
+    names.iter().position(|n| n == name)
+}
+
+impl BurstgptColumns {
+    pub(crate) fn from_header(names: &[String]) -> Option<BurstgptColumns> {
+        Some(BurstgptColumns {
+            n_cols: names.len(),
+            timestamp: position(names, TIMESTAMP)?,
+            model: position(names, MODEL)?,
+            request: position(names, REQUEST)?,
+            response: position(names, RESPONSE)?,
+            log_type: position(names, LOG_TYPE)?,
+            session: position(names, SESSION),
+        })
+        .filter(|_| position(names, TOTAL).is_some())
+    }
+
+    pub(crate) fn missing_hint(names: &[String]) -> String {
+        let missing: Vec<&str> = REQUIRED
+            .iter()
+            .copied()
+            .filter(|r| position(names, r).is_none())
+            .collect();
+        format!("; not BurstGPT: missing column(s) {}", missing.join(", "))
+    }
+
+    pub(crate) fn has_sessions(&self) -> bool {
+        self.session.is_some()
+    }
+
+    pub(crate) fn layout(&self) -> &'static str {
+        if self.session.is_some() {
+            "BurstGPT_3 (8 columns: Session ID, Elapsed time at 1-2)"
+        } else {
+            "BurstGPT_1/2 (6 columns)"
+        }
+    }
+
+    pub(crate) fn notes(&self, names: &[String]) -> Vec<String> {
+        let mut notes = vec!["BurstGPT carries no prefix identity in any layout".to_owned()];
+        if self.session.is_none() {
+            notes.push("no session identity in this layout (BurstGPT_1/2)".to_owned());
+        }
+        if position(names, ELAPSED).is_some() {
+            notes.push(
+                "'Elapsed time' (the source system's end-to-end latency) is not read: it is never comparable to a measured latency".to_owned(),
+            );
+        }
+        let unknown: Vec<&str> = names
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !REQUIRED.contains(n) && *n != SESSION && *n != ELAPSED)
+            .collect();
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "unrecognised columns ignored: {}",
+                unknown.join(", ")
+            ));
+        }
+        notes
+    }
+
+    pub(crate) fn read<'a>(&self, line: &'a [u8], cells: &'a mut Cells) -> Result<Row<'a>, Defect> {
+        if cells.split(line).is_err() {
+            return Err(Defect::new(
+                DropReason::MalformedRow,
+                None,
+                "unterminated or misplaced quote",
+            ));
+        }
+        if cells.len() != self.n_cols {
+            return Err(Defect::new(
+                DropReason::MalformedRow,
+                None,
+                format!("{} cells, the header has {}", cells.len(), self.n_cols),
+            ));
+        }
+        let cells: &'a Cells = cells;
+        let ts_ns = timestamp_ns(cells.get(line, self.timestamp), TIMESTAMP, 9)?;
+        let input = token_cell(cells.get(line, self.request), REQUEST)?;
+        let output = token_cell(cells.get(line, self.response), RESPONSE)?;
+        Ok(Row {
+            ts_ns,
+            input,
+            output,
+            model: Some(cells.get(line, self.model)),
+            log_type: Some(cells.get(line, self.log_type)),
+            session: self.session.map(|i| cells.get(line, i)),
+            hash_ids: None,
+        })
+    }
+}
+
+/// A non-negative decimal timestamp cell in units of `10^-scale` seconds... scaled to ns.
+pub(crate) fn timestamp_ns(cell: &[u8], field: &'static str, scale: i32) -> Result<i64, Defect> {
+    if cell.trim_ascii().is_empty() {
+        return Err(Defect::new(DropReason::MissingField, Some(field), "empty"));
+    }
+    let value = Decimal::parse(cell)
+        .and_then(|d| {
+            if d.is_negative() {
+                Err(NumberError::Negative)
+            } else {
+                d.scaled_i64(scale)
+            }
+        })
+        .map_err(|e| number_defect(e, field, cell))?;
+    Ok(value)
+}
+
+/// A token-count cell.
+pub(crate) fn token_cell(cell: &[u8], field: &'static str) -> Result<u32, Defect> {
+    if cell.trim_ascii().is_empty() {
+        return Err(Defect::new(DropReason::MissingField, Some(field), "empty"));
+    }
+    Decimal::parse(cell)
+        .and_then(Decimal::token_count)
+        .map_err(|e| number_defect(e, field, cell))
+}
+
+/// The defect for a number that did not parse, quoting (a prefix of) the cell.
+pub(crate) fn number_defect(err: NumberError, field: &'static str, cell: &[u8]) -> Defect {
+    let shown: String = String::from_utf8_lossy(cell.get(..40).unwrap_or(cell)).into_owned();
+    let (reason, what) = match err {
+        NumberError::NotNumeric => (DropReason::NonNumeric, "not a number"),
+        NumberError::NonFinite => (DropReason::NonFinite, "not finite"),
+        NumberError::Negative => (DropReason::NegativeValue, "negative"),
+        NumberError::OutOfRange => (DropReason::OutOfRange, "out of range"),
+    };
+    Defect::new(reason, Some(field), format!("{what}: {shown:?}"))
+}

@@ -1,0 +1,603 @@
+//! The push parser shared by every format: bytes in, one [`Trace`] out.
+//!
+//! Input arrives in chunks of any size (the CLI reads a file in megabyte blocks, the browser
+//! slices a `File`), so progress can be shown and memory stays bounded by emitted rows, not by
+//! the file. Lines are split here; each format's adapter turns one line into a row or a
+//! defect; the accounting (monotonicity, caller filters, zero-token checks, examples) is done
+//! once, here, for all formats.
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+
+use sha2::{Digest, Sha256};
+
+use super::azure::AzureColumns;
+use super::burstgpt::BurstgptColumns;
+use super::csv_line::Cells;
+use super::mooncake;
+use super::{
+    DropReason, FilterReason, Format, PrefixBlocks, Requests, RowIssue, Trace, TraceError,
+    TraceMeta,
+};
+
+/// Bounds on what one source may make the parser hold. No `Default`: the caller picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// A line longer than this is dropped as malformed without being held whole.
+    pub max_line_bytes: usize,
+    /// How many example rows to keep per drop reason.
+    pub max_examples_per_reason: usize,
+}
+
+impl Limits {
+    /// The limits the CLI and the web app use: 8 MiB lines, 5 examples per reason.
+    pub const STANDARD: Limits = Limits {
+        max_line_bytes: 8 << 20,
+        max_examples_per_reason: 5,
+    };
+}
+
+/// Rows the caller asks to leave out. Each exclusion is counted as a [`FilterReason`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CallerFilter {
+    /// Keep only rows whose `Model` cell equals this (BurstGPT).
+    pub model: Option<String>,
+    /// Keep only rows whose `Log Type` cell equals this (BurstGPT).
+    pub log_type: Option<String>,
+    /// Keep only rows at or after this offset (ns) from the first sound row.
+    pub start_ns: Option<i64>,
+    /// Keep only rows before this offset (ns) from the first sound row.
+    pub end_ns: Option<i64>,
+    /// Emit at most this many rows; the rest are read and counted as filtered.
+    pub max_rows: Option<u64>,
+}
+
+/// How to read a source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IngestOptions {
+    /// Force a format instead of detecting it from the header.
+    pub format: Option<Format>,
+    /// The caller's filters.
+    pub filter: CallerFilter,
+    /// Parser bounds.
+    pub limits: Limits,
+}
+
+/// A row an adapter could read: values, plus the cells the caller's filters look at.
+pub(crate) struct Row<'a> {
+    pub(crate) ts_ns: i64,
+    pub(crate) input: u32,
+    pub(crate) output: u32,
+    pub(crate) model: Option<&'a [u8]>,
+    pub(crate) log_type: Option<&'a [u8]>,
+    pub(crate) session: Option<&'a [u8]>,
+    pub(crate) hash_ids: Option<Vec<u64>>,
+}
+
+/// A row an adapter could not read.
+pub(crate) struct Defect {
+    pub(crate) reason: DropReason,
+    pub(crate) field: Option<&'static str>,
+    pub(crate) detail: Cow<'static, str>,
+}
+
+impl Defect {
+    pub(crate) fn new(
+        reason: DropReason,
+        field: Option<&'static str>,
+        detail: impl Into<Cow<'static, str>>,
+    ) -> Defect {
+        Defect {
+            reason,
+            field,
+            detail: detail.into(),
+        }
+    }
+}
+
+enum Adapter {
+    AwaitingHeader,
+    Burstgpt(BurstgptColumns),
+    Azure(AzureColumns),
+    Mooncake,
+}
+
+/// Turns pushed bytes into a [`Trace`]. Feed with [`Ingester::push`], end with
+/// [`Ingester::finish`].
+pub struct Ingester {
+    opts: IngestOptions,
+    hasher: Sha256,
+    bytes: u64,
+    carry: Vec<u8>,
+    /// The current line is over the limit: skip bytes until its end.
+    skipping_long_line: bool,
+    line_no: u64,
+    adapter: Adapter,
+    header_line: Vec<u8>,
+    columns: Vec<String>,
+    layout: String,
+    cells: Cells,
+    acc: Accumulator,
+    fatal: Option<TraceError>,
+}
+
+#[derive(Default)]
+struct Accumulator {
+    rows_read: u64,
+    blank_lines: u64,
+    dropped: BTreeMap<DropReason, u64>,
+    filtered: BTreeMap<FilterReason, u64>,
+    examples: BTreeMap<DropReason, Vec<RowIssue>>,
+    arrivals_raw: Vec<i64>,
+    input: Vec<u32>,
+    output: Vec<u32>,
+    session: Option<Vec<u32>>,
+    session_ids: HashMap<Box<[u8]>, u32>,
+    session_rows: u64,
+    prefix: Option<PrefixBlocks>,
+    rows_without_prefix: u64,
+    last_ts: Option<i64>,
+    window_anchor: Option<i64>,
+    notes: Vec<String>,
+}
+
+impl Ingester {
+    /// A fresh ingester.
+    pub fn new(opts: IngestOptions) -> Ingester {
+        Ingester {
+            opts,
+            hasher: Sha256::new(),
+            bytes: 0,
+            carry: Vec::new(),
+            skipping_long_line: false,
+            line_no: 0,
+            adapter: Adapter::AwaitingHeader,
+            header_line: Vec::new(),
+            columns: Vec::new(),
+            layout: String::new(),
+            cells: Cells::default(),
+            acc: Accumulator::default(),
+            fatal: None,
+        }
+    }
+
+    /// Bytes pushed so far (for progress).
+    pub fn bytes_seen(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Data rows read so far (for progress).
+    pub fn rows_read(&self) -> u64 {
+        self.acc.rows_read
+    }
+
+    /// Feeds the next chunk. After a fatal error every call returns it again.
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), TraceError> {
+        if let Some(err) = &self.fatal {
+            return Err(err.clone());
+        }
+        self.hasher.update(chunk);
+        self.bytes += chunk.len() as u64;
+        let mut rest = chunk;
+        while let Some(nl) = memchr::memchr(b'\n', rest) {
+            let (line, tail) = rest.split_at(nl);
+            rest = tail.get(1..).unwrap_or_default();
+            if self.skipping_long_line {
+                self.skipping_long_line = false;
+                self.line_no += 1;
+                continue;
+            }
+            if self.carry.is_empty() {
+                self.line_no += 1;
+                if line.len() > self.opts.limits.max_line_bytes {
+                    self.drop_long_line();
+                } else {
+                    self.handle_line(line);
+                }
+            } else {
+                let mut carried = std::mem::take(&mut self.carry);
+                carried.extend_from_slice(line);
+                if carried.len() > self.opts.limits.max_line_bytes {
+                    self.line_no += 1;
+                    self.drop_long_line();
+                } else {
+                    self.line_no += 1;
+                    self.handle_line(&carried);
+                }
+                carried.clear();
+                self.carry = carried;
+            }
+            if let Some(err) = &self.fatal {
+                return Err(err.clone());
+            }
+        }
+        if !self.skipping_long_line {
+            if self.carry.len() + rest.len() > self.opts.limits.max_line_bytes {
+                self.carry.clear();
+                self.skipping_long_line = true;
+                // Counted when its end arrives (or at finish).
+                self.drop_long_line_pending();
+            } else {
+                self.carry.extend_from_slice(rest);
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the input: reads the final unterminated line, rebases arrivals and constructs the
+    /// reconciled trace.
+    pub fn finish(mut self) -> Result<Trace, TraceError> {
+        if let Some(err) = self.fatal.take() {
+            return Err(err);
+        }
+        if self.skipping_long_line {
+            self.line_no += 1;
+        } else if !self.carry.is_empty() {
+            let last = std::mem::take(&mut self.carry);
+            self.line_no += 1;
+            self.handle_line(&last);
+            if let Some(err) = self.fatal.take() {
+                return Err(err);
+            }
+        }
+        let format = match &self.adapter {
+            Adapter::AwaitingHeader => return Err(TraceError::Empty),
+            Adapter::Burstgpt(_) => Format::Burstgpt,
+            Adapter::Azure(cols) => {
+                self.acc.notes.extend(cols.notes());
+                Format::Azure
+            }
+            Adapter::Mooncake => Format::Mooncake,
+        };
+        let acc = self.acc;
+        let anchor = acc.arrivals_raw.first().copied();
+        let arrival_ns: Vec<i64> = match anchor {
+            Some(a) => acc
+                .arrivals_raw
+                .iter()
+                .map(|&t| t.saturating_sub(a))
+                .collect(),
+            None => Vec::new(),
+        };
+        let emitted = arrival_ns.len() as u64;
+        let has_sessions = acc.session.is_some();
+        let is_mooncake = format == Format::Mooncake;
+        let meta = TraceMeta {
+            format,
+            layout: self.layout,
+            columns: self.columns,
+            source_sha256: hex(&self.hasher.finalize()),
+            bytes: self.bytes,
+            rows_read: acc.rows_read,
+            emitted,
+            dropped: acc.dropped,
+            filtered: acc.filtered,
+            drop_examples: acc.examples,
+            blank_lines: acc.blank_lines,
+            raw_time_unit: match format {
+                Format::Burstgpt => "s",
+                Format::Mooncake => "ms",
+                Format::Azure => "datetime",
+            }
+            .to_owned(),
+            clock_anchor_ns: anchor,
+            prefix_block_tokens: is_mooncake.then_some(mooncake::BLOCK_TOKENS),
+            session_rows: has_sessions.then_some(acc.session_rows),
+            sessions: has_sessions.then_some(acc.session_ids.len() as u64),
+            rows_without_prefix: is_mooncake.then_some(acc.rows_without_prefix),
+            notes: acc.notes,
+        };
+        let requests = Requests {
+            arrival_ns,
+            input_tokens: acc.input,
+            output_tokens: acc.output,
+            session: acc.session,
+            prefix: acc.prefix,
+        };
+        Ok(Trace::new(meta, requests)?)
+    }
+
+    fn drop_long_line(&mut self) {
+        self.acc.rows_read += 1;
+        let limit = self.opts.limits.max_line_bytes;
+        self.record_drop(Defect::new(
+            DropReason::MalformedRow,
+            None,
+            format!("line longer than {limit} bytes"),
+        ));
+    }
+
+    fn drop_long_line_pending(&mut self) {
+        // The line number of the pending line is the next one.
+        self.line_no += 1;
+        self.drop_long_line();
+        self.line_no -= 1;
+    }
+
+    fn handle_line(&mut self, line: &[u8]) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Adapter::AwaitingHeader = self.adapter {
+            if line.trim_ascii().is_empty() {
+                self.acc.blank_lines += 1;
+                return;
+            }
+            let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+            match self.detect(line) {
+                Ok(true) => {}
+                Ok(false) => return,
+                Err(err) => {
+                    self.fatal = Some(err);
+                    return;
+                }
+            }
+        }
+        if line.trim_ascii().is_empty() {
+            self.acc.blank_lines += 1;
+            return;
+        }
+        self.acc.rows_read += 1;
+        if !self.header_line.is_empty() && line == self.header_line.as_slice() {
+            self.record_drop(Defect::new(
+                DropReason::DuplicateHeader,
+                None,
+                "the header line again",
+            ));
+            return;
+        }
+        let mut cells = std::mem::take(&mut self.cells);
+        let outcome = match &self.adapter {
+            Adapter::AwaitingHeader => {
+                Err(Defect::new(DropReason::MalformedRow, None, "no header"))
+            }
+            Adapter::Burstgpt(cols) => cols.read(line, &mut cells),
+            Adapter::Azure(cols) => cols.read(line, &mut cells),
+            Adapter::Mooncake => mooncake::read(line),
+        };
+        match outcome {
+            Ok(row) => self.account(row),
+            Err(defect) => self.record_drop(defect),
+        }
+        self.cells = cells;
+    }
+
+    /// Reads the first non-blank line. `Ok(true)` means the line is also a data row (JSONL),
+    /// `Ok(false)` that it was a header.
+    fn detect(&mut self, line: &[u8]) -> Result<bool, TraceError> {
+        let forced = self.opts.format;
+        let looks_json = line.trim_ascii_start().first() == Some(&b'{');
+        if looks_json && forced.is_none_or(|f| f == Format::Mooncake) {
+            let fields = mooncake::field_names(line);
+            let recognised = mooncake::REQUIRED
+                .iter()
+                .all(|f| fields.iter().any(|s| s == f));
+            if recognised || forced == Some(Format::Mooncake) {
+                self.columns = fields;
+                self.layout = "Mooncake JSONL (512-token hash_ids blocks)".to_owned();
+                self.adapter = Adapter::Mooncake;
+                self.acc.prefix = Some(PrefixBlocks {
+                    offsets: vec![0],
+                    ids: Vec::new(),
+                });
+                self.acc
+                    .notes
+                    .push("hash_ids read as 512-token prefix blocks".to_owned());
+                return Ok(true);
+            }
+            return Err(TraceError::UnrecognisedLayout {
+                line: self.line_no,
+                seen_kind: "fields",
+                seen: fields,
+                hint: format!(
+                    "; a Mooncake trace needs fields {}",
+                    mooncake::REQUIRED.join(", ")
+                ),
+            });
+        }
+        let Ok(text) = std::str::from_utf8(line) else {
+            return Err(TraceError::HeaderNotUtf8 { line: self.line_no });
+        };
+        let mut cells = Cells::default();
+        let names: Vec<String> = match cells.split(line) {
+            Ok(()) => (0..cells.len())
+                .map(|i| String::from_utf8_lossy(cells.get(line, i).trim_ascii()).into_owned())
+                .collect(),
+            Err(_) => vec![text.to_owned()],
+        };
+        for (i, name) in names.iter().enumerate() {
+            if names.iter().skip(i + 1).any(|other| other == name) {
+                return Err(TraceError::DuplicateColumn {
+                    line: self.line_no,
+                    name: name.clone(),
+                });
+            }
+        }
+        let want_burst = forced.is_none_or(|f| f == Format::Burstgpt);
+        let want_azure = forced.is_none_or(|f| f == Format::Azure);
+        if want_burst && let Some(cols) = BurstgptColumns::from_header(&names) {
+            self.layout = cols.layout().to_owned();
+            self.acc.notes.extend(cols.notes(&names));
+            if cols.has_sessions() {
+                self.acc.session = Some(Vec::new());
+            }
+            self.adapter = Adapter::Burstgpt(cols);
+        } else if want_azure && let Some(cols) = AzureColumns::from_header(&names) {
+            self.layout =
+                "Azure LLM inference (TIMESTAMP,ContextTokens,GeneratedTokens)".to_owned();
+            self.adapter = Adapter::Azure(cols);
+        } else {
+            let hint = match forced {
+                Some(Format::Burstgpt) => BurstgptColumns::missing_hint(&names),
+                Some(Format::Azure) => AzureColumns::missing_hint(&names),
+                Some(Format::Mooncake) => "; a Mooncake trace is JSON lines, one object per line".to_owned(),
+                None => "; known layouts: BurstGPT (Timestamp, Model, Request tokens, Response tokens, Total tokens, Log Type[, Session ID, Elapsed time]), Azure (TIMESTAMP, ContextTokens, GeneratedTokens), Mooncake JSONL (timestamp, input_length, output_length, hash_ids)".to_owned(),
+            };
+            return Err(TraceError::UnrecognisedLayout {
+                line: self.line_no,
+                seen_kind: "columns",
+                seen: names,
+                hint,
+            });
+        }
+        self.columns = names;
+        self.header_line = line.to_vec();
+        Ok(false)
+    }
+
+    fn account(&mut self, row: Row<'_>) {
+        let acc = &mut self.acc;
+        if let Some(last) = acc.last_ts
+            && row.ts_ns < last
+        {
+            let detail = if acc.examples_full(DropReason::NonMonotonicArrival, &self.opts.limits) {
+                Cow::Borrowed("")
+            } else {
+                Cow::Owned(format!(
+                    "earlier than the previous row by {} ns",
+                    last.saturating_sub(row.ts_ns)
+                ))
+            };
+            let field = time_field(&self.adapter);
+            self.record_drop(Defect::new(DropReason::NonMonotonicArrival, field, detail));
+            return;
+        }
+        acc.last_ts = Some(row.ts_ns);
+        let anchor = *acc.window_anchor.get_or_insert(row.ts_ns);
+        let filter = &self.opts.filter;
+        let offset = row.ts_ns.saturating_sub(anchor);
+        let filtered = if filter
+            .model
+            .as_ref()
+            .is_some_and(|m| row.model.map(<[u8]>::trim_ascii) != Some(m.as_bytes()))
+        {
+            Some(FilterReason::Model)
+        } else if filter
+            .log_type
+            .as_ref()
+            .is_some_and(|t| row.log_type.map(<[u8]>::trim_ascii) != Some(t.as_bytes()))
+        {
+            Some(FilterReason::LogType)
+        } else if filter.start_ns.is_some_and(|s| offset < s)
+            || filter.end_ns.is_some_and(|e| offset >= e)
+        {
+            Some(FilterReason::TimeWindow)
+        } else if filter
+            .max_rows
+            .is_some_and(|m| acc.arrivals_raw.len() as u64 >= m)
+        {
+            Some(FilterReason::MaxRows)
+        } else {
+            None
+        };
+        if let Some(reason) = filtered {
+            *acc.filtered.entry(reason).or_insert(0) += 1;
+            return;
+        }
+        if row.input == 0 {
+            let field = input_field(&self.adapter);
+            self.record_drop(Defect::new(
+                DropReason::ZeroInputTokens,
+                field,
+                "0 prompt tokens",
+            ));
+            return;
+        }
+        if row.output == 0 {
+            let field = output_field(&self.adapter);
+            self.record_drop(Defect::new(
+                DropReason::ZeroOutputTokens,
+                field,
+                "0 completion tokens",
+            ));
+            return;
+        }
+        acc.arrivals_raw.push(row.ts_ns);
+        acc.input.push(row.input);
+        acc.output.push(row.output);
+        if let Some(sessions) = &mut acc.session {
+            let idx = match row
+                .session
+                .map(<[u8]>::trim_ascii)
+                .filter(|s| !s.is_empty())
+            {
+                Some(id) => {
+                    acc.session_rows += 1;
+                    let next = acc.session_ids.len() as u32;
+                    match acc.session_ids.get(id) {
+                        Some(&idx) => idx,
+                        None => {
+                            acc.session_ids.insert(id.into(), next);
+                            next
+                        }
+                    }
+                }
+                None => Requests::NO_SESSION,
+            };
+            sessions.push(idx);
+        }
+        if let Some(prefix) = &mut acc.prefix {
+            match row.hash_ids {
+                Some(ids) if !ids.is_empty() => prefix.ids.extend_from_slice(&ids),
+                _ => acc.rows_without_prefix += 1,
+            }
+            prefix.offsets.push(prefix.ids.len() as u64);
+        }
+    }
+
+    fn record_drop(&mut self, defect: Defect) {
+        let acc = &mut self.acc;
+        *acc.dropped.entry(defect.reason).or_insert(0) += 1;
+        let examples = acc.examples.entry(defect.reason).or_default();
+        if examples.len() < self.opts.limits.max_examples_per_reason {
+            examples.push(RowIssue {
+                line: self.line_no,
+                field: defect.field.map(str::to_owned),
+                detail: defect.detail.into_owned(),
+            });
+        }
+    }
+}
+
+impl Accumulator {
+    fn examples_full(&self, reason: DropReason, limits: &Limits) -> bool {
+        self.examples
+            .get(&reason)
+            .is_some_and(|v| v.len() >= limits.max_examples_per_reason)
+    }
+}
+
+fn time_field(adapter: &Adapter) -> Option<&'static str> {
+    match adapter {
+        Adapter::Burstgpt(_) => Some("Timestamp"),
+        Adapter::Azure(_) => Some("TIMESTAMP"),
+        Adapter::Mooncake => Some("timestamp"),
+        Adapter::AwaitingHeader => None,
+    }
+}
+
+fn input_field(adapter: &Adapter) -> Option<&'static str> {
+    match adapter {
+        Adapter::Burstgpt(_) => Some("Request tokens"),
+        Adapter::Azure(_) => Some("ContextTokens"),
+        Adapter::Mooncake => Some("input_length"),
+        Adapter::AwaitingHeader => None,
+    }
+}
+
+fn output_field(adapter: &Adapter) -> Option<&'static str> {
+    match adapter {
+        Adapter::Burstgpt(_) => Some("Response tokens"),
+        Adapter::Azure(_) => Some("GeneratedTokens"),
+        Adapter::Mooncake => Some("output_length"),
+        Adapter::AwaitingHeader => None,
+    }
+}
+
+/// Lowercase hex of a digest.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}

@@ -1,0 +1,431 @@
+//! Traces: what a production log says was asked of a server, and what could not be used.
+//!
+//! A [`Trace`] is built by an [`Ingester`] from raw bytes. Every row read ends in exactly one
+//! place — emitted, dropped with a [`DropReason`], or filtered by the caller with a
+//! [`FilterReason`] — and [`Trace::new`] refuses to construct a value whose counts do not
+//! reconcile. Arrivals are integer nanoseconds rebased to the first emitted row, so no
+//! precision is lost on 100 ns epoch timestamps.
+
+mod azure;
+mod burstgpt;
+mod csv_line;
+mod ingest;
+mod mooncake;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::Serialize;
+
+pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits};
+
+/// A source layout loadproof can read. Detected from the header; `--format` forces one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// BurstGPT CSV, releases 1/2 (6 columns) and 3 (8 columns, `Session ID` and
+    /// `Elapsed time` inserted at positions 1–2). Timestamps in seconds.
+    Burstgpt,
+    /// Mooncake JSONL: `timestamp` (ms), `input_length`, `output_length`, `hash_ids`
+    /// (one id per 512-token block).
+    Mooncake,
+    /// Azure LLM inference CSV, 2023 and 2024: `TIMESTAMP,ContextTokens,GeneratedTokens`.
+    Azure,
+}
+
+impl Format {
+    /// Every format, in a stable order.
+    pub const ALL: [Format; 3] = [Format::Burstgpt, Format::Mooncake, Format::Azure];
+
+    /// The stable lowercase name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Burstgpt => "burstgpt",
+            Format::Mooncake => "mooncake",
+            Format::Azure => "azure",
+        }
+    }
+
+    /// Parses [`Format::name`].
+    pub fn from_name(name: &str) -> Option<Format> {
+        Format::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a row that was read could not be used. Each is a defect of the data, never a choice of
+/// the caller (those are [`FilterReason`]s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropReason {
+    /// Wrong number of cells, an unterminated quote, invalid JSON, not UTF-8, a bad
+    /// `hash_ids` list, or a line over the length limit.
+    MalformedRow,
+    /// A required field is absent or empty.
+    MissingField,
+    /// A required field is not a number.
+    NonNumeric,
+    /// A number that is NaN or infinite.
+    NonFinite,
+    /// A number below zero where the field cannot be.
+    NegativeValue,
+    /// A number the field cannot hold (a fractional token count, or too large).
+    OutOfRange,
+    /// Zero prompt tokens: nothing to send.
+    ZeroInputTokens,
+    /// Zero completion tokens: BurstGPT marks failed requests this way.
+    ZeroOutputTokens,
+    /// Earlier than a previously accepted row in a format that promises arrival order.
+    NonMonotonicArrival,
+    /// A copy of the header line inside the data (concatenated files).
+    DuplicateHeader,
+}
+
+impl DropReason {
+    /// Every reason, in a stable order.
+    pub const ALL: [DropReason; 10] = [
+        DropReason::MalformedRow,
+        DropReason::MissingField,
+        DropReason::NonNumeric,
+        DropReason::NonFinite,
+        DropReason::NegativeValue,
+        DropReason::OutOfRange,
+        DropReason::ZeroInputTokens,
+        DropReason::ZeroOutputTokens,
+        DropReason::NonMonotonicArrival,
+        DropReason::DuplicateHeader,
+    ];
+
+    /// The stable snake_case name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::MalformedRow => "malformed_row",
+            DropReason::MissingField => "missing_field",
+            DropReason::NonNumeric => "non_numeric",
+            DropReason::NonFinite => "non_finite",
+            DropReason::NegativeValue => "negative_value",
+            DropReason::OutOfRange => "out_of_range",
+            DropReason::ZeroInputTokens => "zero_input_tokens",
+            DropReason::ZeroOutputTokens => "zero_output_tokens",
+            DropReason::NonMonotonicArrival => "non_monotonic_arrival",
+            DropReason::DuplicateHeader => "duplicate_header",
+        }
+    }
+}
+
+impl fmt::Display for DropReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a sound row was left out at the caller's request. Counted apart from defects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FilterReason {
+    /// `--model` did not match the row's model.
+    Model,
+    /// `--log-type` did not match the row's log type.
+    LogType,
+    /// Outside the caller's time window.
+    TimeWindow,
+    /// After the caller's maximum number of emitted rows.
+    MaxRows,
+}
+
+impl FilterReason {
+    /// The stable snake_case name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            FilterReason::Model => "model",
+            FilterReason::LogType => "log_type",
+            FilterReason::TimeWindow => "time_window",
+            FilterReason::MaxRows => "max_rows",
+        }
+    }
+}
+
+impl fmt::Display for FilterReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One dropped row, kept as an example so a user can find it in the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RowIssue {
+    /// Physical line in the file, from 1.
+    pub line: u64,
+    /// The column or field at fault, when one is.
+    pub field: Option<String>,
+    /// What was wrong, in a few words.
+    pub detail: String,
+}
+
+impl fmt::Display for RowIssue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.field {
+            Some(field) => write!(f, "line {}, field {field:?}: {}", self.line, self.detail),
+            None => write!(f, "line {}: {}", self.line, self.detail),
+        }
+    }
+}
+
+/// Provenance and accounting of one ingested source.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceMeta {
+    /// The format the rows were read as.
+    pub format: Format,
+    /// Which variant of the format (for example `BurstGPT_3 (8 columns)`).
+    pub layout: String,
+    /// Header names as seen (CSV) or the fields of the first object (JSONL).
+    pub columns: Vec<String>,
+    /// sha256 of every byte of the source, lowercase hex.
+    pub source_sha256: String,
+    /// Size of the source in bytes.
+    pub bytes: u64,
+    /// Data rows read (header and blank lines are not rows).
+    pub rows_read: u64,
+    /// Rows that became requests.
+    pub emitted: u64,
+    /// Defective rows by reason; only reasons that fired appear.
+    pub dropped: BTreeMap<DropReason, u64>,
+    /// Rows the caller's filters left out, by filter.
+    pub filtered: BTreeMap<FilterReason, u64>,
+    /// The first few dropped rows of each reason, to find them in the file.
+    pub drop_examples: BTreeMap<DropReason, Vec<RowIssue>>,
+    /// Blank lines skipped (not rows).
+    pub blank_lines: u64,
+    /// The unit the source writes timestamps in (`s`, `ms`, `datetime`).
+    pub raw_time_unit: String,
+    /// The first emitted row's timestamp in the source's clock, as nanoseconds. Every arrival
+    /// is relative to it.
+    pub clock_anchor_ns: Option<i64>,
+    /// Tokens per prefix block when the source carries prefix identity (Mooncake: 512).
+    pub prefix_block_tokens: Option<u32>,
+    /// Emitted rows with a non-empty session id (`None` when the layout has no session column).
+    pub session_rows: Option<u64>,
+    /// Distinct session ids among emitted rows.
+    pub sessions: Option<u64>,
+    /// Emitted rows with no `hash_ids` (prefix-identity formats only).
+    pub rows_without_prefix: Option<u64>,
+    /// Things a reader should know that are not counts.
+    pub notes: Vec<String>,
+}
+
+impl TraceMeta {
+    /// Sum of all drop counts.
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.values().sum()
+    }
+
+    /// Sum of all filter counts.
+    pub fn filtered_total(&self) -> u64 {
+        self.filtered.values().sum()
+    }
+}
+
+/// Prefix identity: per request, the ids of the fixed-size blocks its prompt is made of.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PrefixBlocks {
+    /// `offsets[i]..offsets[i+1]` indexes `ids` for request `i`; `len = requests + 1`.
+    pub offsets: Vec<u64>,
+    /// All block ids, request after request.
+    pub ids: Vec<u64>,
+}
+
+/// The emitted requests, column by column (memory grows with rows, not file size).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Requests {
+    /// Arrival of each request in nanoseconds since the first emitted one; non-decreasing.
+    pub arrival_ns: Vec<i64>,
+    /// Prompt tokens of each request (> 0).
+    pub input_tokens: Vec<u32>,
+    /// Completion tokens of each request (> 0).
+    pub output_tokens: Vec<u32>,
+    /// Session index per request (`u32::MAX` = no session), when the layout has sessions.
+    pub session: Option<Vec<u32>>,
+    /// Prefix blocks, when the format carries prefix identity.
+    pub prefix: Option<PrefixBlocks>,
+}
+
+impl Requests {
+    /// Sentinel session index for a request without a session.
+    pub const NO_SESSION: u32 = u32::MAX;
+}
+
+/// Why a [`Trace`] could not be constructed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReconcileError {
+    /// A row went missing unattributed.
+    #[error(
+        "rows_read={rows_read} != emitted={emitted} + dropped={dropped} + filtered={filtered}: a row went missing unattributed"
+    )]
+    Unattributed {
+        /// Rows read.
+        rows_read: u64,
+        /// Rows emitted.
+        emitted: u64,
+        /// Rows dropped.
+        dropped: u64,
+        /// Rows filtered.
+        filtered: u64,
+    },
+    /// The meta's emitted count disagrees with the requests held.
+    #[error("meta says {meta} rows emitted but {held} requests are held")]
+    EmittedMismatch {
+        /// Count in the meta.
+        meta: u64,
+        /// Requests actually held.
+        held: u64,
+    },
+    /// The columns do not all have one length, or the arrivals are not rebased and ordered.
+    #[error("request columns are inconsistent: {0}")]
+    Columns(&'static str),
+}
+
+/// A reconciled trace: requests plus the accounting that proves none went missing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    meta: TraceMeta,
+    requests: Requests,
+}
+
+impl Trace {
+    /// Builds a trace, refusing one whose counts do not reconcile:
+    /// `rows_read == emitted + dropped + filtered` and `emitted == requests`.
+    pub fn new(meta: TraceMeta, requests: Requests) -> Result<Trace, ReconcileError> {
+        let dropped = meta.dropped_total();
+        let filtered = meta.filtered_total();
+        let accounted = meta
+            .emitted
+            .checked_add(dropped)
+            .and_then(|s| s.checked_add(filtered));
+        if accounted != Some(meta.rows_read) {
+            return Err(ReconcileError::Unattributed {
+                rows_read: meta.rows_read,
+                emitted: meta.emitted,
+                dropped,
+                filtered,
+            });
+        }
+        let held = requests.arrival_ns.len() as u64;
+        if meta.emitted != held {
+            return Err(ReconcileError::EmittedMismatch {
+                meta: meta.emitted,
+                held,
+            });
+        }
+        let n = requests.arrival_ns.len();
+        if requests.input_tokens.len() != n || requests.output_tokens.len() != n {
+            return Err(ReconcileError::Columns("token columns differ in length"));
+        }
+        if requests.session.as_ref().is_some_and(|s| s.len() != n) {
+            return Err(ReconcileError::Columns("session column differs in length"));
+        }
+        if let Some(prefix) = &requests.prefix {
+            let ok = prefix.offsets.len() == n + 1
+                && prefix.offsets.first() == Some(&0)
+                && prefix.offsets.last() == Some(&(prefix.ids.len() as u64))
+                && prefix
+                    .offsets
+                    .windows(2)
+                    .all(|w| matches!(w, [a, b] if a <= b));
+            if !ok {
+                return Err(ReconcileError::Columns(
+                    "prefix offsets do not index the ids",
+                ));
+            }
+        }
+        if requests.arrival_ns.first().is_some_and(|&t| t != 0) {
+            return Err(ReconcileError::Columns(
+                "arrivals are not rebased to the first request",
+            ));
+        }
+        if !requests
+            .arrival_ns
+            .windows(2)
+            .all(|w| matches!(w, [a, b] if a <= b))
+        {
+            return Err(ReconcileError::Columns("arrivals are not in order"));
+        }
+        Ok(Trace { meta, requests })
+    }
+
+    /// Provenance and counts.
+    pub fn meta(&self) -> &TraceMeta {
+        &self.meta
+    }
+
+    /// The emitted requests.
+    pub fn requests(&self) -> &Requests {
+        &self.requests
+    }
+
+    /// Number of emitted requests.
+    pub fn len(&self) -> usize {
+        self.requests.arrival_ns.len()
+    }
+
+    /// True when nothing was emitted.
+    pub fn is_empty(&self) -> bool {
+        self.requests.arrival_ns.is_empty()
+    }
+
+    /// Last arrival minus first, in nanoseconds (0 for fewer than two requests).
+    pub fn span_ns(&self) -> i64 {
+        self.requests.arrival_ns.last().copied().unwrap_or(0)
+    }
+
+    /// The prefix block ids of request `idx`, when the source carries prefix identity.
+    pub fn prefix_blocks(&self, idx: usize) -> Option<&[u64]> {
+        let prefix = self.requests.prefix.as_ref()?;
+        let start = usize::try_from(*prefix.offsets.get(idx)?).ok()?;
+        let end = usize::try_from(*prefix.offsets.get(idx + 1)?).ok()?;
+        prefix.ids.get(start..end)
+    }
+}
+
+/// A failure that stops ingestion: the source as a whole cannot be read as a trace.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TraceError {
+    /// No header or first record at all.
+    #[error("empty input: no header line or first record")]
+    Empty,
+    /// The header matches no known layout.
+    #[error("line {line}: unrecognised layout; {seen_kind} seen: [{}]{hint}", seen.join(", "))]
+    UnrecognisedLayout {
+        /// Line of the header or first record.
+        line: u64,
+        /// "columns" or "fields".
+        seen_kind: &'static str,
+        /// What was seen.
+        seen: Vec<String>,
+        /// Extra guidance, e.g. which required names were missing for a forced format.
+        hint: String,
+    },
+    /// The header is not UTF-8.
+    #[error("line {line}: header is not valid UTF-8")]
+    HeaderNotUtf8 {
+        /// Line of the header.
+        line: u64,
+    },
+    /// The header repeats a column name, so columns cannot be found by name.
+    #[error("line {line}: column {name:?} appears more than once in the header")]
+    DuplicateColumn {
+        /// Line of the header.
+        line: u64,
+        /// The repeated name.
+        name: String,
+    },
+    /// The counts did not reconcile (a bug in an adapter, reported rather than hidden).
+    #[error(transparent)]
+    Reconcile(#[from] ReconcileError),
+}

@@ -1,0 +1,169 @@
+//! Mooncake JSONL: `{"timestamp": ms, "input_length", "output_length", "hash_ids": [...]}`.
+//!
+//! Each hash id names a 512-token block: two requests share a prefix as far as their leading
+//! ids agree. Numbers must be JSON numbers: a numeric string or a boolean is not a count.
+
+use serde_json::{Map, Number, Value};
+
+use super::DropReason;
+use super::ingest::{Defect, Row};
+
+/// Tokens per hash-id block in the published Mooncake traces.
+pub(crate) const BLOCK_TOKENS: u32 = 512;
+/// Fields a Mooncake object must have.
+pub(crate) const REQUIRED: [&str; 3] = ["timestamp", "input_length", "output_length"];
+
+/// The field names of the first object, for detection and for error messages.
+pub(crate) fn field_names(line: &[u8]) -> Vec<String> {
+    match serde_json::from_slice::<Map<String, Value>>(line) {
+        Ok(map) => map.keys().cloned().collect(),
+        Err(e) => vec![format!("<not a JSON object: {e}>")],
+    }
+}
+
+fn number<'a>(map: &'a Map<String, Value>, field: &'static str) -> Result<&'a Number, Defect> {
+    match map.get(field) {
+        None | Some(Value::Null) => {
+            Err(Defect::new(DropReason::MissingField, Some(field), "absent"))
+        }
+        Some(Value::Number(n)) => Ok(n),
+        Some(other) => Err(Defect::new(
+            DropReason::NonNumeric,
+            Some(field),
+            format!("not a JSON number: {}", kind(other)),
+        )),
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn tokens(map: &Map<String, Value>, field: &'static str) -> Result<u32, Defect> {
+    let n = number(map, field)?;
+    if let Some(v) = n.as_u64() {
+        return u32::try_from(v).map_err(|_| {
+            Defect::new(
+                DropReason::OutOfRange,
+                Some(field),
+                format!("{v} does not fit 32 bits"),
+            )
+        });
+    }
+    if n.as_i64().is_some() {
+        return Err(Defect::new(
+            DropReason::NegativeValue,
+            Some(field),
+            format!("negative: {n}"),
+        ));
+    }
+    let f = n.as_f64().unwrap_or(f64::NAN);
+    if f < 0.0 {
+        return Err(Defect::new(
+            DropReason::NegativeValue,
+            Some(field),
+            format!("negative: {n}"),
+        ));
+    }
+    if f.fract() == 0.0 && f <= f64::from(u32::MAX) {
+        return Ok(f as u32);
+    }
+    Err(Defect::new(
+        DropReason::OutOfRange,
+        Some(field),
+        format!("not a whole token count: {n}"),
+    ))
+}
+
+fn timestamp_ns(map: &Map<String, Value>) -> Result<i64, Defect> {
+    const FIELD: &str = "timestamp";
+    let n = number(map, FIELD)?;
+    let out_of_range = || {
+        Defect::new(
+            DropReason::OutOfRange,
+            Some(FIELD),
+            format!("out of range: {n}"),
+        )
+    };
+    if let Some(ms) = n.as_u64() {
+        return i64::try_from(ms)
+            .ok()
+            .and_then(|ms| ms.checked_mul(1_000_000))
+            .ok_or_else(out_of_range);
+    }
+    if n.as_i64().is_some() {
+        return Err(Defect::new(
+            DropReason::NegativeValue,
+            Some(FIELD),
+            format!("negative: {n}"),
+        ));
+    }
+    let ms = n.as_f64().unwrap_or(f64::NAN);
+    if ms < 0.0 {
+        return Err(Defect::new(
+            DropReason::NegativeValue,
+            Some(FIELD),
+            format!("negative: {n}"),
+        ));
+    }
+    let ns = (ms * 1e6).round();
+    if !ns.is_finite() || ns >= 9.2e18 {
+        return Err(out_of_range());
+    }
+    Ok(ns as i64)
+}
+
+fn hash_ids(map: &Map<String, Value>) -> Result<Option<Vec<u64>>, Defect> {
+    const FIELD: &str = "hash_ids";
+    match map.get(FIELD) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| v.as_u64())
+            .collect::<Option<Vec<u64>>>()
+            .map(Some)
+            .ok_or_else(|| {
+                Defect::new(
+                    DropReason::MalformedRow,
+                    Some(FIELD),
+                    "hash_ids must all be non-negative integers",
+                )
+            }),
+        Some(other) => Err(Defect::new(
+            DropReason::MalformedRow,
+            Some(FIELD),
+            format!("hash_ids must be a list, found {}", kind(other)),
+        )),
+    }
+}
+
+/// Reads one line.
+pub(crate) fn read(line: &[u8]) -> Result<Row<'static>, Defect> {
+    let map: Map<String, Value> = serde_json::from_slice(line).map_err(|e| {
+        Defect::new(
+            DropReason::MalformedRow,
+            None,
+            format!("not a JSON object: {e}"),
+        )
+    })?;
+    let ts_ns = timestamp_ns(&map)?;
+    let input = tokens(&map, "input_length")?;
+    let output = tokens(&map, "output_length")?;
+    let hash_ids = hash_ids(&map)?;
+    Ok(Row {
+        ts_ns,
+        input,
+        output,
+        model: None,
+        log_type: None,
+        session: None,
+        hash_ids,
+    })
+}
