@@ -38,7 +38,7 @@ fn format_of(arg: FormatArg) -> Format {
 }
 
 fn secs_to_ns(flag: &str, secs: f64) -> Result<i64> {
-    if !(secs.is_finite() && secs >= 0.0 && secs < 9.2e9) {
+    if !(secs.is_finite() && (0.0..9.2e9).contains(&secs)) {
         bail!(BadInput(format!(
             "--{flag} must be a finite number of seconds ≥ 0, got {secs}"
         )));

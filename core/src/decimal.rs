@@ -147,7 +147,7 @@ impl Decimal {
             let div = 10u128
                 .checked_pow(self.exponent.unsigned_abs())
                 .ok_or(NumberError::OutOfRange)?;
-            if self.mantissa % div != 0 {
+            if !self.mantissa.is_multiple_of(div) {
                 return Err(NumberError::OutOfRange);
             }
             self.mantissa / div

@@ -30,7 +30,7 @@ impl Window {
     /// A window of `secs` seconds; `None` unless finite and at least 1 µs.
     pub fn from_secs(secs: f64) -> Option<Window> {
         let ns = (secs * 1e9).round();
-        (secs.is_finite() && ns >= 1_000.0 && ns < 9.2e18).then_some(Window { ns: ns as i64 })
+        (secs.is_finite() && (1_000.0..9.2e18).contains(&ns)).then_some(Window { ns: ns as i64 })
     }
 
     /// Width in nanoseconds.

@@ -55,11 +55,11 @@ impl AzureColumns {
         let mut notes = vec!["Azure carries no prefix or session identity".to_owned()];
         if with > 0 {
             notes.push(format!(
-                "{with} timestamps carry a UTC offset (2024 layout); {without} do not and are read as UTC"
+                "of the parsed timestamps, {with} carry a UTC offset (2024 layout) and {without} do not (read as UTC)"
             ));
         } else if without > 0 {
             notes.push(format!(
-                "{without} zone-less timestamps read as UTC (2023 layout)"
+                "all {without} parsed timestamps are zone-less, read as UTC (2023 layout)"
             ));
         }
         notes

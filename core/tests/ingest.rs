@@ -1,0 +1,357 @@
+//! Ingestion rules, each pinned by a test named after it.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{data, forced, ingest, ingest_with, opts};
+use loadproof_core::trace::{PrefixBlocks, ReconcileError, Requests};
+use loadproof_core::{
+    CallerFilter, DropReason, FilterReason, Format, IngestOptions, Ingester, Limits, Trace,
+    TraceError,
+};
+use proptest::prelude::*;
+
+fn drops(trace: &Trace) -> BTreeMap<&'static str, u64> {
+    trace
+        .meta()
+        .dropped
+        .iter()
+        .map(|(r, n)| (r.name(), *n))
+        .collect()
+}
+
+fn reconciles(trace: &Trace) {
+    let m = trace.meta();
+    assert_eq!(
+        m.rows_read,
+        m.emitted + m.dropped_total() + m.filtered_total()
+    );
+}
+
+#[test]
+fn a_trace_whose_counts_do_not_reconcile_cannot_be_constructed() {
+    let good = ingest(&data("burstgpt/dirty.csv")).unwrap();
+    let mut meta = good.meta().clone();
+    meta.rows_read += 1;
+    let err = Trace::new(meta, good.requests().clone()).unwrap_err();
+    assert!(matches!(err, ReconcileError::Unattributed { .. }));
+    assert!(err.to_string().contains("unattributed"));
+
+    let mut meta = good.meta().clone();
+    meta.emitted -= 1;
+    meta.rows_read -= 1;
+    let err = Trace::new(meta, good.requests().clone()).unwrap_err();
+    assert!(matches!(
+        err,
+        ReconcileError::EmittedMismatch { meta: 3, held: 4 }
+    ));
+}
+
+#[test]
+fn a_trace_with_unordered_or_unrebased_arrivals_cannot_be_constructed() {
+    let good = ingest(&data("burstgpt/dirty.csv")).unwrap();
+    let mut req = good.requests().clone();
+    req.arrival_ns.swap(1, 2);
+    assert!(Trace::new(good.meta().clone(), req).is_err());
+    let mut req = good.requests().clone();
+    for t in &mut req.arrival_ns {
+        *t += 1;
+    }
+    assert!(Trace::new(good.meta().clone(), req).is_err());
+    let mut req = good.requests().clone();
+    req.prefix = Some(PrefixBlocks {
+        offsets: vec![0],
+        ids: vec![],
+    });
+    assert!(Trace::new(good.meta().clone(), req).is_err());
+    assert_eq!(Requests::NO_SESSION, u32::MAX);
+}
+
+#[test]
+fn every_drop_reason_fires_on_the_dirty_csv_with_exact_counts() {
+    let t = ingest(&data("burstgpt/dirty.csv")).unwrap();
+    reconciles(&t);
+    let m = t.meta();
+    assert_eq!((m.rows_read, m.emitted, m.blank_lines), (16, 4, 1));
+    let expected: BTreeMap<&str, u64> = [
+        ("malformed_row", 2),
+        ("missing_field", 2),
+        ("non_numeric", 1),
+        ("non_finite", 1),
+        ("negative_value", 1),
+        ("out_of_range", 1),
+        ("zero_input_tokens", 1),
+        ("zero_output_tokens", 1),
+        ("non_monotonic_arrival", 1),
+        ("duplicate_header", 1),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(drops(&t), expected);
+    // Every reason the enum names fires at least once across the dirty fixtures.
+    let jsonl = ingest(&data("mooncake/dirty.jsonl")).unwrap();
+    for reason in DropReason::ALL {
+        assert!(
+            m.dropped.contains_key(&reason) || jsonl.meta().dropped.contains_key(&reason),
+            "{reason} never fired"
+        );
+    }
+}
+
+#[test]
+fn every_row_issue_names_its_line_and_field() {
+    let t = ingest(&data("burstgpt/dirty.csv")).unwrap();
+    let ex = &t.meta().drop_examples;
+    let first = |r: DropReason| ex.get(&r).and_then(|v| v.first()).unwrap().clone();
+    assert_eq!(first(DropReason::NonNumeric).line, 6);
+    assert_eq!(
+        first(DropReason::NonNumeric).field.as_deref(),
+        Some("Request tokens")
+    );
+    assert_eq!(
+        first(DropReason::MissingField).to_string(),
+        "line 7, field \"Request tokens\": empty"
+    );
+    assert_eq!(first(DropReason::NonMonotonicArrival).line, 9);
+    assert_eq!(first(DropReason::DuplicateHeader).line, 12);
+    assert_eq!(first(DropReason::MalformedRow).line, 8);
+}
+
+#[test]
+fn every_drop_reason_that_jsonl_can_express_fires_on_the_dirty_jsonl() {
+    let t = ingest(&data("mooncake/dirty.jsonl")).unwrap();
+    reconciles(&t);
+    let m = t.meta();
+    assert_eq!(m.format, Format::Mooncake);
+    assert_eq!((m.rows_read, m.emitted, m.blank_lines), (12, 3, 1));
+    let expected: BTreeMap<&str, u64> = [
+        ("malformed_row", 2),
+        ("missing_field", 1),
+        ("non_numeric", 1),
+        ("negative_value", 1),
+        ("out_of_range", 1),
+        ("zero_input_tokens", 1),
+        ("zero_output_tokens", 1),
+        ("non_monotonic_arrival", 1),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(drops(&t), expected);
+    assert_eq!(m.rows_without_prefix, Some(1));
+    assert_eq!(t.prefix_blocks(0), Some(&[1u64, 2][..]));
+    assert_eq!(t.prefix_blocks(1), Some(&[][..]));
+    assert_eq!(t.prefix_blocks(2), Some(&[1u64][..]));
+    assert_eq!(t.requests().arrival_ns, [0, 6_000_000_000, 6_000_000_000]);
+}
+
+#[test]
+fn azure_crlf_without_final_newline_and_both_timestamp_shapes_read() {
+    let t = ingest(&data("azure/dirty.csv")).unwrap();
+    reconciles(&t);
+    let m = t.meta();
+    assert_eq!(m.format, Format::Azure);
+    assert_eq!((m.rows_read, m.emitted), (7, 4));
+    let expected: BTreeMap<&str, u64> = [
+        ("non_numeric", 1),
+        ("zero_input_tokens", 1),
+        ("non_monotonic_arrival", 1),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(drops(&t), expected);
+    let a = &t.requests().arrival_ns;
+    // 18:15:51 − 18:15:46.6805900 = 4.3194100 s exactly, in integer nanoseconds.
+    assert_eq!(a[1], 4_319_410_000);
+    // The last row (no trailing newline) is read: 1.001163 s after the previous one... minus.
+    assert_eq!(a[3] - a[2], 998_837_000);
+}
+
+#[test]
+fn azure_epoch_timestamps_rebase_without_float_drift() {
+    let mut csv = b"TIMESTAMP,ContextTokens,GeneratedTokens\r\n".to_vec();
+    for i in 0..1000u64 {
+        let frac = i; // the 7th fractional digit: 100 ns steps
+        csv.extend_from_slice(format!("2023-11-16 18:15:46.{frac:07},10,5\r\n").as_bytes());
+    }
+    let t = ingest(&csv).unwrap();
+    let expected: Vec<i64> = (0..1000).map(|i| i * 100).collect();
+    assert_eq!(t.requests().arrival_ns, expected);
+}
+
+#[test]
+fn an_empty_session_id_is_none_never_a_drop() {
+    let t = ingest(&data("burstgpt/v3_dirty.csv")).unwrap();
+    reconciles(&t);
+    let m = t.meta();
+    assert!(m.layout.starts_with("BurstGPT_3"));
+    assert_eq!((m.rows_read, m.emitted), (7, 4));
+    assert_eq!(m.session_rows, Some(3));
+    assert_eq!(m.sessions, Some(2));
+    let sessions = t.requests().session.as_ref().unwrap();
+    assert_eq!(sessions[1], Requests::NO_SESSION);
+    // "zzz" in Elapsed time is not read, so it is not a defect.
+    assert!(!m.dropped.contains_key(&DropReason::NonNumeric));
+}
+
+#[test]
+fn burstgpt_columns_are_found_by_name_not_position() {
+    let shuffled = b"Log Type,Response tokens,Model,Timestamp,Total tokens,Request tokens\nAPI log,20,GPT-4,7,70,50\nAPI log,30,GPT-4,9,70,40\n";
+    let t = ingest(shuffled).unwrap();
+    assert_eq!(t.requests().input_tokens, [50, 40]);
+    assert_eq!(t.requests().output_tokens, [20, 30]);
+    assert_eq!(t.requests().arrival_ns, [0, 2_000_000_000]);
+}
+
+#[test]
+fn arrivals_rebase_to_the_first_emitted_row_not_a_dropped_one() {
+    // The first row is a failure (0/0): the clock starts at the first *emitted* row.
+    let csv = b"Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n100,ChatGPT,0,0,0,API log\n160,ChatGPT,5,5,10,API log\n161,ChatGPT,5,5,10,API log\n";
+    let t = ingest(csv).unwrap();
+    assert_eq!(t.requests().arrival_ns, [0, 1_000_000_000]);
+    assert_eq!(t.meta().clock_anchor_ns, Some(160_000_000_000));
+}
+
+#[test]
+fn caller_filters_are_counted_apart_from_defects() {
+    let mut o = opts();
+    o.filter.model = Some("GPT-4".to_owned());
+    let t = ingest_with(&data("burstgpt/dirty.csv"), o).unwrap();
+    reconciles(&t);
+    let m = t.meta();
+    assert_eq!(m.emitted, 2);
+    assert_eq!(m.filtered.get(&FilterReason::Model), Some(&4));
+    assert_eq!(m.dropped_total(), 10);
+
+    let mut o = opts();
+    o.filter.max_rows = Some(2);
+    let t = ingest_with(&data("burstgpt/dirty.csv"), o).unwrap();
+    reconciles(&t);
+    assert_eq!(t.meta().emitted, 2);
+    assert_eq!(t.meta().filtered.get(&FilterReason::MaxRows), Some(&2));
+
+    let mut o = opts();
+    o.filter.start_ns = Some(11_000_000_000);
+    o.filter.end_ns = Some(13_000_000_001);
+    let t = ingest_with(&data("burstgpt/dirty.csv"), o).unwrap();
+    reconciles(&t);
+    assert_eq!(t.meta().emitted, 2); // rows at 21 and 23
+}
+
+#[test]
+fn an_unrecognised_layout_is_an_error_listing_what_it_saw() {
+    let err = ingest(b"a,b,c\n1,2,3\n").unwrap_err();
+    let msg = err.to_string();
+    assert!(msg.contains("line 1") && msg.contains("[a, b, c]"), "{msg}");
+    let err = ingest(b"{\"ts\": 1, \"len\": 2}\n").unwrap_err();
+    assert!(err.to_string().contains("fields seen: [len, ts]"), "{err}");
+    assert_eq!(ingest(b"").unwrap_err(), TraceError::Empty);
+    assert_eq!(ingest(b"\n\n  \n").unwrap_err(), TraceError::Empty);
+}
+
+#[test]
+fn a_forced_format_names_the_columns_it_is_missing() {
+    let azure = b"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n";
+    let err = ingest_with(azure, forced(Format::Burstgpt))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("missing column(s) Timestamp, Model"), "{err}");
+    assert!(ingest_with(azure, forced(Format::Azure)).is_ok());
+}
+
+#[test]
+fn a_repeated_header_column_is_refused() {
+    let err = ingest(b"Timestamp,Timestamp\n").unwrap_err();
+    assert!(matches!(err, TraceError::DuplicateColumn { .. }), "{err}");
+}
+
+#[test]
+fn a_utf8_bom_before_the_header_is_not_a_layout_error() {
+    let csv = b"\xEF\xBB\xBFTimestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,472,18,490,Conversation log\n";
+    assert_eq!(ingest(csv).unwrap().len(), 1);
+}
+
+#[test]
+fn a_line_over_the_limit_is_dropped_as_malformed_not_held() {
+    let mut csv = b"Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n1,ChatGPT,5,5,10,API log\n".to_vec();
+    csv.extend(std::iter::repeat_n(b'x', 5000));
+    csv.extend_from_slice(b"\n2,ChatGPT,5,5,10,API log\n");
+    let o = IngestOptions {
+        limits: Limits {
+            max_line_bytes: 1000,
+            max_examples_per_reason: 5,
+        },
+        ..opts()
+    };
+    for chunk in [7usize, 999, 1 << 20] {
+        let mut ing = Ingester::new(o.clone());
+        for c in csv.chunks(chunk) {
+            ing.push(c).unwrap();
+        }
+        let t = ing.finish().unwrap();
+        reconciles(&t);
+        assert_eq!(
+            (t.meta().rows_read, t.meta().emitted),
+            (3, 2),
+            "chunk {chunk}"
+        );
+        let ex = &t.meta().drop_examples[&DropReason::MalformedRow][0];
+        assert_eq!(ex.line, 3, "chunk {chunk}");
+    }
+}
+
+fn ingest_chunked(bytes: &[u8], cuts: &[usize]) -> Result<Trace, TraceError> {
+    let mut ing = Ingester::new(opts());
+    let mut last = 0;
+    for &c in cuts {
+        let c = c.min(bytes.len()).max(last);
+        ing.push(&bytes[last..c])?;
+        last = c;
+    }
+    ing.push(&bytes[last..])?;
+    ing.finish()
+}
+
+proptest! {
+    #[test]
+    fn chunk_boundaries_never_change_the_trace(mut cuts in proptest::collection::vec(0usize..700, 0..12)) {
+        cuts.sort_unstable();
+        for fixture in ["burstgpt/dirty.csv", "mooncake/dirty.jsonl", "azure/dirty.csv", "burstgpt/v3_dirty.csv"] {
+            let bytes = data(fixture);
+            let whole = ingest(&bytes).unwrap();
+            let chunked = ingest_chunked(&bytes, &cuts).unwrap();
+            prop_assert_eq!(whole, chunked);
+        }
+    }
+
+    #[test]
+    fn ingest_never_panics_and_always_reconciles(body in proptest::collection::vec(any::<u8>(), 0..400), which in 0usize..4) {
+        let headers: [&[u8]; 4] = [
+            b"Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n",
+            b"Timestamp,Session ID,Elapsed time,Model,Request tokens,Response tokens,Total tokens,Log Type\n",
+            b"TIMESTAMP,ContextTokens,GeneratedTokens\n",
+            b"{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n",
+        ];
+        let mut bytes = headers[which].to_vec();
+        bytes.extend_from_slice(&body);
+        if let Ok(t) = ingest(&bytes) {
+            let m = t.meta();
+            prop_assert_eq!(m.rows_read, m.emitted + m.dropped_total() + m.filtered_total());
+        }
+    }
+
+    #[test]
+    fn structured_rows_reconcile(rows in proptest::collection::vec((0u32..100, "[0-9a-z.\\-]{0,4}", "[0-9\\-]{0,3}", 0u32..3), 0..60)) {
+        let mut csv = b"Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n".to_vec();
+        for (ts, a, b, m) in &rows {
+            csv.extend_from_slice(format!("{ts},M{m},{a},{b},0,API log\n").as_bytes());
+        }
+        let mut o = opts();
+        o.filter = CallerFilter { model: Some("M1".into()), ..CallerFilter::default() };
+        let t = ingest_with(&csv, o).unwrap();
+        let m = t.meta();
+        prop_assert_eq!(m.rows_read, rows.len() as u64);
+        prop_assert_eq!(m.rows_read, m.emitted + m.dropped_total() + m.filtered_total());
+        prop_assert!(t.requests().arrival_ns.windows(2).all(|w| w[0] <= w[1]));
+    }
+}
