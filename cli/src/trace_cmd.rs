@@ -7,6 +7,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use loadproof_core::regime::Window;
 use loadproof_core::synth::{self, SynthSpec};
+use loadproof_core::trace::Sha256Stream;
 use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, InspectReport, Limits, Trace};
 
 use crate::args::{FormatArg, InspectArgs, SynthArgs};
@@ -60,31 +61,63 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
         );
         bar
     });
-    let mut ingester = Ingester::new(opts);
-    let mut buf = vec![0u8; CHUNK_BYTES];
+    // The sha256 runs on the second core while this one parses: the digest is half the cost.
+    let (tx, rx) = std::sync::mpsc::sync_channel::<std::sync::Arc<Vec<u8>>>(4);
+    let hasher = std::thread::spawn(move || {
+        let mut sha = Sha256Stream::default();
+        for chunk in rx {
+            sha.update(&chunk);
+        }
+        sha.finalize()
+    });
+    let mut ingester = Ingester::new_unhashed(opts);
     loop {
-        let n = file
-            .read(&mut buf)
+        let mut buf = vec![0u8; CHUNK_BYTES];
+        let n = read_full(&mut file, &mut buf)
             .with_context(|| format!("reading {}", path.display()))?;
         if n == 0 {
             break;
         }
-        let chunk = buf.get(..n).unwrap_or_default();
+        buf.truncate(n);
+        let chunk = std::sync::Arc::new(buf);
+        // A send fails only if the hasher died; its join below reports that.
+        let _ = tx.send(std::sync::Arc::clone(&chunk));
         ingester
-            .push(chunk)
+            .push(&chunk)
             .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
         if let Some(bar) = &bar {
             bar.set_position(ingester.bytes_seen());
             bar.set_message(format!("{} rows", ingester.rows_read()));
         }
     }
+    drop(tx);
+    let digest = hasher
+        .join()
+        .map_err(|_| anyhow::anyhow!("the hashing thread panicked"))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
     let trace = ingester
-        .finish()
+        .finish_with_sha256(digest)
         .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
     Ok(trace)
+}
+
+/// Fills `buf` as far as the file allows; 0 means end of file.
+fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let Some(rest) = buf.get_mut(filled..) else {
+            break;
+        };
+        match file.read(rest) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
 }
 
 /// `loadproof trace inspect`.

@@ -32,6 +32,9 @@ impl Decimal {
     /// Parses `[+-]digits[.digits][(e|E)[+-]digits]`, surrounding ASCII whitespace allowed.
     pub fn parse(cell: &[u8]) -> Result<Decimal, NumberError> {
         let s = cell.trim_ascii();
+        if let Some(fast) = Decimal::parse_plain(s) {
+            return Ok(fast);
+        }
         if is_non_finite_word(s) {
             return Err(NumberError::NonFinite);
         }
@@ -98,6 +101,38 @@ impl Decimal {
             negative: negative && mantissa != 0,
             mantissa,
             exponent,
+        })
+    }
+
+    /// Fast path for the shape nearly every trace cell has: `digits[.digits]`, at most 18
+    /// digits, no sign or exponent. `None` sends the cell to the general parser.
+    #[inline]
+    fn parse_plain(s: &[u8]) -> Option<Decimal> {
+        if s.is_empty() || s.len() > 19 {
+            return None;
+        }
+        let mut mantissa: u64 = 0;
+        let mut frac_digits: i32 = 0;
+        let mut seen_dot = false;
+        for &b in s {
+            if b.is_ascii_digit() {
+                mantissa = mantissa * 10 + u64::from(b - b'0');
+                if seen_dot {
+                    frac_digits += 1;
+                }
+            } else if b == b'.' && !seen_dot {
+                seen_dot = true;
+            } else {
+                return None;
+            }
+        }
+        if seen_dot && (s.len() == 1) {
+            return None;
+        }
+        Some(Decimal {
+            negative: false,
+            mantissa: u128::from(mantissa),
+            exponent: -frac_digits,
         })
     }
 

@@ -106,7 +106,8 @@ enum Adapter {
 /// [`Ingester::finish`].
 pub struct Ingester {
     opts: IngestOptions,
-    hasher: Sha256,
+    /// `None` when the caller hashes the same bytes itself (see [`Ingester::new_unhashed`]).
+    hasher: Option<Sha256>,
     bytes: u64,
     carry: Vec<u8>,
     /// The current line is over the limit: skip bytes until its end.
@@ -146,7 +147,7 @@ impl Ingester {
     pub fn new(opts: IngestOptions) -> Ingester {
         Ingester {
             opts,
-            hasher: Sha256::new(),
+            hasher: Some(Sha256::new()),
             bytes: 0,
             carry: Vec::new(),
             skipping_long_line: false,
@@ -158,6 +159,16 @@ impl Ingester {
             cells: Cells::default(),
             acc: Accumulator::default(),
             fatal: None,
+        }
+    }
+
+    /// An ingester that does not hash: the caller computes the sha256 of exactly the bytes it
+    /// pushes (the CLI does it on a second core with [`Sha256Stream`]) and hands it to
+    /// [`Ingester::finish_with_sha256`].
+    pub fn new_unhashed(opts: IngestOptions) -> Ingester {
+        Ingester {
+            hasher: None,
+            ..Ingester::new(opts)
         }
     }
 
@@ -176,7 +187,9 @@ impl Ingester {
         if let Some(err) = &self.fatal {
             return Err(err.clone());
         }
-        self.hasher.update(chunk);
+        if let Some(h) = &mut self.hasher {
+            h.update(chunk);
+        }
         self.bytes += chunk.len() as u64;
         let mut rest = chunk;
         while let Some(nl) = memchr::memchr(b'\n', rest) {
@@ -227,6 +240,17 @@ impl Ingester {
     /// Ends the input: reads the final unterminated line, rebases arrivals and constructs the
     /// reconciled trace.
     pub fn finish(mut self) -> Result<Trace, TraceError> {
+        match self.hasher.take() {
+            Some(h) => {
+                let digest: [u8; 32] = h.finalize().into();
+                self.finish_with_sha256(digest)
+            }
+            None => Err(TraceError::DigestMissing),
+        }
+    }
+
+    /// As [`Ingester::finish`], with the sha256 of every pushed byte computed by the caller.
+    pub fn finish_with_sha256(mut self, sha256: [u8; 32]) -> Result<Trace, TraceError> {
         if let Some(err) = self.fatal.take() {
             return Err(err);
         }
@@ -266,7 +290,7 @@ impl Ingester {
             format,
             layout: self.layout,
             columns: self.columns,
-            source_sha256: hex(&self.hasher.finalize()),
+            source_sha256: hex(&sha256),
             bytes: self.bytes,
             rows_read: acc.rows_read,
             emitted,
@@ -589,6 +613,22 @@ fn output_field(adapter: &Adapter) -> Option<&'static str> {
         Adapter::Azure(_) => Some("GeneratedTokens"),
         Adapter::Mooncake => Some("output_length"),
         Adapter::AwaitingHeader => None,
+    }
+}
+
+/// A sha256 over a byte stream, for a caller that hashes on another thread.
+#[derive(Debug, Clone, Default)]
+pub struct Sha256Stream(Sha256);
+
+impl Sha256Stream {
+    /// Adds bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The digest of everything added.
+    pub fn finalize(self) -> [u8; 32] {
+        self.0.finalize().into()
     }
 }
 

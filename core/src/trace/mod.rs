@@ -17,7 +17,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits};
+pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream};
 
 /// A source layout loadproof can read. Detected from the header; `--format` forces one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -425,6 +425,9 @@ pub enum TraceError {
         /// The repeated name.
         name: String,
     },
+    /// An unhashed ingester was finished without the caller's digest.
+    #[error("the source digest was not supplied (use finish_with_sha256)")]
+    DigestMissing,
     /// The counts did not reconcile (a bug in an adapter, reported rather than hidden).
     #[error(transparent)]
     Reconcile(#[from] ReconcileError),

@@ -1,5 +1,6 @@
 //! Helpers shared by core's integration tests: ingest bytes, find `../shared`.
 #![allow(dead_code)]
+#![allow(clippy::disallowed_methods)] // tests read fixture files; the library does not.
 
 use std::path::PathBuf;
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Quick start, command 1: install what is missing, build the CLI and the web app, run the main
+# job on the bundled default (a deterministic SYNTHETIC trace in BurstGPT_1's layout, generated
+# here, never a copied published file), inspect a real trace from ../shared when it is there,
+# then serve the web app on 127.0.0.1 until Ctrl-C.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export PATH="$HOME/.cargo/bin:$root/tools/node_modules/.bin:$PATH"
+PORT="${PORT:-8080}"
+out="$root/target/quickstart"
+mkdir -p "$out"
+
+bash tools/install.sh
+cargo build --locked --release -p loadproof_cli
+bash web/build.sh
+lp="$root/target/release/loadproof"
+
+printf '\n== main job: synthesize the bundled default trace and inspect it ==\n'
+"$lp" trace synth --out "$out/synthetic-burstgpt.csv"
+"$lp" trace inspect "$out/synthetic-burstgpt.csv"
+"$lp" trace inspect "$out/synthetic-burstgpt.csv" --json > "$out/synthetic-burstgpt.inspect.json"
+
+real="$root/../shared/traces/burstgpt/BurstGPT_1.first400.csv"
+if [ -f "$real" ]; then
+  printf '\n== a real trace: BurstGPT_1 (first 400 rows, from ../shared) ==\n'
+  "$lp" trace inspect "$real"
+fi
+
+printf '\n== web app ==\nserving %s/dist at http://127.0.0.1:%s/  (Ctrl-C to stop)\n' "$root" "$PORT"
+printf 'drop a trace file on the page, or press "Load the synthetic sample".\n'
+exec python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$root/dist"

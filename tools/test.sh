@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The whole test suite: what `.ci/run` calls and what the README's second command runs.
+# Installs missing tools first (tools/install.sh), then runs, in order:
+#   fast tier   fmt, clippy (native + wasm), native unit/integration/property tests,
+#               core builds for wasm32, dependency direction, fixture manifest
+#   web tier    release web build (bundle size recorded), real-browser test in headless Chromium
+#   fuzz tier   every cargo-fuzz target for a short time (FUZZ_SECONDS, default 20)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+export PATH="$HOME/.cargo/bin:$root/tools/node_modules/.bin:$PATH"
+export LOADPROOF_SHARED="${LOADPROOF_SHARED:-$(cd "$root/.." && pwd)/shared}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
+
+step() { printf '\n==> %s\n' "$*"; }
+started=$(date +%s)
+
+step "install tools (idempotent)"
+bash tools/install.sh
+
+step "fixture manifest: real traces in ../shared are the pinned bytes"
+(cd "$root" && grep -v '^#' fixtures/MANIFEST.sha256 | sed "s#\.\./shared/#$LOADPROOF_SHARED/#" | sha256sum -c -)
+
+step "format"
+cargo fmt --all -- --check
+
+step "clippy (native, all targets)"
+cargo clippy --locked -p loadproof_core -p loadproof_cli --all-targets -- -D warnings
+step "clippy (web, wasm32)"
+cargo clippy --locked -p loadproof_web --target wasm32-unknown-unknown -- -D warnings
+
+step "core builds for wasm32-unknown-unknown"
+cargo build --locked -p loadproof_core --target wasm32-unknown-unknown
+
+step "dependencies point one way: core pulls in no I/O or UI crate"
+if cargo tree --locked -p loadproof_core -e normal --prefix none | grep -E '^(tokio|reqwest|hyper|clap|leptos|web-sys|indicatif) '; then
+  echo "core depends on an I/O or UI crate" >&2; exit 1
+fi
+
+step "native tests (core, cli)"
+cargo test --locked -p loadproof_core -p loadproof_cli
+
+step "release CLI"
+cargo build --locked --release -p loadproof_cli
+
+step "web app release build (trunk)"
+bash web/build.sh
+
+step "browser test (headless Chromium, real traces)"
+LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/trace.mjs
+
+if [ -f fuzz/run.sh ] && [ "$FUZZ_SECONDS" != 0 ]; then
+  step "fuzz every parser for ${FUZZ_SECONDS}s each"
+  bash fuzz/run.sh "$FUZZ_SECONDS"
+fi
+
+printf '\nall tiers green in %ss\n' "$(( $(date +%s) - started ))"
