@@ -44,9 +44,10 @@ if ! wasm-bindgen --version 2>/dev/null | grep -q "$WASM_BINDGEN_VERSION"; then
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
 
-# 5. wasm-opt (npm binaryen; Debian's binaryen 108 cannot parse today's wasm).
-if [ ! -x tools/node_modules/.bin/wasm-opt ]; then
-  log "npm ci in tools/ (binaryen)"
+# 5. wasm-opt (npm binaryen; Debian's binaryen 108 cannot parse today's wasm) and
+#    playwright-core for web/e2e, both pinned by tools/package-lock.json.
+if [ ! -x tools/node_modules/.bin/wasm-opt ] || [ ! -f tools/node_modules/playwright-core/package.json ]; then
+  log "npm ci in tools/ (binaryen, playwright-core)"
   (cd tools && npm ci --no-audit --no-fund --silent)
 fi
 

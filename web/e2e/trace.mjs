@@ -1,0 +1,341 @@
+#!/usr/bin/env node
+// Browser test of the trace view: the page must say exactly what the CLI says.
+//
+// Why: the page and `loadproof trace inspect --json` share loadproof_core, and this test is
+// what keeps them equal in practice (same bytes in, same JSON out, same digits on screen).
+// It serves dist/ itself on 127.0.0.1, drives the Debian Chromium through playwright-core,
+// and compares every real trace in the shared directory against the CLI's JSON.
+//
+// Run from the repo root after `web/build.sh` and `cargo build --release -p loadproof_cli`:
+//   node web/e2e/trace.mjs
+// Environment: LOADPROOF_SHARED (default ../shared), LOADPROOF_BIN (default
+// target/release/loadproof), LOADPROOF_DIST (default dist), CHROMIUM (default /usr/bin/chromium).
+// Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
+
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { deepStrictEqual } from 'node:assert/strict';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const require = createRequire(path.join(root, 'tools', 'package.json'));
+const { chromium } = require('playwright-core');
+
+const fromRoot = (p) => path.resolve(root, p);
+const shared = fromRoot(process.env.LOADPROOF_SHARED ?? '../shared');
+const bin = fromRoot(process.env.LOADPROOF_BIN ?? 'target/release/loadproof');
+const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
+const shots = fromRoot('target/screenshots');
+const TIMEOUT_MS = 60_000;
+const ABSENT = '—'; // what the page shows where the JSON holds null
+
+const TRACES = [
+  'traces/burstgpt/BurstGPT_1.first400.csv',
+  'traces/burstgpt/BurstGPT_3.first400.csv',
+  'traces/mooncake/conversation_trace.jsonl',
+  'traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv',
+].map((p) => path.join(shared, p));
+
+// Page element id -> where its value sits in the report JSON.
+const FIELDS = {
+  'rows-read': (r) => r.rows_read,
+  emitted: (r) => r.emitted,
+  'dropped-total': (r) => r.dropped_total,
+  'filtered-total': (r) => r.filtered_total,
+  sha256: (r) => r.source_sha256,
+  rate: (r) => r.regime?.rate_rps,
+  burstiness: (r) => r.regime?.burstiness,
+  window: (r) => r.regime?.window_s,
+  resolution: (r) => r.regime?.timestamp_resolution_s,
+  'in-p50': (r) => r.regime?.input_tokens.p50,
+  'in-p95': (r) => r.regime?.input_tokens.p95,
+  'out-p50': (r) => r.regime?.output_tokens.p50,
+  'out-p95': (r) => r.regime?.output_tokens.p95,
+  'io-ratio': (r) => r.regime?.io_ratio,
+  'session-share': (r) => r.regime?.session_share,
+};
+const asText = (v) => (v === null ? ABSENT : String(v));
+
+let passed = 0;
+let failed = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    passed += 1;
+    console.log(`ok   ${name}`);
+  } catch (err) {
+    failed += 1;
+    const msg = String(err?.message ?? err).split('\n').slice(0, 12).join('\n     ');
+    console.log(`FAIL ${name}\n     ${msg}`);
+  }
+}
+function expectEqual(actual, expected, what) {
+  if (actual !== expected) {
+    throw new Error(`${what}: page shows ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
+  }
+}
+
+function cli(file, extra = []) {
+  const out = execFileSync(bin, ['trace', 'inspect', file, '--json', ...extra], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
+  return JSON.parse(out);
+}
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css; charset=utf-8',
+};
+function serve(dir) {
+  const server = http.createServer((req, res) => {
+    const urlPath = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const rel = urlPath === '/' ? 'index.html' : urlPath.replace(/^\/+/, '');
+    const file = path.resolve(dir, rel);
+    if (!file.startsWith(dir + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('not found');
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': MIME[path.extname(file)] ?? 'application/octet-stream',
+      'cache-control': 'no-store',
+    });
+    fs.createReadStream(file).pipe(res);
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+// Waits until the page has published the report for `source` (or an error appeared).
+async function waitForReport(page, source) {
+  await page.waitForFunction(
+    (name) =>
+      (window.loadproofReport && window.loadproofReport.source === name) ||
+      document.querySelector('#error'),
+    source,
+    { timeout: TIMEOUT_MS },
+  );
+  const error = await page.$('#error');
+  if (error) throw new Error(`page shows an error: ${await error.innerText()}`);
+  await page.waitForSelector('#emitted', { timeout: TIMEOUT_MS });
+  return page.evaluate(() => window.loadproofReport);
+}
+
+async function checkDomAgainst(page, expected, label) {
+  for (const [id, pick] of Object.entries(FIELDS)) {
+    const value = pick(expected);
+    if (value === undefined) continue; // no regime (empty trace): fields absent
+    await check(`${label}: #${id} shows ${asText(value)}`, async () => {
+      expectEqual(await page.innerText(`#${id}`), asText(value), `#${id}`);
+    });
+  }
+  await check(`${label}: #drops has one row per drop reason`, async () => {
+    const rows = await page.$$eval('#drops tbody tr', (trs) => trs.map((tr) => tr.innerText));
+    const reasons = Object.keys(expected.dropped);
+    if (reasons.length === 0) {
+      expectEqual(rows.length, 1, 'rows of an empty drop table');
+      return;
+    }
+    expectEqual(rows.length, reasons.length, 'drop table rows');
+    reasons.forEach((reason, i) => {
+      if (!rows[i].startsWith(reason) || !rows[i].includes(String(expected.dropped[reason]))) {
+        throw new Error(`row ${i} is ${JSON.stringify(rows[i])}, expected ${reason} ${expected.dropped[reason]}`);
+      }
+      for (const ex of expected.drop_examples[reason] ?? []) {
+        if (!rows[i].includes(`line ${ex.line}`)) throw new Error(`row ${i} lacks example line ${ex.line}`);
+      }
+    });
+  });
+}
+
+async function canvasPainted(page, id) {
+  return page.$eval(`#${id}`, (canvas) => {
+    const { width, height } = canvas;
+    const data = canvas.getContext('2d').getImageData(0, 0, width, height).data;
+    let painted = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (data[i] < 200 || data[i + 1] < 200 || data[i + 2] < 200) painted += 1;
+    }
+    return painted;
+  });
+}
+
+const server = await serve(dist);
+const base = `http://127.0.0.1:${server.address().port}/`;
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadproof-e2e-'));
+fs.mkdirSync(shots, { recursive: true });
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: [
+    '--headless=new',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+});
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+const pageErrors = [];
+
+async function freshPage() {
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT_MS);
+  page.on('pageerror', (err) => pageErrors.push(String(err)));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') pageErrors.push(msg.text());
+  });
+  await page.goto(base);
+  await page.waitForSelector('#file', { state: 'attached' });
+  return page;
+}
+
+try {
+  await check('page says files never leave the machine', async () => {
+    const page = await freshPage();
+    const text = await page.innerText('body');
+    await page.close();
+    if (!text.includes('Files never leave this machine: everything is computed in your browser.')) {
+      throw new Error('privacy sentence missing');
+    }
+  });
+
+  for (const file of TRACES) {
+    const name = path.basename(file);
+    const label = name;
+    if (!fs.existsSync(file)) {
+      await check(`${label}: trace exists`, () => {
+        throw new Error(`missing ${file}`);
+      });
+      continue;
+    }
+    const expected = cli(file);
+    const page = await freshPage();
+    let report = null;
+    await check(`${label}: upload via #file produces a report`, async () => {
+      await page.setInputFiles('#file', file);
+      report = await waitForReport(page, name);
+    });
+    if (report === null) {
+      await page.close();
+      continue;
+    }
+    await check(`${label}: window.loadproofReport deep-equals the CLI JSON`, async () => {
+      deepStrictEqual(report, expected);
+    });
+    await checkDomAgainst(page, expected, label);
+    await check(`${label}: charts are painted`, async () => {
+      for (const id of ['counts-chart', 'gaps-chart', 'cdf-chart']) {
+        const painted = await canvasPainted(page, id);
+        if (painted < 500) throw new Error(`#${id} has only ${painted} painted pixels`);
+      }
+    });
+    const stem = name.replace(/\.[^.]+$/, '');
+    await page.screenshot({ path: path.join(shots, `trace-${stem}.png`) });
+    await page.screenshot({ path: path.join(shots, `trace-${stem}.full.png`), fullPage: true });
+
+    if (name === 'BurstGPT_1.first400.csv') {
+      const at3 = cli(file, ['--window', '3']);
+      await check(`${label}: #window-input 3 recomputes #burstiness to the CLI's --window 3 value`, async () => {
+        if (asText(at3.regime.burstiness) === asText(expected.regime.burstiness)) {
+          throw new Error('burstiness at 3 s equals burstiness at 1 s: the check would prove nothing');
+        }
+        await page.fill('#window-input', '3');
+        await page.waitForFunction(
+          (want) => document.querySelector('#burstiness')?.innerText === want,
+          asText(at3.regime.burstiness),
+          { timeout: 10_000 },
+        ).catch(async () => {
+          expectEqual(await page.innerText('#burstiness'), asText(at3.regime.burstiness), '#burstiness');
+        });
+        expectEqual(await page.innerText('#window'), '3', '#window');
+        deepStrictEqual(await page.evaluate(() => window.loadproofReport), at3);
+      });
+    }
+    await page.close();
+  }
+
+  await check('synthetic sample: #sample equals the CLI on `trace synth` output', async () => {
+    const synthFile = path.join(tmp, 'synthetic-burstgpt.csv');
+    execFileSync(bin, ['trace', 'synth', '--out', synthFile], { stdio: 'ignore' });
+    const expected = cli(synthFile);
+    const page = await freshPage();
+    await page.click('#sample');
+    const report = await waitForReport(page, 'synthetic-burstgpt.csv');
+    deepStrictEqual(report, expected);
+    expectEqual(await page.innerText('#emitted'), String(expected.emitted), '#emitted');
+    const note = await page.innerText('#synthetic-note');
+    if (!/synthetic/i.test(note)) throw new Error(`synthetic note reads ${JSON.stringify(note)}`);
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: path.join(shots, 'trace-synthetic-narrow.png'), fullPage: false });
+    await page.close();
+  });
+
+  await check('multi-chunk file (over 4 MiB) equals the CLI', async () => {
+    const bigFile = path.join(tmp, 'big-synthetic.csv');
+    execFileSync(bin, ['trace', 'synth', '--out', bigFile, '--rows', '250000', '--seed', '7'], {
+      stdio: 'ignore',
+    });
+    const size = fs.statSync(bigFile).size;
+    if (size <= 4 << 20) throw new Error(`test file is only ${size} bytes`);
+    const expected = cli(bigFile);
+    const page = await freshPage();
+    await page.setInputFiles('#file', bigFile);
+    deepStrictEqual(await waitForReport(page, 'big-synthetic.csv'), expected);
+    await page.close();
+  });
+
+  await check('broken file (header a,b,c) shows #error naming the columns seen', async () => {
+    const broken = path.join(tmp, 'broken.csv');
+    fs.writeFileSync(broken, 'a,b,c\n1,2,3\n');
+    const page = await freshPage();
+    await page.setInputFiles('#file', broken);
+    await page.waitForSelector('#error');
+    const text = await page.innerText('#error');
+    for (const part of ['broken.csv', 'line 1', 'a, b, c']) {
+      if (!text.includes(part)) throw new Error(`#error reads ${JSON.stringify(text)}; lacks ${JSON.stringify(part)}`);
+    }
+    if ((await page.$('#emitted')) !== null) throw new Error('a report is shown beside the error');
+    const published = await page.evaluate(() => window.loadproofReport);
+    if (published !== null) throw new Error('window.loadproofReport is not null after an error');
+    await page.close();
+  });
+
+  await check('drop zone: a dropped File is read like an uploaded one', async () => {
+    const file = TRACES[1];
+    const name = path.basename(file);
+    const expected = cli(file);
+    const page = await freshPage();
+    await page.evaluate(
+      ({ name, text }) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([text], name, { type: 'text/csv' }));
+        const zone = document.querySelector('.dropzone');
+        zone.dispatchEvent(new DragEvent('dragover', { bubbles: true, cancelable: true, dataTransfer: dt }));
+        zone.dispatchEvent(new DragEvent('drop', { bubbles: true, cancelable: true, dataTransfer: dt }));
+      },
+      { name, text: fs.readFileSync(file, 'utf8') },
+    );
+    deepStrictEqual(await waitForReport(page, name), expected);
+    await page.close();
+  });
+
+  await check('no page errors or console errors', async () => {
+    if (pageErrors.length > 0) throw new Error(pageErrors.join('\n'));
+  });
+} finally {
+  await browser.close();
+  server.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);

@@ -1,0 +1,286 @@
+//! The three charts of a trace, each beside a table of the numbers it draws.
+//!
+//! A canvas is a picture, invisible to screen readers and to tests, so every chart has a
+//! text alternative: a short table that is always shown, and the full data behind a
+//! `<details>`. Chart and table are rendered from the same [`crate::series`] value. Drawing is
+//! an `Effect` because the canvas is state outside Leptos; the series are `Memo`s, so changing
+//! the window redraws only the chart that depends on it.
+
+use std::sync::Arc;
+
+use leptos::html;
+use leptos::prelude::*;
+use loadproof_core::Window;
+
+use super::trace::Loaded;
+use crate::number::js;
+use crate::plots::{draw_cdfs, draw_counts, draw_gaps};
+use crate::series::{GapHistogram, TokenCdf, WindowCounts};
+
+/// Bins of the inter-arrival histogram.
+const GAP_BINS: usize = 24;
+/// Points on each token CDF curve.
+const CDF_POINTS: usize = 200;
+/// Canvas size in pixels; CSS scales it to the column.
+const CANVAS_W: &str = "640";
+const CANVAS_H: &str = "320";
+
+/// Requests over time, inter-arrival gaps and token CDFs of the loaded trace.
+#[component]
+pub fn Charts(
+    /// The parsed trace.
+    loaded: RwSignal<Option<Arc<Loaded>>>,
+    /// The burstiness window, which the per-window counts follow.
+    window: Memo<Window>,
+) -> impl IntoView {
+    let counts = Memo::new(move |_| {
+        loaded.with(|l| l.as_ref().map(|l| WindowCounts::of(&l.trace, window.get())))
+    });
+    let gaps = Memo::new(move |_| {
+        loaded.with(|l| l.as_ref().map(|l| GapHistogram::of(&l.trace, GAP_BINS)))
+    });
+    let cdfs = Memo::new(move |_| {
+        loaded.with(|l| {
+            l.as_ref().map(|l| {
+                let req = l.trace.requests();
+                (
+                    TokenCdf::of(&req.input_tokens, CDF_POINTS),
+                    TokenCdf::of(&req.output_tokens, CDF_POINTS),
+                )
+            })
+        })
+    });
+
+    let counts_canvas = NodeRef::<html::Canvas>::new();
+    let gaps_canvas = NodeRef::<html::Canvas>::new();
+    let cdf_canvas = NodeRef::<html::Canvas>::new();
+    let counts_problem = RwSignal::new(None::<String>);
+    let gaps_problem = RwSignal::new(None::<String>);
+    let cdf_problem = RwSignal::new(None::<String>);
+    Effect::new(move |_| {
+        if let (Some(canvas), Some(series)) = (counts_canvas.get(), counts.get()) {
+            counts_problem.set(draw_counts(canvas, &series).err());
+        }
+    });
+    Effect::new(move |_| {
+        if let (Some(canvas), Some(hist)) = (gaps_canvas.get(), gaps.get()) {
+            gaps_problem.set(draw_gaps(canvas, &hist).err());
+        }
+    });
+    Effect::new(move |_| {
+        if let (Some(canvas), Some((input, output))) = (cdf_canvas.get(), cdfs.get()) {
+            cdf_problem.set(draw_cdfs(canvas, &input, &output).err());
+        }
+    });
+
+    view! {
+        <section class="card chart" aria-labelledby="counts-heading">
+            <h2 id="counts-heading">"Requests per window over time"</h2>
+            <div class="figure">
+                <canvas
+                    id="counts-chart"
+                    node_ref=counts_canvas
+                    width=CANVAS_W
+                    height=CANVAS_H
+                    role="img"
+                    aria-label="Bar chart of requests per window over time; the numbers are in the table beside it."
+                ></canvas>
+                <div class="numbers">
+                    {move || counts.get().map(|c| view! { <CountsTable counts=c /> })}
+                </div>
+            </div>
+            <Problem problem=counts_problem />
+        </section>
+        <section class="card chart" aria-labelledby="gaps-heading">
+            <h2 id="gaps-heading">"Inter-arrival gaps"</h2>
+            <div class="figure">
+                <canvas
+                    id="gaps-chart"
+                    node_ref=gaps_canvas
+                    width=CANVAS_W
+                    height=CANVAS_H
+                    role="img"
+                    aria-label="Histogram of gaps between consecutive requests on a log scale; the numbers are in the table beside it."
+                ></canvas>
+                <div class="numbers">
+                    {move || gaps.get().map(|h| view! { <GapsTable hist=h /> })}
+                </div>
+            </div>
+            <Problem problem=gaps_problem />
+        </section>
+        <section class="card chart" aria-labelledby="cdf-heading">
+            <h2 id="cdf-heading">"Token distributions"</h2>
+            <div class="figure">
+                <canvas
+                    id="cdf-chart"
+                    node_ref=cdf_canvas
+                    width=CANVAS_W
+                    height=CANVAS_H
+                    role="img"
+                    aria-label="Cumulative distributions of input and output tokens per request; the quantiles are in the table beside it."
+                ></canvas>
+                <div class="numbers">
+                    {move || {
+                        cdfs.get()
+                            .map(|(input, output)| view! { <CdfTable input=input output=output /> })
+                    }}
+                </div>
+            </div>
+            <Problem problem=cdf_problem />
+        </section>
+    }
+}
+
+/// A drawing failure, as text under the chart.
+#[component]
+fn Problem(problem: RwSignal<Option<String>>) -> impl IntoView {
+    move || {
+        problem.get().map(|msg| {
+            view! {
+                <p class="error" role="status">
+                    {msg}
+                </p>
+            }
+        })
+    }
+}
+
+#[component]
+fn CountsTable(counts: WindowCounts) -> impl IntoView {
+    let rows = counts
+        .counts
+        .iter()
+        .enumerate()
+        .map(|(idx, &count)| {
+            view! {
+                <tr>
+                    <td class="num">{js(idx as f64 * counts.bar_s)}</td>
+                    <td class="num">{count.to_string()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table id="counts-table">
+            <caption>"What the bars show"</caption>
+            <tbody>
+                <tr>
+                    <th scope="row">"Window, s"</th>
+                    <td class="num">{js(counts.window_s)}</td>
+                </tr>
+                <tr>
+                    <th scope="row">"Bar width, s"</th>
+                    <td class="num">{js(counts.bar_s)}</td>
+                </tr>
+                <tr>
+                    <th scope="row">"Bars"</th>
+                    <td class="num">{counts.counts.len().to_string()}</td>
+                </tr>
+                <tr>
+                    <th scope="row">"Highest bar, requests"</th>
+                    <td class="num">{counts.peak().to_string()}</td>
+                </tr>
+            </tbody>
+        </table>
+        <details>
+            <summary>"Every bar"</summary>
+            <div class="scroll tall">
+                <table>
+                    <thead>
+                        <tr>
+                            <th scope="col">"starts at, s"</th>
+                            <th scope="col">"requests"</th>
+                        </tr>
+                    </thead>
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        </details>
+    }
+}
+
+#[component]
+fn GapsTable(hist: GapHistogram) -> impl IntoView {
+    let rows = hist
+        .bins
+        .iter()
+        .map(|bin| {
+            view! {
+                <tr>
+                    <td class="num">{short(bin.lo_s)}</td>
+                    <td class="num">{short(bin.hi_s)}</td>
+                    <td class="num">{bin.count.to_string()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <div class="scroll tall">
+            <table id="gaps-table">
+                <caption>"Gaps between consecutive requests"</caption>
+                <thead>
+                    <tr>
+                        <th scope="col">"from, s"</th>
+                        <th scope="col">"to, s"</th>
+                        <th scope="col">"gaps"</th>
+                    </tr>
+                </thead>
+                <tbody>
+                    <tr>
+                        <td colspan="2">"0 (same timestamp)"</td>
+                        <td class="num">{hist.simultaneous.to_string()}</td>
+                    </tr>
+                    {rows}
+                </tbody>
+            </table>
+        </div>
+    }
+}
+
+#[component]
+fn CdfTable(input: TokenCdf, output: TokenCdf) -> impl IntoView {
+    let rows = input
+        .table
+        .iter()
+        .zip(&output.table)
+        .map(|(&(q, tokens_in), &(_, tokens_out))| {
+            view! {
+                <tr>
+                    <th scope="row">{quantile_label(q)}</th>
+                    <td class="num">{js(tokens_in)}</td>
+                    <td class="num">{js(tokens_out)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <table id="cdf-table">
+            <caption>"Tokens per request at each quantile (linear interpolation)"</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"quantile"</th>
+                    <th scope="col">"input"</th>
+                    <th scope="col">"output"</th>
+                </tr>
+            </thead>
+            <tbody>{rows}</tbody>
+        </table>
+    }
+}
+
+/// `min`, `p50`, `max` and so on.
+fn quantile_label(q: f64) -> String {
+    if q <= 0.0 {
+        "min".to_owned()
+    } else if q >= 1.0 {
+        "max".to_owned()
+    } else {
+        format!("p{}", js(q * 100.0))
+    }
+}
+
+/// A bin edge to four significant digits: edges are display choices, not measurements.
+fn short(x: f64) -> String {
+    let digits = 3 - x.abs().log10().floor().clamp(-12.0, 3.0) as i32;
+    format!("{:.*}", digits.max(0) as usize, x)
+}

@@ -1,0 +1,5 @@
+//! The page's views, one module per area. Views hold signals and markup only; every number
+//! they show comes from `loadproof_core` (directly or through [`crate::series`]).
+
+pub mod charts;
+pub mod trace;

@@ -1,0 +1,468 @@
+//! The trace view: choose or drop a file (or load the synthetic sample), then read what core
+//! says about it.
+//!
+//! The file is parsed once into a `Trace` held in a signal; the burstiness window only
+//! recomputes core's `InspectReport` from that trace, it never rereads the file. The report is
+//! also published as `window.loadproofReport` (parsed from `InspectReport::to_json`) so a
+//! browser test can compare the page with the CLI byte for byte. Errors from core are shown
+//! as text naming the line and the columns seen, never as a blank page.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use loadproof_core::Window;
+use loadproof_core::report::InspectReport;
+use loadproof_core::synth::{SynthSpec, burstgpt_csv};
+use loadproof_core::trace::{RowIssue, Trace};
+use wasm_bindgen::JsValue;
+use web_sys::{File, HtmlInputElement};
+
+use super::charts::Charts;
+use crate::ingest::{ReadError, ingest_blob, ingest_bytes};
+use crate::number::{ABSENT, js, js_opt};
+
+/// The file name the synthetic sample is reported under.
+pub const SAMPLE_NAME: &str = "synthetic-burstgpt.csv";
+
+/// A parsed source: the trace and the name it is reported under (`File.name`, no
+/// directories, as the CLI reports it).
+#[derive(Debug)]
+pub struct Loaded {
+    /// The source name in the report.
+    pub source: String,
+    /// The reconciled trace.
+    pub trace: Trace,
+    /// True for the generated sample.
+    pub synthetic: bool,
+}
+
+/// A file being read: its name, bytes read and bytes in all.
+#[derive(Debug, Clone, PartialEq)]
+struct Reading {
+    name: String,
+    done: f64,
+    total: f64,
+}
+
+/// Load a trace and show its report, charts and drops.
+#[component]
+pub fn TraceView() -> impl IntoView {
+    let loaded: RwSignal<Option<Arc<Loaded>>> = RwSignal::new(None);
+    let error = RwSignal::new(None::<String>);
+    let reading = RwSignal::new(None::<Reading>);
+    let dragging = RwSignal::new(false);
+    let window_text = RwSignal::new("1".to_owned());
+    // Bumped by every load; a slower, older load sees the change and stops.
+    let generation = StoredValue::new(0u64);
+
+    let typed_window = Memo::new(move |_| {
+        window_text
+            .with(|t| t.trim().parse::<f64>().ok())
+            .and_then(Window::from_secs)
+    });
+    // An invalid entry keeps the last valid window rather than blanking the report.
+    let window = Memo::new(move |prev: Option<&Window>| {
+        typed_window
+            .get()
+            .or(prev.copied())
+            .unwrap_or(Window::ONE_SECOND)
+    });
+    let report = Memo::new(move |_| {
+        loaded
+            .get()
+            .map(|l| InspectReport::new(&l.source, &l.trace, window.get()))
+    });
+    // Syncs outside state: the report for tests and the console.
+    Effect::new(move |_| report.with(|r| publish_report(r.as_ref())));
+
+    let start_file = move |file: File| {
+        let this_load = generation.get_value() + 1;
+        generation.set_value(this_load);
+        let name = file.name();
+        loaded.set(None);
+        error.set(None);
+        reading.set(Some(Reading {
+            name: name.clone(),
+            done: 0.0,
+            total: file.size(),
+        }));
+        spawn_local(async move {
+            let is_current = move || generation.get_value() == this_load;
+            let progress_name = name.clone();
+            let on_progress = move |done, total| {
+                if is_current() {
+                    reading.set(Some(Reading {
+                        name: progress_name.clone(),
+                        done,
+                        total,
+                    }));
+                }
+            };
+            let result = ingest_blob(&file, on_progress, is_current).await;
+            if !is_current() {
+                return;
+            }
+            reading.set(None);
+            match result {
+                Ok(trace) => loaded.set(Some(Arc::new(Loaded {
+                    source: name,
+                    trace,
+                    synthetic: false,
+                }))),
+                Err(ReadError::Superseded) => {}
+                Err(err) => error.set(Some(format!("{name}: {err}"))),
+            }
+        });
+    };
+
+    let load_sample = move |_| {
+        generation.update_value(|g| *g += 1);
+        reading.set(None);
+        error.set(None);
+        let mut bytes = Vec::new();
+        burstgpt_csv(SynthSpec::DEFAULT, &mut bytes);
+        match ingest_bytes(&bytes) {
+            Ok(trace) => loaded.set(Some(Arc::new(Loaded {
+                source: SAMPLE_NAME.to_owned(),
+                trace,
+                synthetic: true,
+            }))),
+            Err(err) => {
+                loaded.set(None);
+                error.set(Some(format!("{SAMPLE_NAME}: {err}")));
+            }
+        }
+    };
+
+    view! {
+        <section class="card load" aria-labelledby="load-heading">
+            <h2 id="load-heading">"Trace"</h2>
+            <div class="controls">
+                <div
+                    class="dropzone"
+                    class:dragging=move || dragging.get()
+                    on:dragover=move |ev| {
+                        ev.prevent_default();
+                        dragging.set(true);
+                    }
+                    on:dragleave=move |_| dragging.set(false)
+                    on:drop=move |ev| {
+                        ev.prevent_default();
+                        dragging.set(false);
+                        if let Some(file) = ev
+                            .data_transfer()
+                            .and_then(|dt| dt.files())
+                            .and_then(|files| files.get(0))
+                        {
+                            start_file(file);
+                        }
+                    }
+                >
+                    <label for="file">
+                        "Choose a trace file, or drop one here. "
+                        <span class="hint">
+                            "BurstGPT CSV, Mooncake JSONL or Azure LLM inference CSV; the format is detected from the header."
+                        </span>
+                    </label>
+                    <input
+                        type="file"
+                        id="file"
+                        on:change=move |ev| {
+                            let input: HtmlInputElement = event_target(&ev);
+                            if let Some(file) = input.files().and_then(|files| files.get(0)) {
+                                start_file(file);
+                            }
+                        }
+                    />
+                </div>
+                <div class="side">
+                    <p class="sample">
+                        <button id="sample" type="button" on:click=load_sample>
+                            "Load the synthetic sample"
+                        </button>
+                        <span class="hint">
+                            " Synthetic: 2,000 BurstGPT-layout rows generated in this page (seed 42), not a real trace."
+                        </span>
+                    </p>
+                    <p class="window">
+                        <label for="window-input">"Burstiness window, seconds "</label>
+                        <input
+                            type="number"
+                            id="window-input"
+                            min="0.000001"
+                            step="any"
+                            value="1"
+                            on:input=move |ev| window_text.set(event_target_value(&ev))
+                        />
+                        {move || {
+                            typed_window
+                                .get()
+                                .is_none()
+                                .then(|| {
+                                    view! {
+                                        <span id="window-hint" class="hint" role="status">
+                                            " Enter a width of at least 0.000001 s; showing "
+                                            {js(window.get().secs())}
+                                            " s."
+                                        </span>
+                                    }
+                                })
+                        }}
+                    </p>
+                </div>
+            </div>
+            {move || {
+                reading
+                    .get()
+                    .map(|r| {
+                        let percent = if r.total > 0.0 { 100.0 * r.done / r.total } else { 100.0 };
+                        view! {
+                            <p class="reading" role="status">
+                                <label for="progress">{format!("Reading {} ", r.name)}</label>
+                                <progress
+                                    id="progress"
+                                    max=r.total.to_string()
+                                    value=r.done.to_string()
+                                ></progress>
+                                {format!(" {percent:.0} %")}
+                            </p>
+                        }
+                    })
+            }}
+            {move || {
+                error
+                    .get()
+                    .map(|msg| {
+                        view! {
+                            <p id="error" class="error" role="alert">
+                                {msg}
+                            </p>
+                        }
+                    })
+            }}
+        </section>
+        {move || {
+            let synthetic = loaded.with(|l| l.as_ref().is_some_and(|l| l.synthetic));
+            report.get().map(|r| view! { <Summary report=r synthetic=synthetic /> })
+        }}
+        <Show when=move || loaded.with(Option::is_some)>
+            <Charts loaded=loaded window=window />
+        </Show>
+    }
+}
+
+/// Accounting, drops and regime of one report.
+#[component]
+fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
+    let drops = drop_rows(&report);
+    let regime = report.regime.clone();
+    let regime_error = report.regime_error.clone();
+    let optional = |v: Option<u64>| v.map_or_else(|| ABSENT.to_owned(), |v| v.to_string());
+    view! {
+        <section class="card facts" aria-labelledby="facts-heading">
+            <h2 id="facts-heading">"What the file holds"</h2>
+            {synthetic
+                .then(|| {
+                    view! {
+                        <p id="synthetic-note" class="synthetic">
+                            "Synthetic sample, generated in this page by loadproof's seeded generator: not real traffic."
+                        </p>
+                    }
+                })}
+            <dl>
+                <dt>"Source"</dt>
+                <dd id="source">{report.source.clone()}</dd>
+                <dt>"Format"</dt>
+                <dd id="format">{report.format.clone()}</dd>
+                <dt>"Layout"</dt>
+                <dd id="layout">{report.layout.clone()}</dd>
+                <dt>"Columns"</dt>
+                <dd id="columns">{report.columns.join(", ")}</dd>
+                <dt>"Size, bytes"</dt>
+                <dd id="bytes">{report.bytes.to_string()}</dd>
+                <dt>"sha256"</dt>
+                <dd id="sha256" class="mono">{report.source_sha256.clone()}</dd>
+                <dt>"Rows read"</dt>
+                <dd id="rows-read">{report.rows_read.to_string()}</dd>
+                <dt>"Emitted as requests"</dt>
+                <dd id="emitted">{report.emitted.to_string()}</dd>
+                <dt>"Dropped (defects)"</dt>
+                <dd id="dropped-total">{report.dropped_total.to_string()}</dd>
+                <dt>"Filtered (by choice)"</dt>
+                <dd id="filtered-total">{report.filtered_total.to_string()}</dd>
+                <dt>"Blank lines"</dt>
+                <dd id="blank-lines">{report.blank_lines.to_string()}</dd>
+                <dt>"Timestamp unit"</dt>
+                <dd id="time-unit">{report.raw_time_unit.clone()}</dd>
+                <dt>"Rows with a session"</dt>
+                <dd id="session-rows">{optional(report.session_rows)}</dd>
+                <dt>"Sessions"</dt>
+                <dd id="sessions">{optional(report.sessions)}</dd>
+                <dt>"Prefix block, tokens"</dt>
+                <dd id="prefix-block">{optional(report.prefix_block_tokens.map(u64::from))}</dd>
+            </dl>
+            <h3>"Notes"</h3>
+            <ul id="notes">
+                {if report.notes.is_empty() {
+                    view! { <li class="hint">"none"</li> }.into_any()
+                } else {
+                    report
+                        .notes
+                        .iter()
+                        .map(|n| view! { <li>{n.clone()}</li> })
+                        .collect_view()
+                        .into_any()
+                }}
+            </ul>
+        </section>
+        <section class="card regime" aria-labelledby="regime-heading">
+            <h2 id="regime-heading">"Regime"</h2>
+            {match regime {
+                None => {
+                    view! {
+                        <p id="regime-error" class="error">
+                            {regime_error.unwrap_or_default()}
+                        </p>
+                    }
+                        .into_any()
+                }
+                Some(g) => {
+                    view! {
+                        <dl>
+                            <dt>"Requests"</dt>
+                            <dd id="requests">{g.requests.to_string()}</dd>
+                            <dt>"Span, s"</dt>
+                            <dd id="span">{js(g.span_s)}</dd>
+                            <dt>"Rate, requests/s"</dt>
+                            <dd id="rate">{js_opt(g.rate_rps)}</dd>
+                            <dt>
+                                <abbr title="index of dispersion of per-window counts: 1 Poisson, below 1 paced, above 1 bursty">
+                                    "Burstiness"
+                                </abbr>
+                            </dt>
+                            <dd id="burstiness">{js_opt(g.burstiness)}</dd>
+                            <dt>"Window, s"</dt>
+                            <dd id="window">{js(g.window_s)}</dd>
+                            <dt>"Windows"</dt>
+                            <dd id="windows">{g.windows.to_string()}</dd>
+                            <dt>"Timestamp resolution, s"</dt>
+                            <dd id="resolution">{js_opt(g.timestamp_resolution_s)}</dd>
+                            <dt>"Distinct timestamps"</dt>
+                            <dd id="distinct-timestamps">{g.distinct_timestamps.to_string()}</dd>
+                            <dt>"Input tokens p50"</dt>
+                            <dd id="in-p50">{js(g.input_tokens.p50)}</dd>
+                            <dt>"Input tokens p95"</dt>
+                            <dd id="in-p95">{js(g.input_tokens.p95)}</dd>
+                            <dt>"Output tokens p50"</dt>
+                            <dd id="out-p50">{js(g.output_tokens.p50)}</dd>
+                            <dt>"Output tokens p95"</dt>
+                            <dd id="out-p95">{js(g.output_tokens.p95)}</dd>
+                            <dt>"Input/output token ratio"</dt>
+                            <dd id="io-ratio">{js(g.io_ratio)}</dd>
+                            <dt>"Session share"</dt>
+                            <dd id="session-share">{js_opt(g.session_share)}</dd>
+                        </dl>
+                        <h3>"Warnings"</h3>
+                        <ul id="warnings">
+                            {if g.warnings.is_empty() {
+                                view! { <li class="hint">"none"</li> }.into_any()
+                            } else {
+                                g.warnings
+                                    .into_iter()
+                                    .map(|w| view! { <li>{w}</li> })
+                                    .collect_view()
+                                    .into_any()
+                            }}
+                        </ul>
+                    }
+                        .into_any()
+                }
+            }}
+        </section>
+        <section class="card drops" aria-labelledby="drops-heading">
+            <h2 id="drops-heading">"Rows that could not be used"</h2>
+            <div class="scroll">
+                <table id="drops">
+                    <caption>
+                        "One row per drop reason, with the first rows of each (line from 1)."
+                    </caption>
+                    <thead>
+                        <tr>
+                            <th scope="col">"reason"</th>
+                            <th scope="col" class="num">
+                                "rows"
+                            </th>
+                            <th scope="col">"examples"</th>
+                        </tr>
+                    </thead>
+                    <tbody>
+                        {if drops.is_empty() {
+                            view! {
+                                <tr>
+                                    <td colspan="3" class="hint">
+                                        "No row was dropped."
+                                    </td>
+                                </tr>
+                            }
+                                .into_any()
+                        } else {
+                            drops
+                                .into_iter()
+                                .map(|(reason, count, examples)| {
+                                    view! {
+                                        <tr>
+                                            <th scope="row">{reason}</th>
+                                            <td class="num">{count.to_string()}</td>
+                                            <td>
+                                                <ul class="examples">
+                                                    {examples
+                                                        .into_iter()
+                                                        .map(|e| view! { <li>{example_text(&e)}</li> })
+                                                        .collect_view()}
+                                                </ul>
+                                            </td>
+                                        </tr>
+                                    }
+                                })
+                                .collect_view()
+                                .into_any()
+                        }}
+                    </tbody>
+                </table>
+            </div>
+        </section>
+    }
+}
+
+/// `(reason, count, examples)` per drop reason, in the report's (sorted) order.
+fn drop_rows(report: &InspectReport) -> Vec<(String, u64, Vec<RowIssue>)> {
+    report
+        .dropped
+        .iter()
+        .map(|(reason, &count)| {
+            let examples = report
+                .drop_examples
+                .get(reason)
+                .cloned()
+                .unwrap_or_default();
+            (reason.name().to_owned(), count, examples)
+        })
+        .collect()
+}
+
+/// One example row as text: `line 12, field "Timestamp": not a number`.
+fn example_text(issue: &RowIssue) -> String {
+    issue.to_string()
+}
+
+/// Sets `window.loadproofReport` to the parsed report JSON, or `null` when there is none.
+fn publish_report(report: Option<&InspectReport>) {
+    let Some(window) = web_sys::window() else {
+        return;
+    };
+    let value = report
+        .and_then(|r| js_sys::JSON::parse(&r.to_json()).ok())
+        .unwrap_or(JsValue::NULL);
+    let _ = js_sys::Reflect::set(&window, &JsValue::from_str("loadproofReport"), &value);
+}

@@ -1,0 +1,170 @@
+//! Drawing the charts on `<canvas>` elements with plotters.
+//!
+//! The charts are pictures of [`crate::series`] values and nothing else: every number they
+//! show is also in the table printed beside them, which is what screen readers and tests read.
+//! Drawing can fail (no 2D context, a canvas detached mid-draw); failures come back as text
+//! for the page to show, never as a panic.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use web_sys::HtmlCanvasElement;
+
+use crate::number::js;
+use crate::series::{GapHistogram, TokenCdf, WindowCounts};
+
+const BAR: RGBColor = RGBColor(37, 99, 235);
+const INPUT: RGBColor = RGBColor(37, 99, 235);
+const OUTPUT: RGBColor = RGBColor(217, 119, 6);
+const AXIS_FONT: (&str, u32) = ("sans-serif", 14);
+
+/// Requests per window over time, one bar per (possibly merged) window.
+pub fn draw_counts(canvas: HtmlCanvasElement, series: &WindowCounts) -> Result<(), String> {
+    let root = area(canvas)?;
+    let bar_s = series.bar_s;
+    let x_max = (series.counts.len() as f64 * bar_s).max(bar_s);
+    let y_max = (series.peak().max(1) as f64 * 1.08).ceil();
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+        .map_err(text)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc("seconds since the first request")
+        .y_desc(format!("requests per {} s", js(bar_s)))
+        .label_style(AXIS_FONT)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(text)?;
+    chart
+        .draw_series(series.counts.iter().enumerate().map(|(idx, &count)| {
+            let x0 = idx as f64 * bar_s;
+            Rectangle::new([(x0, 0.0), (x0 + bar_s, count as f64)], BAR.filled())
+        }))
+        .map_err(text)?;
+    root.present().map_err(text)
+}
+
+/// The inter-arrival histogram on a log time axis.
+pub fn draw_gaps(canvas: HtmlCanvasElement, hist: &GapHistogram) -> Result<(), String> {
+    let root = area(canvas)?;
+    let (Some(first), Some(last)) = (hist.bins.first(), hist.bins.last()) else {
+        root.draw(&Text::new(
+            "every request arrives at the same instant as the one before: no positive gaps",
+            (20, 40),
+            AXIS_FONT,
+        ))
+        .map_err(text)?;
+        return root.present().map_err(text);
+    };
+    let peak = hist.bins.iter().map(|b| b.count).max().unwrap_or(0).max(1);
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d(
+            (first.lo_s..last.hi_s).log_scale(),
+            0f64..(peak as f64 * 1.08).ceil(),
+        )
+        .map_err(text)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc("gap to the previous request, seconds (log scale)")
+        .y_desc("gaps")
+        .label_style(AXIS_FONT)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(text)?;
+    chart
+        .draw_series(hist.bins.iter().map(|bin| {
+            Rectangle::new(
+                [(bin.lo_s, 0.0), (bin.hi_s, bin.count as f64)],
+                BAR.filled(),
+            )
+        }))
+        .map_err(text)?;
+    root.present().map_err(text)
+}
+
+/// Input and output token CDFs on a log token axis.
+pub fn draw_cdfs(
+    canvas: HtmlCanvasElement,
+    input: &TokenCdf,
+    output: &TokenCdf,
+) -> Result<(), String> {
+    let root = area(canvas)?;
+    let max_tokens = input
+        .curve
+        .iter()
+        .chain(&output.curve)
+        .map(|&(tokens, _)| tokens)
+        .fold(1.0f64, f64::max);
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64)
+        .build_cartesian_2d((1f64..max_tokens.max(2.0)).log_scale(), 0f64..1f64)
+        .map_err(text)?;
+    chart
+        .configure_mesh()
+        .x_desc("tokens (log scale)")
+        .y_desc("share of requests at or below")
+        .label_style(AXIS_FONT)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(text)?;
+    for (cdf, color, label) in [(input, INPUT, "input"), (output, OUTPUT, "output")] {
+        chart
+            .draw_series(LineSeries::new(
+                cdf.curve.iter().copied(),
+                color.stroke_width(2),
+            ))
+            .map_err(text)?
+            .label(label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::LowerRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(AXIS_FONT)
+        .draw()
+        .map_err(text)?;
+    root.present().map_err(text)
+}
+
+fn area(canvas: HtmlCanvasElement) -> Result<DrawingArea<CanvasBackend, Shift>, String> {
+    let backend = CanvasBackend::with_canvas_object(canvas)
+        .ok_or_else(|| "this browser gives the canvas no 2D context".to_owned())?;
+    let root = backend.into_drawing_area();
+    root.fill(&WHITE).map_err(text)?;
+    Ok(root)
+}
+
+/// An axis tick to six significant digits, without float noise or trailing zeros.
+fn tick(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() {
+        return js(v);
+    }
+    let decimals = (5.0 - v.abs().log10().floor()).clamp(0.0, 12.0) as usize;
+    let fixed = format!("{v:.decimals$}");
+    if fixed.contains('.') {
+        fixed.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        fixed
+    }
+}
+
+fn text(err: impl std::fmt::Display) -> String {
+    format!("could not draw the chart: {err}")
+}
