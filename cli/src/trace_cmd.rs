@@ -3,6 +3,7 @@
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use loadproof_core::regime::Window;
@@ -15,6 +16,8 @@ use crate::render;
 
 /// Chunk size for reading: large enough to amortise syscalls, small enough for progress.
 const CHUNK_BYTES: usize = 4 << 20;
+/// Buffers in flight between the reader and the hashing thread.
+const POOL: usize = 4;
 /// Files smaller than this finish before a progress bar would be seen.
 const PROGRESS_MIN_BYTES: u64 = 32 << 20;
 
@@ -62,26 +65,38 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
         bar
     });
     // The sha256 runs on the second core while this one parses: the digest is half the cost.
-    let (tx, rx) = std::sync::mpsc::sync_channel::<std::sync::Arc<Vec<u8>>>(4);
+    // Buffers travel to the hasher and back, so no fresh pages are faulted in per chunk.
+    let (to_hasher, from_reader) = std::sync::mpsc::sync_channel::<Arc<Vec<u8>>>(POOL);
+    let (to_reader, from_hasher) = std::sync::mpsc::sync_channel::<Arc<Vec<u8>>>(POOL);
     let hasher = std::thread::spawn(move || {
         let mut sha = Sha256Stream::default();
-        for chunk in rx {
+        for chunk in from_reader {
             sha.update(&chunk);
+            // The reader may have stopped early; a lost buffer is only a lost allocation.
+            let _ = to_reader.send(chunk);
         }
         sha.finalize()
     });
+    let tx = to_hasher;
     let mut ingester = Ingester::new_unhashed(opts);
+    let mut spare: Vec<Vec<u8>> = Vec::new();
     loop {
-        let mut buf = vec![0u8; CHUNK_BYTES];
+        while let Ok(back) = from_hasher.try_recv() {
+            if let Ok(buf) = Arc::try_unwrap(back) {
+                spare.push(buf);
+            }
+        }
+        let mut buf = spare.pop().unwrap_or_default();
+        buf.resize(CHUNK_BYTES, 0);
         let n = read_full(&mut file, &mut buf)
             .with_context(|| format!("reading {}", path.display()))?;
         if n == 0 {
             break;
         }
         buf.truncate(n);
-        let chunk = std::sync::Arc::new(buf);
+        let chunk = Arc::new(buf);
         // A send fails only if the hasher died; its join below reports that.
-        let _ = tx.send(std::sync::Arc::clone(&chunk));
+        let _ = tx.send(Arc::clone(&chunk));
         ingester
             .push(&chunk)
             .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
@@ -89,6 +104,8 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
             bar.set_position(ingester.bytes_seen());
             bar.set_message(format!("{} rows", ingester.rows_read()));
         }
+        // Return our handle so the hasher's is the last and the buffer comes back whole.
+        drop(chunk);
     }
     drop(tx);
     let digest = hasher

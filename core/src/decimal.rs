@@ -25,6 +25,18 @@ pub struct Decimal {
     exponent: i32,
 }
 
+/// Powers of ten that fit in a `u128`: `POW10[k] = 10^k`, `k ≤ 38`.
+#[allow(clippy::indexing_slicing)] // evaluated at compile time: an out-of-bounds index fails the build
+const POW10: [u128; 39] = {
+    let mut table = [1u128; 39];
+    let mut k = 1;
+    while k < 39 {
+        table[k] = table[k - 1] * 10;
+        k += 1;
+    }
+    table
+};
+
 /// Digits beyond this many significant ones cannot be represented exactly in a `u128`.
 const MAX_SIGNIFICANT_DIGITS: u32 = 36;
 
@@ -144,20 +156,18 @@ impl Decimal {
             return Ok(0);
         }
         let magnitude: u128 = if e >= 0 {
-            let mut m = self.mantissa;
-            for _ in 0..e {
-                m = m.checked_mul(10).ok_or(NumberError::OutOfRange)?;
-            }
-            m
+            let pow = POW10.get(e as usize).ok_or(NumberError::OutOfRange)?;
+            self.mantissa
+                .checked_mul(*pow)
+                .ok_or(NumberError::OutOfRange)?
         } else {
-            let shift = e.unsigned_abs();
-            if shift > 38 {
-                0
-            } else {
-                let div = 10u128.pow(shift);
-                let q = self.mantissa / div;
-                let r = self.mantissa % div;
-                if r.saturating_mul(2) >= div { q + 1 } else { q }
+            match POW10.get(e.unsigned_abs() as usize) {
+                None => 0,
+                Some(&div) => {
+                    let q = self.mantissa / div;
+                    let r = self.mantissa % div;
+                    if r.saturating_mul(2) >= div { q + 1 } else { q }
+                }
             }
         };
         let magnitude = i64::try_from(magnitude).map_err(|_| NumberError::OutOfRange)?;

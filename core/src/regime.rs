@@ -14,7 +14,7 @@
 
 use serde::Serialize;
 
-use crate::stats::{Percentiles, dispersion_index, percentile_linear};
+use crate::stats::{Percentiles, dispersion_index};
 use crate::trace::{Requests, Trace};
 
 /// A window width for burstiness, in nanoseconds (> 0).
@@ -198,11 +198,4 @@ pub fn counts_per_window(arrivals: &[i64], window: Window, max_bins: usize) -> V
         }
     }
     counts
-}
-
-/// `percentile_linear` re-exported for callers that need other quantiles of a column.
-pub fn quantile_u32(values: &[u32], q: f64) -> Option<f64> {
-    let mut sorted = values.to_vec();
-    sorted.sort_unstable();
-    percentile_linear(&sorted, q)
 }

@@ -15,26 +15,113 @@ pub struct Percentiles {
 impl Percentiles {
     /// p50 and p95 of `values` (any order); zeros for an empty column.
     pub fn of_u32(values: &[u32]) -> Percentiles {
-        let mut scratch = values.to_vec();
-        Percentiles {
-            p50: percentile_unsorted(&mut scratch, 0.50).unwrap_or(0.0),
-            p95: percentile_unsorted(&mut scratch, 0.95).unwrap_or(0.0),
-        }
+        Distribution::of_u32(values).percentiles()
     }
 }
 
-/// As [`percentile_linear`], on values in any order, by selection in O(n) instead of a sort.
-/// Reorders `values`.
-pub fn percentile_unsorted(values: &mut [u32], q: f64) -> Option<f64> {
-    if values.is_empty() || !(0.0..=1.0).contains(&q) {
-        return None;
+/// Token counts beyond this make a counting table larger than sorting costs.
+const COUNTING_MAX: u32 = 1 << 22;
+
+/// A column of counts as its distinct values with how often each occurs: any quantile of the
+/// column in O(log distinct) without holding a sorted copy. Built by counting when the values
+/// are small (token counts always are), otherwise by sorting.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Distribution {
+    /// Distinct values, ascending.
+    values: Vec<u32>,
+    /// `cumulative[i]` = how many entries are ≤ `values[i]`.
+    cumulative: Vec<u64>,
+}
+
+impl Distribution {
+    /// The distribution of `column` (any order).
+    pub fn of_u32(column: &[u32]) -> Distribution {
+        let max = column.iter().copied().max().unwrap_or(0);
+        let mut pairs: Vec<(u32, u64)> = Vec::new();
+        // Count when the table is no larger than a few times the column itself.
+        let table_fits = u64::from(max) <= 4 * column.len() as u64 + 65_536;
+        if max <= COUNTING_MAX && table_fits {
+            let mut counts = vec![0u64; max as usize + 1];
+            for &v in column {
+                if let Some(c) = counts.get_mut(v as usize) {
+                    *c += 1;
+                }
+            }
+            pairs.extend(
+                counts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, c)| **c > 0)
+                    .map(|(v, &c)| (v as u32, c)),
+            );
+        } else {
+            let mut sorted = column.to_vec();
+            sorted.sort_unstable();
+            for v in sorted {
+                match pairs.last_mut() {
+                    Some((last, c)) if *last == v => *c += 1,
+                    _ => pairs.push((v, 1)),
+                }
+            }
+        }
+        let mut total = 0u64;
+        let (values, cumulative) = pairs
+            .into_iter()
+            .map(|(v, c)| {
+                total += c;
+                (v, total)
+            })
+            .unzip();
+        Distribution { values, cumulative }
     }
-    let h = (values.len() - 1) as f64 * q;
-    let lo = h.floor() as usize;
-    let frac = h - lo as f64;
-    let (_, &mut a, above) = values.select_nth_unstable(lo);
-    let b = above.iter().copied().min().unwrap_or(a);
-    Some(lerp(f64::from(a), f64::from(b), frac))
+
+    /// Number of entries.
+    pub fn len(&self) -> u64 {
+        self.cumulative.last().copied().unwrap_or(0)
+    }
+
+    /// True when the column was empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The `rank`-th smallest entry (from 0).
+    pub fn order_statistic(&self, rank: u64) -> Option<u32> {
+        let idx = self.cumulative.partition_point(|&c| c <= rank);
+        self.values.get(idx).copied()
+    }
+
+    /// Quantile `q ∈ [0, 1]` by linear interpolation, exactly as [`percentile_linear`] on the
+    /// sorted column.
+    pub fn quantile(&self, q: f64) -> Option<f64> {
+        let n = self.len();
+        if n == 0 || !(0.0..=1.0).contains(&q) {
+            return None;
+        }
+        let h = (n - 1) as f64 * q;
+        let lo = h.floor() as u64;
+        let frac = h - lo as f64;
+        let a = self.order_statistic(lo)?;
+        let b = self.order_statistic((lo + 1).min(n - 1))?;
+        Some(lerp(f64::from(a), f64::from(b), frac))
+    }
+
+    /// p50 and p95; zeros when empty.
+    pub fn percentiles(&self) -> Percentiles {
+        Percentiles {
+            p50: self.quantile(0.50).unwrap_or(0.0),
+            p95: self.quantile(0.95).unwrap_or(0.0),
+        }
+    }
+
+    /// Distinct values with the share of entries at or below each: the empirical CDF's steps.
+    pub fn cdf_steps(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let n = self.len().max(1) as f64;
+        self.values
+            .iter()
+            .zip(&self.cumulative)
+            .map(move |(&v, &c)| (v, c as f64 / n))
+    }
 }
 
 /// numpy's `_lerp`: from below for t < 0.5, from above otherwise, so 841.7 stays 841.7.
@@ -113,11 +200,12 @@ mod tests {
 
     proptest::proptest! {
         #[test]
-        fn selection_equals_sorting(mut v in proptest::collection::vec(0u32..1000, 1..200), q in 0.0f64..=1.0) {
+        fn distribution_quantiles_equal_sorting(v in proptest::collection::vec(proptest::prop_oneof![0u32..1000, (COUNTING_MAX - 5)..], 1..200), q in 0.0f64..=1.0) {
             let mut sorted = v.clone();
             sorted.sort_unstable();
-            proptest::prop_assert_eq!(percentile_unsorted(&mut v, q), percentile_linear(&sorted, q));
+            proptest::prop_assert_eq!(Distribution::of_u32(&v).quantile(q), percentile_linear(&sorted, q));
         }
+
     }
 
     #[test]

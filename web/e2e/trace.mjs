@@ -13,19 +13,12 @@
 // Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
 
 import { execFileSync } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { deepStrictEqual } from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const require = createRequire(path.join(root, 'tools', 'package.json'));
-const { chromium } = require('playwright-core');
-
-const fromRoot = (p) => path.resolve(root, p);
+import { fromRoot, launch, serve } from './harness.mjs';
 const shared = fromRoot(process.env.LOADPROOF_SHARED ?? '../shared');
 const bin = fromRoot(process.env.LOADPROOF_BIN ?? 'target/release/loadproof');
 const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
@@ -87,31 +80,6 @@ function cli(file, extra = []) {
   return JSON.parse(out);
 }
 
-const MIME = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.css': 'text/css; charset=utf-8',
-};
-function serve(dir) {
-  const server = http.createServer((req, res) => {
-    const urlPath = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    const rel = urlPath === '/' ? 'index.html' : urlPath.replace(/^\/+/, '');
-    const file = path.resolve(dir, rel);
-    if (!file.startsWith(dir + path.sep) || !fs.existsSync(file) || !fs.statSync(file).isFile()) {
-      res.writeHead(404, { 'content-type': 'text/plain' });
-      res.end('not found');
-      return;
-    }
-    res.writeHead(200, {
-      'content-type': MIME[path.extname(file)] ?? 'application/octet-stream',
-      'cache-control': 'no-store',
-    });
-    fs.createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
 // Waits until the page has published the report for `source` (or an error appeared).
 async function waitForReport(page, source) {
   await page.waitForFunction(
@@ -170,19 +138,7 @@ const server = await serve(dist);
 const base = `http://127.0.0.1:${server.address().port}/`;
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadproof-e2e-'));
 fs.mkdirSync(shots, { recursive: true });
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: [
-    '--headless=new',
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-quic',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-  ],
-});
+const browser = await launch();
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 const pageErrors = [];
 

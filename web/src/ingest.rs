@@ -1,10 +1,12 @@
 //! Reading a browser `Blob` into core's `Ingester`, a slice at a time.
 //!
-//! A trace can be hundreds of megabytes. Reading it whole would hold two copies in memory and
-//! freeze the page while it parses, so the file is sliced (`Blob.slice` + `arrayBuffer()`),
-//! each slice is pushed to the `Ingester`, and the loop yields to the event loop between
-//! slices so the progress bar repaints and clicks still register. All parsing and accounting
-//! is core's; this module only moves bytes and reports progress.
+//! A trace can be hundreds of megabytes. Parsing it in one go would freeze the page, so it is
+//! pushed to the `Ingester` in slices and the loop yields to the event loop every few tens of
+//! milliseconds, so the progress bar repaints and clicks still register. Files up to 1 GiB are
+//! read into one `ArrayBuffer` so the browser's native SHA-256 (WebCrypto) hashes them on its
+//! own threads while wasm parses, the same split the CLI makes with a second core; larger
+//! files (or a context without WebCrypto) are read slice by slice and hashed in wasm. All
+//! parsing and accounting is core's; this module only moves bytes.
 
 use std::fmt;
 
@@ -15,7 +17,7 @@ use wasm_bindgen_futures::JsFuture;
 
 /// Bytes read per slice: large enough that per-slice overhead vanishes, small enough that one
 /// slice parses in a few tens of milliseconds.
-pub const CHUNK_BYTES: f64 = (4 << 20) as f64;
+pub const CHUNK_BYTES: f64 = (8 << 20) as f64;
 
 /// Why a source could not be turned into a trace.
 #[derive(Debug)]
@@ -55,18 +57,32 @@ pub fn ingest_bytes(bytes: &[u8]) -> Result<Trace, TraceError> {
     ingester.finish()
 }
 
-/// Ingests `blob` slice by slice. `on_progress(bytes_done, bytes_total)` runs after every
-/// slice; `is_current()` is checked between slices so a newer load can stop this one.
+/// Files up to this size are read into one `ArrayBuffer` so the browser's native SHA-256
+/// (WebCrypto, off the main thread) can hash them while wasm parses; larger ones are streamed
+/// slice by slice and hashed in wasm.
+const WHOLE_FILE_MAX: f64 = (1u64 << 30) as f64;
+
+/// Parse at most this long before yielding, so the progress bar repaints and clicks register.
+const YIELD_EVERY_MS: f64 = 40.0;
+
+/// Ingests `blob`. `on_progress(bytes_done, bytes_total)` runs between slices;
+/// `is_current()` is checked between slices so a newer load can stop this one.
 pub async fn ingest_blob(
     blob: &web_sys::Blob,
     on_progress: impl Fn(f64, f64),
     is_current: impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
     let total = blob.size();
+    on_progress(0.0, total);
+    if total <= WHOLE_FILE_MAX
+        && let Some(subtle) = subtle_crypto()
+    {
+        return ingest_whole(blob, &subtle, on_progress, is_current).await;
+    }
     let mut ingester = Ingester::new(options());
     let mut scratch: Vec<u8> = Vec::new();
+    let mut pacer = Pacer::new();
     let mut offset = 0.0;
-    on_progress(offset, total);
     while offset < total {
         let end = (offset + CHUNK_BYTES).min(total);
         let slice = blob
@@ -80,30 +96,125 @@ pub async fn ingest_blob(
         view.copy_to(&mut scratch);
         ingester.push(&scratch).map_err(ReadError::Trace)?;
         offset = end;
-        on_progress(offset, total);
-        yield_to_event_loop().await;
-        if !is_current() {
-            return Err(ReadError::Superseded);
+        if pacer.due() {
+            on_progress(offset, total);
+            pacer.yield_now().await;
+            if !is_current() {
+                return Err(ReadError::Superseded);
+            }
         }
     }
+    on_progress(total, total);
     ingester.finish().map_err(ReadError::Trace)
 }
 
+/// The whole file in one buffer: WebCrypto hashes it while wasm parses it.
+async fn ingest_whole(
+    blob: &web_sys::Blob,
+    subtle: &web_sys::SubtleCrypto,
+    on_progress: impl Fn(f64, f64),
+    is_current: impl Fn() -> bool,
+) -> Result<Trace, ReadError> {
+    let total = blob.size();
+    let buffer = JsFuture::from(blob.array_buffer())
+        .await
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    let Ok(buffer) = buffer.dyn_into::<js_sys::ArrayBuffer>() else {
+        return Err(ReadError::Browser(
+            "arrayBuffer() gave no ArrayBuffer".to_owned(),
+        ));
+    };
+    // Started now, awaited after parsing: the browser hashes on its own threads.
+    let digest = subtle
+        .digest_with_str_and_buffer_source("SHA-256", &buffer)
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    let mut ingester = Ingester::new_unhashed(options());
+    let mut scratch: Vec<u8> = Vec::new();
+    let mut pacer = Pacer::new();
+    let total_bytes = buffer.byte_length();
+    let mut offset: u32 = 0;
+    while offset < total_bytes {
+        let len = (total_bytes - offset).min(CHUNK_BYTES as u32);
+        let view = Uint8Array::new_with_byte_offset_and_length(&buffer, offset, len);
+        scratch.resize(len as usize, 0);
+        view.copy_to(&mut scratch);
+        ingester.push(&scratch).map_err(ReadError::Trace)?;
+        offset += len;
+        if pacer.due() {
+            on_progress(f64::from(offset), total);
+            pacer.yield_now().await;
+            if !is_current() {
+                return Err(ReadError::Superseded);
+            }
+        }
+    }
+    on_progress(total, total);
+    let digest = JsFuture::from(digest)
+        .await
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    let bytes = Uint8Array::new(&digest).to_vec();
+    let Ok(sha256) = <[u8; 32]>::try_from(bytes.as_slice()) else {
+        return Err(ReadError::Browser(
+            "SHA-256 digest is not 32 bytes".to_owned(),
+        ));
+    };
+    ingester
+        .finish_with_sha256(sha256)
+        .map_err(ReadError::Trace)
+}
+
+/// WebCrypto's `SubtleCrypto`, present only in a secure context (https, localhost).
+fn subtle_crypto() -> Option<web_sys::SubtleCrypto> {
+    let window = web_sys::window()?;
+    let crypto = window.crypto().ok()?;
+    let subtle = js_sys::Reflect::get(&crypto, &JsValue::from_str("subtle")).ok()?;
+    if subtle.is_undefined() || subtle.is_null() {
+        return None;
+    }
+    subtle.dyn_into::<web_sys::SubtleCrypto>().ok()
+}
+
+/// Decides when parsing has held the main thread long enough to yield.
+struct Pacer {
+    performance: Option<web_sys::Performance>,
+    last: f64,
+}
+
+impl Pacer {
+    fn new() -> Pacer {
+        let performance = web_sys::window().and_then(|w| w.performance());
+        let last = performance.as_ref().map_or(0.0, web_sys::Performance::now);
+        Pacer { performance, last }
+    }
+
+    fn due(&self) -> bool {
+        self.performance
+            .as_ref()
+            .is_none_or(|p| p.now() - self.last >= YIELD_EVERY_MS)
+    }
+
+    async fn yield_now(&mut self) {
+        yield_to_event_loop().await;
+        if let Some(p) = &self.performance {
+            self.last = p.now();
+        }
+    }
+}
+
 /// Resolves on the next macrotask, so the browser can paint and handle input in between.
+/// A `MessageChannel` message is a macrotask without `setTimeout`'s 4 ms nesting clamp.
 async fn yield_to_event_loop() {
-    let Some(window) = web_sys::window() else {
+    let Ok(channel) = web_sys::MessageChannel::new() else {
         return;
     };
     let promise = Promise::new(&mut |resolve, _reject| {
-        // If scheduling fails the promise never resolves; resolve at once instead.
-        if window
-            .set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0)
-            .is_err()
-        {
+        channel.port1().set_onmessage(Some(&resolve));
+        if channel.port2().post_message(&JsValue::UNDEFINED).is_err() {
             let _ = resolve.call0(&JsValue::UNDEFINED);
         }
     });
     let _ = JsFuture::from(promise).await;
+    channel.port1().set_onmessage(None);
 }
 
 /// The message of a JavaScript exception, or its string form.

@@ -2,11 +2,11 @@
 //!
 //! Each chart also shows its numbers as a table, so chart and table must be drawn from one
 //! value: the types here. Per-window counts come from `regime::counts_per_window` and token
-//! quantiles from `stats::percentile_linear`. The inter-arrival histogram has no counterpart
+//! quantiles from `stats::Distribution` (the same linear interpolation as the report). The inter-arrival histogram has no counterpart
 //! in core; its binning (log-spaced, for display only) is done here and feeds no report number.
 
 use loadproof_core::regime::{Window, counts_per_window};
-use loadproof_core::stats::percentile_linear;
+use loadproof_core::stats::Distribution;
 use loadproof_core::trace::Trace;
 
 /// Most bars the requests-over-time chart draws.
@@ -123,18 +123,17 @@ impl TokenCdf {
     /// The CDF of `values`, sampled at `points + 1` shares, by core's linear-interpolation
     /// percentile (so its p50 and p95 equal the report's).
     pub fn of(values: &[u32], points: usize) -> TokenCdf {
-        let mut sorted = values.to_vec();
-        sorted.sort_unstable();
+        let dist = Distribution::of_u32(values);
         let points = points.max(1);
         let curve = (0..=points)
             .filter_map(|i| {
                 let q = i as f64 / points as f64;
-                percentile_linear(&sorted, q).map(|v| (v, q))
+                dist.quantile(q).map(|v| (v, q))
             })
             .collect();
         let table = TABLE_QUANTILES
             .iter()
-            .filter_map(|&q| percentile_linear(&sorted, q).map(|v| (q, v)))
+            .filter_map(|&q| dist.quantile(q).map(|v| (q, v)))
             .collect();
         TokenCdf { curve, table }
     }

@@ -21,16 +21,25 @@ impl Cells {
     /// Splits `line` (without its line terminator) on commas.
     pub(crate) fn split(&mut self, line: &[u8]) -> Result<(), BadQuoting> {
         self.ends.clear();
-        if memchr::memchr(b'"', line).is_none() {
-            self.quoted = false;
-            let mut start = 0;
-            for comma in memchr::memchr_iter(b',', line) {
-                self.ends.push((start, comma));
-                start = comma + 1;
+        // Trace lines are short (tens of bytes): one scalar pass beats a SIMD search per
+        // comma, whose setup costs more than the bytes it skips.
+        let mut start = 0;
+        let mut saw_quote = false;
+        for (idx, &b) in line.iter().enumerate() {
+            if b == b',' {
+                self.ends.push((start, idx));
+                start = idx + 1;
+            } else if b == b'"' {
+                saw_quote = true;
+                break;
             }
+        }
+        if !saw_quote {
+            self.quoted = false;
             self.ends.push((start, line.len()));
             return Ok(());
         }
+        self.ends.clear();
         self.quoted = true;
         self.scratch.clear();
         let mut iter = line.iter().copied().peekable();

@@ -191,10 +191,10 @@ impl Ingester {
             h.update(chunk);
         }
         self.bytes += chunk.len() as u64;
-        let mut rest = chunk;
-        while let Some(nl) = memchr::memchr(b'\n', rest) {
-            let (line, tail) = rest.split_at(nl);
-            rest = tail.get(1..).unwrap_or_default();
+        let mut line_start = 0usize;
+        for nl in memchr::memchr_iter(b'\n', chunk) {
+            let line = chunk.get(line_start..nl).unwrap_or_default();
+            line_start = nl + 1;
             if self.skipping_long_line {
                 self.skipping_long_line = false;
                 self.line_no += 1;
@@ -210,11 +210,10 @@ impl Ingester {
             } else {
                 let mut carried = std::mem::take(&mut self.carry);
                 carried.extend_from_slice(line);
+                self.line_no += 1;
                 if carried.len() > self.opts.limits.max_line_bytes {
-                    self.line_no += 1;
                     self.drop_long_line();
                 } else {
-                    self.line_no += 1;
                     self.handle_line(&carried);
                 }
                 carried.clear();
@@ -224,6 +223,7 @@ impl Ingester {
                 return Err(err.clone());
             }
         }
+        let rest = chunk.get(line_start..).unwrap_or_default();
         if !self.skipping_long_line {
             if self.carry.len() + rest.len() > self.opts.limits.max_line_bytes {
                 self.carry.clear();

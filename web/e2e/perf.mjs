@@ -1,0 +1,53 @@
+#!/usr/bin/env node
+// Times the browser path on one large trace: from choosing the file to the report on the page,
+// in headless Chromium, plus the longest gap between animation frames while it ran (how long
+// the page was unresponsive at worst). Not a test: the figures go in the README.
+//
+//   node web/e2e/perf.mjs FILE [RUNS]      (after web/build.sh; serves dist/ itself)
+
+import path from 'node:path';
+
+import { fromRoot, launch, serve } from './harness.mjs';
+
+const file = path.resolve(process.argv[2] ?? '');
+const runs = Number(process.argv[3] ?? 3);
+const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
+
+const server = await serve(dist);
+const browser = await launch();
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+const times = [];
+for (let i = 0; i < runs; i += 1) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(300_000);
+  await page.goto(`http://127.0.0.1:${server.address().port}/`);
+  await page.waitForSelector('#file', { state: 'attached' });
+  await page.evaluate(() => {
+    window.__maxGap = 0;
+    let last = performance.now();
+    const tick = (now) => {
+      window.__maxGap = Math.max(window.__maxGap, now - last);
+      last = now;
+      if (!window.loadproofReport) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  const t0 = Date.now();
+  await page.setInputFiles('#file', file);
+  await page.waitForFunction(
+    (name) => window.loadproofReport?.source === name || document.querySelector('#error'),
+    path.basename(file),
+    { polling: 10 },
+  );
+  const seconds = (Date.now() - t0) / 1000;
+  const { gap, emitted } = await page.evaluate(() => ({
+    gap: window.__maxGap,
+    emitted: window.loadproofReport?.emitted,
+  }));
+  times.push(seconds);
+  console.log(`run ${i + 1}: ${seconds.toFixed(2)} s to the report, ${emitted} emitted, longest frame gap ${gap.toFixed(0)} ms`);
+  await page.close();
+}
+console.log(`browser: best ${Math.min(...times).toFixed(2)} s over ${runs} runs (${path.basename(file)})`);
+await browser.close();
+server.close();
