@@ -44,7 +44,13 @@ for (let i = 0; i < runs; i += 1) {
     gap: window.__maxGap,
     emitted: window.loadproofReport?.emitted,
   }));
+  const marks = await page.evaluate(() =>
+    performance.getEntriesByType('mark').filter((m) => m.name.startsWith('loadproof:')).map((m) => [m.name.slice(10), m.startTime]),
+  );
+  const first = marks.find(([n]) => n === 'read-start')?.[1] ?? 0;
+  const stages = marks.filter(([, t]) => t >= first).map(([n, t]) => `${n} +${(t - first).toFixed(0)}ms`);
   times.push(seconds);
+  console.log(`  stages: ${stages.join(', ')}`);
   console.log(`run ${i + 1}: ${seconds.toFixed(2)} s to the report, ${emitted} emitted, longest frame gap ${gap.toFixed(0)} ms`);
   await page.close();
 }

@@ -73,6 +73,7 @@ pub async fn ingest_blob(
     is_current: impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
     let total = blob.size();
+    mark("read-start");
     on_progress(0.0, total);
     if total <= WHOLE_FILE_MAX
         && let Some(subtle) = subtle_crypto()
@@ -108,7 +109,8 @@ pub async fn ingest_blob(
     ingester.finish().map_err(ReadError::Trace)
 }
 
-/// The whole file in one buffer: WebCrypto hashes it while wasm parses it.
+/// WebCrypto hashes the whole file on the browser's threads while wasm parses it slice by
+/// slice: the whole-file read, its digest and the slice reads all overlap the parse.
 async fn ingest_whole(
     blob: &web_sys::Blob,
     subtle: &web_sys::SubtleCrypto,
@@ -116,32 +118,46 @@ async fn ingest_whole(
     is_current: impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
     let total = blob.size();
-    let buffer = JsFuture::from(blob.array_buffer())
-        .await
-        .map_err(|e| ReadError::Browser(js_text(&e)))?;
-    let Ok(buffer) = buffer.dyn_into::<js_sys::ArrayBuffer>() else {
-        return Err(ReadError::Browser(
-            "arrayBuffer() gave no ArrayBuffer".to_owned(),
-        ));
+    // whole.then(buf => subtle.digest("SHA-256", buf)), started now, awaited after parsing.
+    let subtle = subtle.clone();
+    let digest_of = wasm_bindgen::closure::Closure::once_into_js(move |buffer: JsValue| {
+        match buffer.dyn_into::<js_sys::Object>() {
+            Ok(obj) => match subtle.digest_with_str_and_buffer_source("SHA-256", &obj) {
+                Ok(p) => p,
+                Err(e) => Promise::reject(&e),
+            },
+            Err(v) => Promise::reject(&v),
+        }
+    });
+    let Ok(digest_of) = digest_of.dyn_into::<js_sys::Function>() else {
+        return Err(ReadError::Browser("no digest callback".to_owned()));
     };
-    // Started now, awaited after parsing: the browser hashes on its own threads.
-    let digest = subtle
-        .digest_with_str_and_buffer_source("SHA-256", &buffer)
+    // `then` through Reflect: js-sys's typed `then` drops the callback's return value.
+    let whole = blob.array_buffer();
+    let digest = js_sys::Reflect::get(&whole, &JsValue::from_str("then"))
+        .and_then(|then| then.dyn_into::<js_sys::Function>())
+        .and_then(|then| then.call1(&whole, &digest_of))
+        .and_then(|p| p.dyn_into::<Promise>())
         .map_err(|e| ReadError::Browser(js_text(&e)))?;
     let mut ingester = Ingester::new_unhashed(options());
     let mut scratch: Vec<u8> = Vec::new();
     let mut pacer = Pacer::new();
-    let total_bytes = buffer.byte_length();
-    let mut offset: u32 = 0;
-    while offset < total_bytes {
-        let len = (total_bytes - offset).min(CHUNK_BYTES as u32);
-        let view = Uint8Array::new_with_byte_offset_and_length(&buffer, offset, len);
-        scratch.resize(len as usize, 0);
+    let mut offset = 0.0;
+    let mut next = read_slice(blob, offset, total)?;
+    while let Some(pending) = next {
+        let buffer = JsFuture::from(pending)
+            .await
+            .map_err(|e| ReadError::Browser(js_text(&e)))?;
+        let end = (offset + CHUNK_BYTES).min(total);
+        // Ask for the next slice before parsing this one.
+        next = read_slice(blob, end, total)?;
+        let view = Uint8Array::new(&buffer);
+        scratch.resize(view.length() as usize, 0);
         view.copy_to(&mut scratch);
         ingester.push(&scratch).map_err(ReadError::Trace)?;
-        offset += len;
+        offset = end;
         if pacer.due() {
-            on_progress(f64::from(offset), total);
+            on_progress(offset, total);
             pacer.yield_now().await;
             if !is_current() {
                 return Err(ReadError::Superseded);
@@ -149,18 +165,40 @@ async fn ingest_whole(
         }
     }
     on_progress(total, total);
+    mark("parsed");
     let digest = JsFuture::from(digest)
         .await
         .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    mark("digest-ready");
     let bytes = Uint8Array::new(&digest).to_vec();
     let Ok(sha256) = <[u8; 32]>::try_from(bytes.as_slice()) else {
         return Err(ReadError::Browser(
             "SHA-256 digest is not 32 bytes".to_owned(),
         ));
     };
-    ingester
-        .finish_with_sha256(sha256)
-        .map_err(ReadError::Trace)
+    let trace = ingester.finish_with_sha256(sha256).map_err(ReadError::Trace);
+    mark("trace-ready");
+    trace
+}
+
+/// Starts reading the slice at `offset`, or `None` past the end.
+fn read_slice(blob: &web_sys::Blob, offset: f64, total: f64) -> Result<Option<Promise>, ReadError> {
+    if offset >= total {
+        return Ok(None);
+    }
+    let end = (offset + CHUNK_BYTES).min(total);
+    let slice = blob
+        .slice_with_f64_and_f64(offset, end)
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    Ok(Some(slice.array_buffer()))
+}
+
+/// A `performance.mark` named `loadproof:<stage>`, so a profiler or `web/e2e/perf.mjs` can
+/// see where a load's time goes. Marks are cheap and do nothing else.
+pub fn mark(stage: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = p.mark(&format!("loadproof:{stage}"));
+    }
 }
 
 /// WebCrypto's `SubtleCrypto`, present only in a secure context (https, localhost).

@@ -74,7 +74,10 @@ pub fn TraceView() -> impl IntoView {
             .map(|l| InspectReport::new(&l.source, &l.trace, window.get()))
     });
     // Syncs outside state: the report for tests and the console.
-    Effect::new(move |_| report.with(|r| publish_report(r.as_ref())));
+    Effect::new(move |_| {
+        report.with(|r| publish_report(r.as_ref()));
+        crate::ingest::mark("report-published");
+    });
 
     let start_file = move |file: File| {
         let this_load = generation.get_value() + 1;

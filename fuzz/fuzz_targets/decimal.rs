@@ -1,0 +1,8 @@
+//! `Decimal::parse` and its conversions on arbitrary bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    loadproof_fuzz::check_decimal(data);
+});
