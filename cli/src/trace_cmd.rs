@@ -3,7 +3,6 @@
 use std::fs::File;
 use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use loadproof_core::regime::Window;
@@ -64,39 +63,42 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
         );
         bar
     });
-    // The sha256 runs on the second core while this one parses: the digest is half the cost.
-    // Buffers travel to the hasher and back, so no fresh pages are faulted in per chunk.
-    let (to_hasher, from_reader) = std::sync::mpsc::sync_channel::<Arc<Vec<u8>>>(POOL);
-    let (to_reader, from_hasher) = std::sync::mpsc::sync_channel::<Arc<Vec<u8>>>(POOL);
-    let hasher = std::thread::spawn(move || {
+    // A second thread reads the file and hashes each chunk; this one only parses. Reading and
+    // hashing together cost about half of parsing, so the parser never waits on the disk.
+    // Buffers cycle between the two threads, so no fresh pages are faulted in per chunk.
+    let (filled_tx, filled_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(POOL);
+    let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || -> std::io::Result<[u8; 32]> {
         let mut sha = Sha256Stream::default();
-        for chunk in from_reader {
-            sha.update(&chunk);
-            // The reader may have stopped early; a lost buffer is only a lost allocation.
-            let _ = to_reader.send(chunk);
-        }
-        sha.finalize()
-    });
-    let tx = to_hasher;
-    let mut ingester = Ingester::new_unhashed(opts);
-    let mut spare: Vec<Vec<u8>> = Vec::new();
-    loop {
-        while let Ok(back) = from_hasher.try_recv() {
-            if let Ok(buf) = Arc::try_unwrap(back) {
-                spare.push(buf);
+        let mut allocated = 0;
+        loop {
+            let mut buf = match empty_rx.try_recv() {
+                Ok(buf) => buf,
+                Err(_) if allocated < POOL + 2 => {
+                    allocated += 1;
+                    Vec::new()
+                }
+                // Every buffer is in flight: wait for the parser to hand one back.
+                Err(_) => match empty_rx.recv() {
+                    Ok(buf) => buf,
+                    Err(_) => break,
+                },
+            };
+            buf.resize(CHUNK_BYTES, 0);
+            let n = read_full(&mut file, &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            buf.truncate(n);
+            sha.update(&buf);
+            if filled_tx.send(buf).is_err() {
+                break; // the parser stopped on an error it reports itself
             }
         }
-        let mut buf = spare.pop().unwrap_or_default();
-        buf.resize(CHUNK_BYTES, 0);
-        let n = read_full(&mut file, &mut buf)
-            .with_context(|| format!("reading {}", path.display()))?;
-        if n == 0 {
-            break;
-        }
-        buf.truncate(n);
-        let chunk = Arc::new(buf);
-        // A send fails only if the hasher died; its join below reports that.
-        let _ = tx.send(Arc::clone(&chunk));
+        Ok(sha.finalize())
+    });
+    let mut ingester = Ingester::new_unhashed(opts);
+    for chunk in filled_rx {
         ingester
             .push(&chunk)
             .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
@@ -104,13 +106,13 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
             bar.set_position(ingester.bytes_seen());
             bar.set_message(format!("{} rows", ingester.rows_read()));
         }
-        // Return our handle so the hasher's is the last and the buffer comes back whole.
-        drop(chunk);
+        // The reader may have finished; a buffer it never takes back is only an allocation.
+        let _ = empty_tx.send(chunk);
     }
-    drop(tx);
-    let digest = hasher
+    let digest = reader
         .join()
-        .map_err(|_| anyhow::anyhow!("the hashing thread panicked"))?;
+        .map_err(|_| anyhow::anyhow!("the reading thread panicked"))?
+        .with_context(|| format!("reading {}", path.display()))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }

@@ -120,15 +120,16 @@ async fn ingest_whole(
     let total = blob.size();
     // whole.then(buf => subtle.digest("SHA-256", buf)), started now, awaited after parsing.
     let subtle = subtle.clone();
-    let digest_of = wasm_bindgen::closure::Closure::once_into_js(move |buffer: JsValue| {
-        match buffer.dyn_into::<js_sys::Object>() {
-            Ok(obj) => match subtle.digest_with_str_and_buffer_source("SHA-256", &obj) {
-                Ok(p) => p,
-                Err(e) => Promise::reject(&e),
-            },
-            Err(v) => Promise::reject(&v),
-        }
-    });
+    let digest_of =
+        wasm_bindgen::closure::Closure::once_into_js(move |buffer: JsValue| {
+            match buffer.dyn_into::<js_sys::Object>() {
+                Ok(obj) => match subtle.digest_with_str_and_buffer_source("SHA-256", &obj) {
+                    Ok(p) => p,
+                    Err(e) => Promise::reject(&e),
+                },
+                Err(v) => Promise::reject(&v),
+            }
+        });
     let Ok(digest_of) = digest_of.dyn_into::<js_sys::Function>() else {
         return Err(ReadError::Browser("no digest callback".to_owned()));
     };
@@ -176,7 +177,9 @@ async fn ingest_whole(
             "SHA-256 digest is not 32 bytes".to_owned(),
         ));
     };
-    let trace = ingester.finish_with_sha256(sha256).map_err(ReadError::Trace);
+    let trace = ingester
+        .finish_with_sha256(sha256)
+        .map_err(ReadError::Trace);
     mark("trace-ready");
     trace
 }

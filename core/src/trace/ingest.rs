@@ -275,14 +275,13 @@ impl Ingester {
         };
         let acc = self.acc;
         let anchor = acc.arrivals_raw.first().copied();
-        let arrival_ns: Vec<i64> = match anchor {
-            Some(a) => acc
-                .arrivals_raw
-                .iter()
-                .map(|&t| t.saturating_sub(a))
-                .collect(),
-            None => Vec::new(),
-        };
+        // Rebase in place: no second column of arrivals is ever held.
+        let mut arrival_ns = acc.arrivals_raw;
+        if let Some(a) = anchor {
+            for t in &mut arrival_ns {
+                *t = t.saturating_sub(a);
+            }
+        }
         let emitted = arrival_ns.len() as u64;
         let has_sessions = acc.session.is_some();
         let is_mooncake = format == Format::Mooncake;
