@@ -3,10 +3,9 @@
 //! A trace can be hundreds of megabytes. Parsing it in one go would freeze the page, so it is
 //! pushed to the `Ingester` in slices and the loop yields to the event loop every few tens of
 //! milliseconds, so the progress bar repaints and clicks still register. Files up to 1 GiB are
-//! read into one `ArrayBuffer` so the browser's native SHA-256 (WebCrypto) hashes them on its
-//! own threads while wasm parses, the same split the CLI makes with a second core; larger
-//! files (or a context without WebCrypto) are read slice by slice and hashed in wasm. All
-//! parsing and accounting is core's; this module only moves bytes.
+//! also gathered into one `ArrayBuffer` for the browser's native SHA-256 (WebCrypto), several
+//! times faster than hashing in wasm; larger files (or a context without WebCrypto) are hashed
+//! in wasm as they stream. All parsing and accounting is core's; this module only moves bytes.
 
 use std::fmt;
 
@@ -109,8 +108,11 @@ pub async fn ingest_blob(
     ingester.finish().map_err(ReadError::Trace)
 }
 
-/// WebCrypto hashes the whole file on the browser's threads while wasm parses it slice by
-/// slice: the whole-file read, its digest and the slice reads all overlap the parse.
+/// The file is read slice by slice, [`READ_AHEAD`] slices ahead of the parser, and each slice
+/// is also copied into one whole-file buffer that WebCrypto hashes natively once parsing is
+/// done. Reading the file once matters: a second whole-file read competes with the slices;
+/// hashing only at the end keeps the page responsive (frames stay under ~70 ms) where hashing
+/// alongside the parse would take the second core the parser's I/O needs.
 async fn ingest_whole(
     blob: &web_sys::Blob,
     subtle: &web_sys::SubtleCrypto,
@@ -118,45 +120,32 @@ async fn ingest_whole(
     is_current: impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
     let total = blob.size();
-    // whole.then(buf => subtle.digest("SHA-256", buf)), started now, awaited after parsing.
-    let subtle = subtle.clone();
-    let digest_of =
-        wasm_bindgen::closure::Closure::once_into_js(move |buffer: JsValue| {
-            match buffer.dyn_into::<js_sys::Object>() {
-                Ok(obj) => match subtle.digest_with_str_and_buffer_source("SHA-256", &obj) {
-                    Ok(p) => p,
-                    Err(e) => Promise::reject(&e),
-                },
-                Err(v) => Promise::reject(&v),
-            }
-        });
-    let Ok(digest_of) = digest_of.dyn_into::<js_sys::Function>() else {
-        return Err(ReadError::Browser("no digest callback".to_owned()));
-    };
-    // `then` through Reflect: js-sys's typed `then` drops the callback's return value.
-    let whole = blob.array_buffer();
-    let digest = js_sys::Reflect::get(&whole, &JsValue::from_str("then"))
-        .and_then(|then| then.dyn_into::<js_sys::Function>())
-        .and_then(|then| then.call1(&whole, &digest_of))
-        .and_then(|p| p.dyn_into::<Promise>())
-        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    let whole = Uint8Array::new_with_length(total as u32);
     let mut ingester = Ingester::new_unhashed(options());
     let mut scratch: Vec<u8> = Vec::new();
     let mut pacer = Pacer::new();
     let mut offset = 0.0;
-    let mut next = read_slice(blob, offset, total)?;
-    while let Some(pending) = next {
+    let mut ahead: std::collections::VecDeque<Promise> = std::collections::VecDeque::new();
+    let mut requested = 0.0;
+    while offset < total {
+        while ahead.len() < READ_AHEAD
+            && let Some(p) = read_slice(blob, requested, total)?
+        {
+            ahead.push_back(p);
+            requested = (requested + CHUNK_BYTES).min(total);
+        }
+        let Some(pending) = ahead.pop_front() else {
+            break;
+        };
         let buffer = JsFuture::from(pending)
             .await
             .map_err(|e| ReadError::Browser(js_text(&e)))?;
-        let end = (offset + CHUNK_BYTES).min(total);
-        // Ask for the next slice before parsing this one.
-        next = read_slice(blob, end, total)?;
         let view = Uint8Array::new(&buffer);
+        whole.set(&view, offset as u32);
         scratch.resize(view.length() as usize, 0);
         view.copy_to(&mut scratch);
         ingester.push(&scratch).map_err(ReadError::Trace)?;
-        offset = end;
+        offset += f64::from(view.length());
         if pacer.due() {
             on_progress(offset, total);
             pacer.yield_now().await;
@@ -167,6 +156,9 @@ async fn ingest_whole(
     }
     on_progress(total, total);
     mark("parsed");
+    let digest = subtle
+        .digest_with_str_and_buffer_source("SHA-256", &whole)
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
     let digest = JsFuture::from(digest)
         .await
         .map_err(|e| ReadError::Browser(js_text(&e)))?;
@@ -183,6 +175,9 @@ async fn ingest_whole(
     mark("trace-ready");
     trace
 }
+
+/// Slices requested ahead of the one being parsed.
+const READ_AHEAD: usize = 2;
 
 /// Starts reading the slice at `offset`, or `None` past the end.
 fn read_slice(blob: &web_sys::Blob, offset: f64, total: f64) -> Result<Option<Promise>, ReadError> {
