@@ -11,33 +11,34 @@ fn opt(v: Option<f64>) -> String {
 
 /// The text report of `loadproof trace inspect`.
 pub fn inspect_text(r: &InspectReport, out: &mut impl Write) -> io::Result<()> {
-    writeln!(out, "{}  [{}: {}]", r.source, r.format, r.layout)?;
-    writeln!(out, "  sha256   {}  ({} bytes)", r.source_sha256, r.bytes)?;
+    let m = &r.meta;
+    writeln!(out, "{}  [{}: {}]", r.source, m.format, m.layout)?;
+    writeln!(out, "  sha256   {}  ({} bytes)", m.source_sha256, m.bytes)?;
     writeln!(
         out,
         "  rows     {} read = {} emitted + {} dropped + {} filtered{}",
-        r.rows_read,
-        r.emitted,
+        m.rows_read,
+        m.emitted,
         r.dropped_total,
         r.filtered_total,
-        if r.blank_lines > 0 {
-            format!("  ({} blank lines skipped)", r.blank_lines)
+        if m.blank_lines > 0 {
+            format!("  ({} blank lines skipped)", m.blank_lines)
         } else {
             String::new()
         }
     )?;
-    if !r.dropped.is_empty() {
+    if !m.dropped.is_empty() {
         writeln!(out, "  dropped (defects in the data):")?;
-        for (reason, count) in &r.dropped {
+        for (reason, count) in &m.dropped {
             writeln!(out, "    {:<24} {count}", reason.name())?;
-            for ex in r.drop_examples.get(reason).into_iter().flatten() {
+            for ex in m.drop_examples.get(reason).into_iter().flatten() {
                 writeln!(out, "      e.g. {ex}")?;
             }
         }
     }
-    if !r.filtered.is_empty() {
+    if !m.filtered.is_empty() {
         writeln!(out, "  filtered (at your request):")?;
-        for (reason, count) in &r.filtered {
+        for (reason, count) in &m.filtered {
             writeln!(out, "    {:<24} {count}", reason.name())?;
         }
     }
@@ -83,7 +84,7 @@ pub fn inspect_text(r: &InspectReport, out: &mut impl Write) -> io::Result<()> {
         (None, Some(e)) => writeln!(out, "  regime: {e}")?,
         (None, None) => {}
     }
-    for note in &r.notes {
+    for note in &m.notes {
         writeln!(out, "  note: {note}")?;
     }
     Ok(())

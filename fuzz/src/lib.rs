@@ -112,7 +112,7 @@ pub fn check_ingest(data: &[u8], format: Option<Format>) {
             Window::ONE_SECOND
         };
         let report = InspectReport::new("fuzz", &trace, window);
-        assert_eq!(report.rows_read, m.rows_read);
+        assert_eq!(report.meta.rows_read, m.rows_read);
         assert_eq!(report.regime.is_some(), !trace.is_empty());
         if let Some(regime) = &report.regime {
             assert_eq!(regime.requests, m.emitted);

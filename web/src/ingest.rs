@@ -96,13 +96,9 @@ pub async fn ingest_blob(
         view.copy_to(&mut scratch);
         ingester.push(&scratch).map_err(ReadError::Trace)?;
         offset = end;
-        if pacer.due() {
-            on_progress(offset, total);
-            pacer.yield_now().await;
-            if !is_current() {
-                return Err(ReadError::Superseded);
-            }
-        }
+        pacer
+            .breathe(offset, total, &on_progress, &is_current)
+            .await?;
     }
     on_progress(total, total);
     ingester.finish().map_err(ReadError::Trace)
@@ -146,13 +142,9 @@ async fn ingest_whole(
         view.copy_to(&mut scratch);
         ingester.push(&scratch).map_err(ReadError::Trace)?;
         offset += f64::from(view.length());
-        if pacer.due() {
-            on_progress(offset, total);
-            pacer.yield_now().await;
-            if !is_current() {
-                return Err(ReadError::Superseded);
-            }
-        }
+        pacer
+            .breathe(offset, total, &on_progress, &is_current)
+            .await?;
     }
     on_progress(total, total);
     mark("parsed");
@@ -227,6 +219,24 @@ impl Pacer {
         self.performance
             .as_ref()
             .is_none_or(|p| p.now() - self.last >= YIELD_EVERY_MS)
+    }
+
+    /// After a slice: when due, report progress, yield, and stop if a newer load began.
+    async fn breathe(
+        &mut self,
+        done: f64,
+        total: f64,
+        on_progress: &impl Fn(f64, f64),
+        is_current: &impl Fn() -> bool,
+    ) -> Result<(), ReadError> {
+        if self.due() {
+            on_progress(done, total);
+            self.yield_now().await;
+            if !is_current() {
+                return Err(ReadError::Superseded);
+            }
+        }
+        Ok(())
     }
 
     async fn yield_now(&mut self) {

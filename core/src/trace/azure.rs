@@ -66,20 +66,7 @@ impl AzureColumns {
     }
 
     pub(crate) fn read<'a>(&self, line: &'a [u8], cells: &'a mut Cells) -> Result<Row<'a>, Defect> {
-        if cells.split(line).is_err() {
-            return Err(Defect::new(
-                DropReason::MalformedRow,
-                None,
-                "unterminated or misplaced quote",
-            ));
-        }
-        if cells.len() != self.n_cols {
-            return Err(Defect::new(
-                DropReason::MalformedRow,
-                None,
-                format!("{} cells, the header has {}", cells.len(), self.n_cols),
-            ));
-        }
+        cells.split_row(line, self.n_cols)?;
         let cells: &'a Cells = cells;
         let ts_cell = cells.get(line, self.timestamp);
         if ts_cell.trim_ascii().is_empty() {

@@ -95,20 +95,7 @@ impl BurstgptColumns {
     }
 
     pub(crate) fn read<'a>(&self, line: &'a [u8], cells: &'a mut Cells) -> Result<Row<'a>, Defect> {
-        if cells.split(line).is_err() {
-            return Err(Defect::new(
-                DropReason::MalformedRow,
-                None,
-                "unterminated or misplaced quote",
-            ));
-        }
-        if cells.len() != self.n_cols {
-            return Err(Defect::new(
-                DropReason::MalformedRow,
-                None,
-                format!("{} cells, the header has {}", cells.len(), self.n_cols),
-            ));
-        }
+        cells.split_row(line, self.n_cols)?;
         let cells: &'a Cells = cells;
         let ts_ns = timestamp_ns(cells.get(line, self.timestamp), TIMESTAMP, 9)?;
         let input = token_cell(cells.get(line, self.request), REQUEST)?;
@@ -148,6 +135,23 @@ pub(crate) fn timestamp_ns(cell: &[u8], field: &'static str, scale: i32) -> Resu
     Ok(value)
 }
 
+/// A run of 1 to 18 ASCII digits as a number; `None` for anything else.
+#[inline]
+fn plain_digits(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 18 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in s {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u64::from(d);
+    }
+    Some(v)
+}
+
 /// `digits[.digits]` seconds (≤ 10 integer and ≤ 9 fractional digits) straight to
 /// nanoseconds: the shape of nearly every BurstGPT cell. `None` sends it to the general parser.
 #[inline]
@@ -156,25 +160,15 @@ fn plain_seconds_ns(cell: &[u8]) -> Option<i64> {
         Some(dot) => (cell.get(..dot)?, cell.get(dot + 1..)?),
         None => (cell, &[][..]),
     };
-    if int.is_empty() || int.len() > 10 || frac.len() > 9 {
+    if int.len() > 10 || frac.len() > 9 {
         return None;
     }
-    let mut secs: i64 = 0;
-    for &b in int {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        secs = secs * 10 + i64::from(d);
-    }
-    let mut sub: i64 = 0;
-    for &b in frac {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        sub = sub * 10 + i64::from(d);
-    }
+    let secs = i64::try_from(plain_digits(int)?).ok()?;
+    let sub = if frac.is_empty() {
+        0
+    } else {
+        i64::try_from(plain_digits(frac)?).ok()?
+    };
     let scale = 10i64.pow(9 - frac.len() as u32);
     Some(secs * 1_000_000_000 + sub * scale)
 }
@@ -182,18 +176,10 @@ fn plain_seconds_ns(cell: &[u8]) -> Option<i64> {
 /// Up to 9 plain digits straight to a count. `None` sends it to the general parser.
 #[inline]
 fn plain_u32(cell: &[u8]) -> Option<u32> {
-    if cell.is_empty() || cell.len() > 9 {
+    if cell.len() > 9 {
         return None;
     }
-    let mut v: u32 = 0;
-    for &b in cell {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v * 10 + u32::from(d);
-    }
-    Some(v)
+    u32::try_from(plain_digits(cell)?).ok()
 }
 
 /// A token-count cell.

@@ -5,6 +5,9 @@
 //! quote) are honoured within a line; a quote left open at the end of the line makes the row
 //! malformed rather than silently swallowing the next one.
 
+use super::DropReason;
+use super::ingest::Defect;
+
 /// Cells of one line, borrowed from the line when it has no quotes.
 #[derive(Debug, Default)]
 pub(crate) struct Cells {
@@ -93,6 +96,26 @@ impl Cells {
                 }
             }
         }
+    }
+
+    /// Splits `line` as a data row of a header with `n_cols` columns: a quoting error or a
+    /// different number of cells is a malformed row.
+    pub(crate) fn split_row(&mut self, line: &[u8], n_cols: usize) -> Result<(), Defect> {
+        if self.split(line).is_err() {
+            return Err(Defect::new(
+                DropReason::MalformedRow,
+                None,
+                "unterminated or misplaced quote",
+            ));
+        }
+        if self.len() != n_cols {
+            return Err(Defect::new(
+                DropReason::MalformedRow,
+                None,
+                format!("{} cells, the header has {n_cols}", self.len()),
+            ));
+        }
+        Ok(())
     }
 
     /// Number of cells.

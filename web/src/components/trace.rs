@@ -277,40 +277,41 @@ fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
                 <dt>"Source"</dt>
                 <dd id="source">{report.source.clone()}</dd>
                 <dt>"Format"</dt>
-                <dd id="format">{report.format.clone()}</dd>
+                <dd id="format">{report.meta.format.name()}</dd>
                 <dt>"Layout"</dt>
-                <dd id="layout">{report.layout.clone()}</dd>
+                <dd id="layout">{report.meta.layout.clone()}</dd>
                 <dt>"Columns"</dt>
-                <dd id="columns">{report.columns.join(", ")}</dd>
+                <dd id="columns">{report.meta.columns.join(", ")}</dd>
                 <dt>"Size, bytes"</dt>
-                <dd id="bytes">{report.bytes.to_string()}</dd>
+                <dd id="bytes">{report.meta.bytes.to_string()}</dd>
                 <dt>"sha256"</dt>
-                <dd id="sha256" class="mono">{report.source_sha256.clone()}</dd>
+                <dd id="sha256" class="mono">{report.meta.source_sha256.clone()}</dd>
                 <dt>"Rows read"</dt>
-                <dd id="rows-read">{report.rows_read.to_string()}</dd>
+                <dd id="rows-read">{report.meta.rows_read.to_string()}</dd>
                 <dt>"Emitted as requests"</dt>
-                <dd id="emitted">{report.emitted.to_string()}</dd>
+                <dd id="emitted">{report.meta.emitted.to_string()}</dd>
                 <dt>"Dropped (defects)"</dt>
                 <dd id="dropped-total">{report.dropped_total.to_string()}</dd>
                 <dt>"Filtered (by choice)"</dt>
                 <dd id="filtered-total">{report.filtered_total.to_string()}</dd>
                 <dt>"Blank lines"</dt>
-                <dd id="blank-lines">{report.blank_lines.to_string()}</dd>
+                <dd id="blank-lines">{report.meta.blank_lines.to_string()}</dd>
                 <dt>"Timestamp unit"</dt>
-                <dd id="time-unit">{report.raw_time_unit.clone()}</dd>
+                <dd id="time-unit">{report.meta.raw_time_unit.clone()}</dd>
                 <dt>"Rows with a session"</dt>
-                <dd id="session-rows">{optional(report.session_rows)}</dd>
+                <dd id="session-rows">{optional(report.meta.session_rows)}</dd>
                 <dt>"Sessions"</dt>
-                <dd id="sessions">{optional(report.sessions)}</dd>
+                <dd id="sessions">{optional(report.meta.sessions)}</dd>
                 <dt>"Prefix block, tokens"</dt>
-                <dd id="prefix-block">{optional(report.prefix_block_tokens.map(u64::from))}</dd>
+                <dd id="prefix-block">{optional(report.meta.prefix_block_tokens.map(u64::from))}</dd>
             </dl>
             <h3>"Notes"</h3>
             <ul id="notes">
-                {if report.notes.is_empty() {
+                {if report.meta.notes.is_empty() {
                     view! { <li class="hint">"none"</li> }.into_any()
                 } else {
                     report
+                        .meta
                         .notes
                         .iter()
                         .map(|n| view! { <li>{n.clone()}</li> })
@@ -441,10 +442,12 @@ fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
 /// `(reason, count, examples)` per drop reason, in the report's (sorted) order.
 fn drop_rows(report: &InspectReport) -> Vec<(String, u64, Vec<RowIssue>)> {
     report
+        .meta
         .dropped
         .iter()
         .map(|(reason, &count)| {
             let examples = report
+                .meta
                 .drop_examples
                 .get(reason)
                 .cloned()
