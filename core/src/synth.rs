@@ -51,7 +51,7 @@ pub struct SynthSpec {
     pub rows: u64,
     /// Seed of the stream.
     pub seed: u64,
-    /// Mean arrival rate, requests per second.
+    /// Mean arrival rate over time, requests per second (before failure rows are dropped).
     pub rate_rps: f64,
     /// Share of rows written as BurstGPT failures (0 response tokens).
     pub failure_share: f64,
@@ -68,7 +68,8 @@ impl SynthSpec {
 }
 
 /// Writes a synthetic trace in BurstGPT_1's layout into `out` (appending). Arrivals are a
-/// Poisson process modulated by a slow on/off burst cycle so the regime is not trivially 1.
+/// Poisson process modulated by a five-minute burst cycle, so burstiness is above 1 at windows
+/// of a few seconds and up, as in real traces.
 pub fn burstgpt_csv(spec: SynthSpec, out: &mut Vec<u8>) {
     use std::io::Write;
     let mut rng = SplitMix64::new(spec.seed);
@@ -79,12 +80,13 @@ pub fn burstgpt_csv(spec: SynthSpec, out: &mut Vec<u8>) {
     let mut t_ms: u64 = 0;
     let base_gap_ms = 1000.0 / spec.rate_rps.max(1e-6);
     for i in 0..spec.rows {
-        // Bursty minute every fifth minute: arrivals 4× denser.
+        // Every fifth minute is bursty, 4× denser than the quiet ones: quiet minutes run at
+        // 5/8 of the mean rate and bursty ones at 5/2, so the time-average is the mean rate.
         let minute = t_ms / 60_000;
         let gap = if minute % 5 == 4 {
-            base_gap_ms / 4.0
+            base_gap_ms * 0.4
         } else {
-            base_gap_ms * 1.2
+            base_gap_ms * 1.6
         };
         t_ms += rng.exp(gap).round() as u64;
         let gpt4 = rng.next_f64() < 0.2;

@@ -17,12 +17,15 @@ const server = await serve(dist);
 const browser = await launch();
 const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 const times = [];
+const inPage = [];
 for (let i = 0; i < runs; i += 1) {
   const page = await context.newPage();
   page.setDefaultTimeout(300_000);
   await page.goto(`http://127.0.0.1:${server.address().port}/`);
   await page.waitForSelector('#file', { state: 'attached' });
   await page.evaluate(() => {
+    // The moment the page learns of the file: what a user's choice costs, minus the harness.
+    document.addEventListener('change', () => performance.mark('loadproof:file-chosen'), true);
     window.__maxGap = 0;
     let last = performance.now();
     const tick = (now) => {
@@ -47,13 +50,18 @@ for (let i = 0; i < runs; i += 1) {
   const marks = await page.evaluate(() =>
     performance.getEntriesByType('mark').filter((m) => m.name.startsWith('loadproof:')).map((m) => [m.name.slice(10), m.startTime]),
   );
-  const first = marks.find(([n]) => n === 'read-start')?.[1] ?? 0;
+  const first = marks.find(([n]) => n === 'file-chosen')?.[1] ?? marks.find(([n]) => n === 'read-start')?.[1] ?? 0;
   const stages = marks.filter(([, t]) => t >= first).map(([n, t]) => `${n} +${(t - first).toFixed(0)}ms`);
+  const published = marks.filter(([n]) => n === 'report-published').map(([, t]) => t).pop();
+  if (published !== undefined) inPage.push((published - first) / 1000);
   times.push(seconds);
   console.log(`  stages: ${stages.join(', ')}`);
   console.log(`run ${i + 1}: ${seconds.toFixed(2)} s to the report, ${emitted} emitted, longest frame gap ${gap.toFixed(0)} ms`);
   await page.close();
 }
-console.log(`browser: best ${Math.min(...times).toFixed(2)} s over ${runs} runs (${path.basename(file)})`);
+console.log(
+  `browser: best ${Math.min(...inPage).toFixed(2)} s from the page's change event to the report, ` +
+    `${Math.min(...times).toFixed(2)} s including the harness's upload, over ${runs} runs (${path.basename(file)})`,
+);
 await browser.close();
 server.close();
