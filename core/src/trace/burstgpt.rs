@@ -169,8 +169,10 @@ fn plain_seconds_ns(cell: &[u8]) -> Option<i64> {
     } else {
         i64::try_from(plain_digits(frac)?).ok()?
     };
-    let scale = 10i64.pow(9 - frac.len() as u32);
-    Some(secs * 1_000_000_000 + sub * scale)
+    let scale = 10i64.checked_pow(9 - frac.len() as u32)?;
+    // Ten integer digits can pass i64's nanosecond range: the general parser refuses those.
+    secs.checked_mul(1_000_000_000)?
+        .checked_add(sub.checked_mul(scale)?)
 }
 
 /// Up to 9 plain digits straight to a count. `None` sends it to the general parser.
@@ -205,4 +207,35 @@ pub(crate) fn number_defect(err: NumberError, field: &'static str, cell: &[u8]) 
         NumberError::OutOfRange => (DropReason::OutOfRange, "out of range"),
     };
     Defect::new(reason, Some(field), format!("{what}: {shown:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_fast_paths_agree_with_the_exact_parser_and_never_overflow() {
+        for cell in [
+            "0",
+            "5",
+            "19440110.0",
+            "1.000000001",
+            "9223372036",
+            "9999999999",
+            "9999999999.999999999",
+            "12.5",
+        ] {
+            let fast = plain_seconds_ns(cell.as_bytes());
+            let exact = Decimal::parse(cell.as_bytes())
+                .and_then(|d| d.scaled_i64(9))
+                .ok();
+            if let Some(f) = fast {
+                assert_eq!(Some(f), exact, "{cell}");
+            }
+        }
+        assert_eq!(plain_seconds_ns(b"9999999999"), None);
+        assert!(timestamp_ns(b"9999999999", TIMESTAMP, 9).is_err());
+        assert_eq!(plain_u32(b"999999999"), Some(999_999_999));
+        assert_eq!(plain_u32(b"4294967296"), None);
+    }
 }
