@@ -57,10 +57,13 @@ pub fn inspect_text(r: &InspectReport, out: &mut impl Write) -> io::Result<()> {
                 opt(g.burstiness),
                 g.windows
             )?;
+            let resolution = g.timestamp_resolution_s.map_or_else(
+                || "undefined (one timestamp)".to_owned(),
+                |r| format!("{r} s"),
+            );
             writeln!(
                 out,
-                "    timestamp resolution {} s  ({} distinct timestamps)",
-                opt(g.timestamp_resolution_s),
+                "    timestamp resolution {resolution}  ({} distinct timestamps in the source)",
                 g.distinct_timestamps
             )?;
             writeln!(

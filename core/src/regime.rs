@@ -9,8 +9,9 @@
 //!   unrounded.
 //! - `io_ratio` = Σ input tokens / Σ output tokens.
 //! - `session_share` = emitted rows with a session id / emitted rows.
-//! - `timestamp_resolution_s` = the smallest positive gap between distinct arrivals: the
-//!   finest spacing the source actually records (Mooncake's ~3 s grid shows up here).
+//! - `timestamp_resolution_s` = the smallest positive gap between consecutive distinct
+//!   timestamps of every sound row of the source, before the caller's filters: the finest
+//!   spacing the source actually records (Mooncake's ~3 s grid shows up here).
 
 use serde::Serialize;
 
@@ -62,9 +63,11 @@ pub struct Regime {
     pub window_s: f64,
     /// Number of windows (`floor(span/w) + 1`).
     pub windows: u64,
-    /// Smallest positive gap between distinct arrivals, seconds; `None` if all arrive at once.
+    /// The source's recording grid, seconds: the smallest positive gap between consecutive
+    /// distinct timestamps of every sound row, before the caller's filters; `None` if all
+    /// share one timestamp.
     pub timestamp_resolution_s: Option<f64>,
-    /// Distinct arrival timestamps.
+    /// Distinct timestamps among every sound row, before the caller's filters.
     pub distinct_timestamps: u64,
     /// Prompt token percentiles.
     pub input_tokens: Percentiles,
@@ -88,13 +91,13 @@ pub enum RegimeError {
 }
 
 impl Regime {
-    /// Computes the regime of `trace` with burstiness over `window`.
+    /// Computes the regime of `trace` with burstiness over `window`. Takes a [`Trace`], not
+    /// bare columns, because only a constructed trace guarantees rebased, ordered arrivals.
     pub fn of(trace: &Trace, window: Window) -> Result<Regime, RegimeError> {
-        Regime::of_requests(trace.requests(), window)
-    }
-
-    /// As [`Regime::of`], on bare columns.
-    pub fn of_requests(req: &Requests, window: Window) -> Result<Regime, RegimeError> {
+        let req = trace.requests();
+        let meta = trace.meta();
+        let resolution_ns = meta.timestamp_resolution_ns;
+        let distinct = meta.distinct_timestamps;
         let arrivals = &req.arrival_ns;
         let n = arrivals.len() as u64;
         if n == 0 {
@@ -123,7 +126,6 @@ impl Regime {
         } else {
             dispersion_index(arrivals, window.ns())
         };
-        let (resolution_ns, distinct) = resolution(arrivals);
         let timestamp_resolution_s = resolution_ns.map(|r| r as f64 / 1e9);
         if let Some(r) = resolution_ns
             && window.ns() < r
@@ -163,23 +165,6 @@ impl Regime {
             warnings,
         })
     }
-}
-
-/// Smallest positive gap between consecutive distinct sorted arrivals, and the number of
-/// distinct arrivals.
-fn resolution(sorted: &[i64]) -> (Option<i64>, u64) {
-    let mut min_gap: Option<i64> = None;
-    let mut distinct = u64::from(!sorted.is_empty());
-    for pair in sorted.windows(2) {
-        if let [a, b] = pair
-            && b > a
-        {
-            distinct += 1;
-            let gap = b - a;
-            min_gap = Some(min_gap.map_or(gap, |m| m.min(gap)));
-        }
-    }
-    (min_gap, distinct)
 }
 
 /// Requests per window over the whole span (the counts the burstiness is computed from),

@@ -163,8 +163,12 @@ pub fn dispersion_index(arrivals: &[i64], window_ns: i64) -> Option<f64> {
     if window_ns <= 0 {
         return None;
     }
+    // Defined for rebased arrivals (first ≥ 0); anything else has no windows to count.
+    if *arrivals.first()? < 0 {
+        return None;
+    }
     let last = *arrivals.last()?;
-    let windows = u128::try_from(last / window_ns + 1).ok()?;
+    let windows = u128::try_from((last / window_ns).checked_add(1)?).ok()?;
     let n = arrivals.len() as u128;
     let mut sum_sq: u128 = 0;
     let mut current: Option<i64> = None;

@@ -355,3 +355,86 @@ proptest! {
         prop_assert!(t.requests().arrival_ns.windows(2).all(|w| w[0] <= w[1]));
     }
 }
+
+#[test]
+fn a_bom_before_the_first_jsonl_object_is_not_a_row_defect() {
+    let t = ingest(b"\xEF\xBB\xBF{\"timestamp\":0,\"input_length\":5,\"output_length\":3}\n{\"timestamp\":3000,\"input_length\":5,\"output_length\":3}\n").unwrap();
+    assert_eq!((t.meta().rows_read, t.meta().emitted), (2, 2));
+}
+
+#[test]
+fn a_broken_first_jsonl_line_is_a_dropped_row_not_another_format() {
+    let body = b"{\"timestamp\": 0, \"input_len\n{\"timestamp\":0,\"input_length\":5,\"hash_ids\":[1]}\n{\"timestamp\":3000,\"input_length\":5,\"output_length\":3}\n";
+    let t = ingest(body).unwrap();
+    reconciles(&t);
+    assert_eq!(t.meta().format, Format::Mooncake);
+    assert_eq!((t.meta().rows_read, t.meta().emitted), (3, 1));
+    assert_eq!(t.meta().dropped.get(&DropReason::MalformedRow), Some(&1));
+    assert_eq!(t.meta().dropped.get(&DropReason::MissingField), Some(&1));
+    assert_eq!(t.meta().drop_examples[&DropReason::MalformedRow][0].line, 1);
+}
+
+#[test]
+fn a_repeated_header_is_a_duplicate_however_it_is_dressed() {
+    let header = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type";
+    let row = "5,ChatGPT,10,5,15,API log";
+    for repeat in [
+        format!("\u{feff}{header}"),
+        "\"Timestamp\",\"Model\",\"Request tokens\",\"Response tokens\",\"Total tokens\",\"Log Type\"".to_owned(),
+        " Timestamp , Model,Request tokens,Response tokens,Total tokens,Log Type".to_owned(),
+    ] {
+        let text = format!("\u{feff}{header}\n{row}\n{repeat}\n{row}\n");
+        let t = ingest(text.as_bytes()).unwrap();
+        reconciles(&t);
+        assert_eq!(t.meta().dropped.get(&DropReason::DuplicateHeader), Some(&1), "{repeat:?}");
+        assert_eq!(t.meta().emitted, 2);
+    }
+}
+
+#[test]
+fn model_and_log_type_filters_on_a_format_without_those_columns_are_refused() {
+    let azure = b"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46.6805900,374,44\n";
+    let mut o = opts();
+    o.filter.model = Some("GPT-4".to_owned());
+    let err = ingest_with(azure, o.clone()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            TraceError::FilterNotApplicable {
+                filter: "model",
+                format: Format::Azure
+            }
+        ),
+        "{err}"
+    );
+    let err = ingest_with(&data("mooncake/dirty.jsonl"), o).unwrap_err();
+    assert!(
+        err.to_string().contains("--model applies to BurstGPT"),
+        "{err}"
+    );
+}
+
+#[test]
+fn epoch_scale_fractional_milliseconds_stay_exact() {
+    let t = ingest(b"{\"timestamp\": 1700000000000.123, \"input_length\": 5, \"output_length\": 3}\n{\"timestamp\": 1700000000000.124, \"input_length\": 5, \"output_length\": 3}\n").unwrap();
+    assert_eq!(t.requests().arrival_ns, [0, 1_000]);
+    assert_eq!(t.meta().clock_anchor_ns, Some(1_700_000_000_000_123_000));
+    assert_eq!(t.meta().timestamp_resolution_ns, Some(1_000));
+}
+
+#[test]
+fn timestamp_resolution_is_the_sources_grid_not_the_filtered_rows() {
+    let csv = b"Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n10,GPT-4,5,5,10,API log\n11,ChatGPT,5,5,10,API log\n13,GPT-4,5,5,10,API log\n";
+    let mut o = opts();
+    o.filter.model = Some("GPT-4".to_owned());
+    let t = ingest_with(csv, o).unwrap();
+    assert_eq!(t.requests().arrival_ns, [0, 3_000_000_000]);
+    assert_eq!(t.meta().timestamp_resolution_ns, Some(1_000_000_000));
+    assert_eq!(t.meta().distinct_timestamps, 3);
+    let r = loadproof_core::Regime::of(&t, loadproof_core::Window::ONE_SECOND).unwrap();
+    assert!(
+        r.warnings.iter().all(|w| !w.contains("finer")),
+        "{:?}",
+        r.warnings
+    );
+}

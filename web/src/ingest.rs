@@ -2,7 +2,7 @@
 //!
 //! A trace can be hundreds of megabytes. Parsing it in one go would freeze the page, so it is
 //! pushed to the `Ingester` in slices and the loop yields to the event loop every few tens of
-//! milliseconds, so the progress bar repaints and clicks still register. Files up to 1 GiB are
+//! milliseconds, so the progress bar repaints and clicks still register. Files up to 512 MiB are
 //! also gathered into one `ArrayBuffer` for the browser's native SHA-256 (WebCrypto), several
 //! times faster than hashing in wasm; larger files (or a context without WebCrypto) are hashed
 //! in wasm as they stream. All parsing and accounting is core's; this module only moves bytes.
@@ -59,7 +59,7 @@ pub fn ingest_bytes(bytes: &[u8]) -> Result<Trace, TraceError> {
 /// Files up to this size are read into one `ArrayBuffer` so the browser's native SHA-256
 /// (WebCrypto, off the main thread) can hash them while wasm parses; larger ones are streamed
 /// slice by slice and hashed in wasm.
-const WHOLE_FILE_MAX: f64 = (1u64 << 30) as f64;
+const WHOLE_FILE_MAX: f64 = (512u64 << 20) as f64;
 
 /// Parse at most this long before yielding, so the progress bar repaints and clicks register.
 const YIELD_EVERY_MS: f64 = 40.0;

@@ -134,6 +134,16 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Days in `month` of `year` (proleptic Gregorian).
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
 /// Parses `YYYY-MM-DD[ T]HH:MM:SS[.f{1,9}][Z|±HH:MM]` to nanoseconds since the Unix epoch.
 fn parse_datetime_ns(s: &[u8]) -> Result<(i64, bool), DatetimeError> {
     use DatetimeError::{Range, Shape};
@@ -151,7 +161,8 @@ fn parse_datetime_ns(s: &[u8]) -> Result<(i64, bool), DatetimeError> {
     let (year, month, day) = (field(0, 4)?, field(5, 7)?, field(8, 10)?);
     let (hour, minute, second) = (field(11, 13)?, field(14, 16)?, field(17, 19)?);
     if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
+        || day < 1
+        || day > days_in_month(year, month)
         || hour > 23
         || minute > 59
         || second > 60
@@ -175,6 +186,9 @@ fn parse_datetime_ns(s: &[u8]) -> Result<(i64, bool), DatetimeError> {
         [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
             let h = digits(&[*h1, *h2]).ok_or(Shape)?;
             let m = digits(&[*m1, *m2]).ok_or(Shape)?;
+            if h > 23 || m > 59 {
+                return Err(Shape);
+            }
             let off = h * 3600 + m * 60;
             (if *sign == b'-' { -off } else { off }, true)
         }
@@ -204,6 +218,13 @@ mod tests {
         assert_eq!(b - a, 10_000);
         assert_eq!(a % 1_000_000_000, 680_590_000);
         assert_eq!(a / 1_000_000_000, 1_700_158_546);
+    }
+
+    #[test]
+    fn leap_days_exist_only_in_leap_years() {
+        assert!(parse_datetime_ns(b"2024-02-29 00:00:00").is_ok());
+        assert!(parse_datetime_ns(b"2000-02-29 00:00:00").is_ok());
+        assert!(parse_datetime_ns(b"2100-02-29 00:00:00").is_err());
     }
 
     #[test]

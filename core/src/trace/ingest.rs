@@ -95,6 +95,21 @@ impl Defect {
     }
 }
 
+/// What the first non-blank line turned out to be.
+enum Detected {
+    /// A CSV header: not a row.
+    Header,
+    /// The first row of a JSONL file: read it as data.
+    DataRow,
+    /// A JSON-looking line that is not an object: a dropped row; keep looking.
+    Skipped(Defect),
+}
+
+/// How many broken JSON lines may precede the first object before the file is refused.
+const JSON_PRELUDE_MAX: u64 = 100;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 enum Adapter {
     AwaitingHeader,
     Burstgpt(BurstgptColumns),
@@ -114,7 +129,8 @@ pub struct Ingester {
     skipping_long_line: bool,
     line_no: u64,
     adapter: Adapter,
-    header_line: Vec<u8>,
+    /// Lines before the first JSON object that were not objects (see [`JSON_PRELUDE_MAX`]).
+    json_prelude: u64,
     columns: Vec<String>,
     layout: String,
     cells: Cells,
@@ -139,6 +155,9 @@ struct Accumulator {
     rows_without_prefix: u64,
     last_ts: Option<i64>,
     window_anchor: Option<i64>,
+    /// Over every sound row, before the caller's filters: the source's recording grid.
+    min_gap_ns: Option<i64>,
+    distinct_timestamps: u64,
     notes: Vec<String>,
 }
 
@@ -153,7 +172,7 @@ impl Ingester {
             skipping_long_line: false,
             line_no: 0,
             adapter: Adapter::AwaitingHeader,
-            header_line: Vec::new(),
+            json_prelude: 0,
             columns: Vec::new(),
             layout: String::new(),
             cells: Cells::default(),
@@ -308,6 +327,8 @@ impl Ingester {
             session_rows: has_sessions.then_some(acc.session_rows),
             sessions: has_sessions.then_some(acc.session_ids.len() as u64),
             rows_without_prefix: is_mooncake.then_some(acc.rows_without_prefix),
+            timestamp_resolution_ns: acc.min_gap_ns,
+            distinct_timestamps: acc.distinct_timestamps,
             notes: acc.notes,
         };
         let requests = Requests {
@@ -338,16 +359,21 @@ impl Ingester {
     }
 
     fn handle_line(&mut self, line: &[u8]) {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let mut line = line.strip_suffix(b"\r").unwrap_or(line);
         if let Adapter::AwaitingHeader = self.adapter {
             if line.trim_ascii().is_empty() {
                 self.acc.blank_lines += 1;
                 return;
             }
-            let line = line.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(line);
+            line = line.strip_prefix(BOM).unwrap_or(line);
             match self.detect(line) {
-                Ok(true) => {}
-                Ok(false) => return,
+                Ok(Detected::Header) => return,
+                Ok(Detected::DataRow) => {}
+                Ok(Detected::Skipped(defect)) => {
+                    self.acc.rows_read += 1;
+                    self.record_drop(defect);
+                    return;
+                }
                 Err(err) => {
                     self.fatal = Some(err);
                     return;
@@ -359,14 +385,6 @@ impl Ingester {
             return;
         }
         self.acc.rows_read += 1;
-        if !self.header_line.is_empty() && line == self.header_line.as_slice() {
-            self.record_drop(Defect::new(
-                DropReason::DuplicateHeader,
-                None,
-                "the header line again",
-            ));
-            return;
-        }
         let mut cells = std::mem::take(&mut self.cells);
         let outcome = match &self.adapter {
             Adapter::AwaitingHeader => {
@@ -378,22 +396,66 @@ impl Ingester {
         };
         match outcome {
             Ok(row) => self.account(row),
+            // Only a row that failed is compared with the header: the happy path pays nothing.
+            Err(_) if self.is_repeated_header(line) => self.record_drop(Defect::new(
+                DropReason::DuplicateHeader,
+                None,
+                "the header line again",
+            )),
             Err(defect) => self.record_drop(defect),
         }
         self.cells = cells;
     }
 
-    /// Reads the first non-blank line. `Ok(true)` means the line is also a data row (JSONL),
-    /// `Ok(false)` that it was a header.
-    fn detect(&mut self, line: &[u8]) -> Result<bool, TraceError> {
+    /// True when a CSV data line names the header's columns again (after concatenated files),
+    /// however it is quoted, padded or BOM-prefixed.
+    fn is_repeated_header(&self, line: &[u8]) -> bool {
+        if matches!(self.adapter, Adapter::Mooncake | Adapter::AwaitingHeader) {
+            return false;
+        }
+        let line = line.strip_prefix(BOM).unwrap_or(line);
+        let mut cells = Cells::default();
+        if cells.split(line).is_err() || cells.len() != self.columns.len() {
+            return false;
+        }
+        self.columns
+            .iter()
+            .enumerate()
+            .all(|(i, name)| cells.get(line, i).trim_ascii() == name.as_bytes())
+    }
+
+    /// Reads the first non-blank line: a CSV header, or the first object of a JSONL file.
+    fn detect(&mut self, line: &[u8]) -> Result<Detected, TraceError> {
         let forced = self.opts.format;
         let looks_json = line.trim_ascii_start().first() == Some(&b'{');
         if looks_json && forced.is_none_or(|f| f == Format::Mooncake) {
-            let fields = mooncake::field_names(line);
-            let recognised = mooncake::REQUIRED
-                .iter()
-                .all(|f| fields.iter().any(|s| s == f));
+            let fields = match mooncake::field_names(line) {
+                Ok(fields) => fields,
+                Err(_) if forced == Some(Format::Mooncake) => Vec::new(),
+                // A broken first object is a broken row, not a different format: count it and
+                // look at the next line, for a while.
+                Err(err) if self.json_prelude < JSON_PRELUDE_MAX => {
+                    self.json_prelude += 1;
+                    return Ok(Detected::Skipped(Defect::new(
+                        DropReason::MalformedRow,
+                        None,
+                        format!("not a JSON object: {err}"),
+                    )));
+                }
+                Err(err) => {
+                    return Err(TraceError::UnrecognisedLayout {
+                        line: self.line_no,
+                        seen_kind: "fields",
+                        seen: vec![format!(
+                            "<no JSON object in the first {JSON_PRELUDE_MAX} lines: {err}>"
+                        )],
+                        hint: String::new(),
+                    });
+                }
+            };
+            let recognised = fields.iter().any(|f| mooncake::KNOWN.contains(&f.as_str()));
             if recognised || forced == Some(Format::Mooncake) {
+                self.check_filters_apply(Format::Mooncake)?;
                 self.columns = fields;
                 self.layout = "Mooncake JSONL (512-token hash_ids blocks)".to_owned();
                 self.adapter = Adapter::Mooncake;
@@ -404,15 +466,15 @@ impl Ingester {
                 self.acc
                     .notes
                     .push("hash_ids read as 512-token prefix blocks".to_owned());
-                return Ok(true);
+                return Ok(Detected::DataRow);
             }
             return Err(TraceError::UnrecognisedLayout {
                 line: self.line_no,
                 seen_kind: "fields",
                 seen: fields,
                 hint: format!(
-                    "; a Mooncake trace needs fields {}",
-                    mooncake::REQUIRED.join(", ")
+                    "; a Mooncake trace has fields {}",
+                    mooncake::KNOWN.join(", ")
                 ),
             });
         }
@@ -437,6 +499,7 @@ impl Ingester {
         let want_burst = forced.is_none_or(|f| f == Format::Burstgpt);
         let want_azure = forced.is_none_or(|f| f == Format::Azure);
         if want_burst && let Some(cols) = BurstgptColumns::from_header(&names) {
+            self.check_filters_apply(Format::Burstgpt)?;
             self.layout = cols.layout().to_owned();
             self.acc.notes.extend(cols.notes(&names));
             if cols.has_sessions() {
@@ -444,6 +507,7 @@ impl Ingester {
             }
             self.adapter = Adapter::Burstgpt(cols);
         } else if want_azure && let Some(cols) = AzureColumns::from_header(&names) {
+            self.check_filters_apply(Format::Azure)?;
             self.layout =
                 "Azure LLM inference (TIMESTAMP,ContextTokens,GeneratedTokens)".to_owned();
             self.adapter = Adapter::Azure(cols);
@@ -462,8 +526,27 @@ impl Ingester {
             });
         }
         self.columns = names;
-        self.header_line = line.to_vec();
-        Ok(false)
+        Ok(Detected::Header)
+    }
+
+    /// `--model` and `--log-type` name BurstGPT columns: on any other format they would
+    /// silently filter out every row, so they are refused instead.
+    fn check_filters_apply(&self, format: Format) -> Result<(), TraceError> {
+        if format == Format::Burstgpt {
+            return Ok(());
+        }
+        let filter = &self.opts.filter;
+        let named = if filter.model.is_some() {
+            Some("model")
+        } else if filter.log_type.is_some() {
+            Some("log_type")
+        } else {
+            None
+        };
+        match named {
+            Some(filter) => Err(TraceError::FilterNotApplicable { filter, format }),
+            None => Ok(()),
+        }
     }
 
     fn account(&mut self, row: Row<'_>) {
@@ -482,6 +565,15 @@ impl Ingester {
             let field = time_field(&self.adapter);
             self.record_drop(Defect::new(DropReason::NonMonotonicArrival, field, detail));
             return;
+        }
+        match acc.last_ts {
+            None => acc.distinct_timestamps = 1,
+            Some(prev) if row.ts_ns > prev => {
+                acc.distinct_timestamps += 1;
+                let gap = row.ts_ns - prev;
+                acc.min_gap_ns = Some(acc.min_gap_ns.map_or(gap, |m| m.min(gap)));
+            }
+            Some(_) => {}
         }
         acc.last_ts = Some(row.ts_ns);
         let anchor = *acc.window_anchor.get_or_insert(row.ts_ns);

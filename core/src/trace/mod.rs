@@ -214,6 +214,12 @@ pub struct TraceMeta {
     pub sessions: Option<u64>,
     /// Emitted rows with no `hash_ids` (prefix-identity formats only).
     pub rows_without_prefix: Option<u64>,
+    /// The source's recording grid: the smallest positive gap between consecutive distinct
+    /// timestamps of every sound row, before the caller's filters (Mooncake: ~3 s). `None`
+    /// when every sound row carries one timestamp.
+    pub timestamp_resolution_ns: Option<i64>,
+    /// Distinct timestamps among every sound row, before the caller's filters.
+    pub distinct_timestamps: u64,
     /// Things a reader should know that are not counts.
     pub notes: Vec<String>,
 }
@@ -424,6 +430,14 @@ pub enum TraceError {
         line: u64,
         /// The repeated name.
         name: String,
+    },
+    /// A caller filter names a column this format does not have.
+    #[error("--{filter} applies to BurstGPT traces only; this file is {format}")]
+    FilterNotApplicable {
+        /// The filter.
+        filter: &'static str,
+        /// The format the file was read as.
+        format: Format,
     },
     /// An unhashed ingester was finished without the caller's digest.
     #[error("the source digest was not supplied (use finish_with_sha256)")]

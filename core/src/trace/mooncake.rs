@@ -10,15 +10,13 @@ use super::ingest::{Defect, Row};
 
 /// Tokens per hash-id block in the published Mooncake traces.
 pub(crate) const BLOCK_TOKENS: u32 = 512;
-/// Fields a Mooncake object must have.
-pub(crate) const REQUIRED: [&str; 3] = ["timestamp", "input_length", "output_length"];
+/// The fields of a Mooncake object; an object with any of them is taken for Mooncake (a row
+/// missing the others is a `missing_field` drop, not a different format).
+pub(crate) const KNOWN: [&str; 4] = ["timestamp", "input_length", "output_length", "hash_ids"];
 
 /// The field names of the first object, for detection and for error messages.
-pub(crate) fn field_names(line: &[u8]) -> Vec<String> {
-    match serde_json::from_slice::<Map<String, Value>>(line) {
-        Ok(map) => map.keys().cloned().collect(),
-        Err(e) => vec![format!("<not a JSON object: {e}>")],
-    }
+pub(crate) fn field_names(line: &[u8]) -> Result<Vec<String>, serde_json::Error> {
+    serde_json::from_slice::<Map<String, Value>>(line).map(|map| map.keys().cloned().collect())
 }
 
 fn number<'a>(map: &'a Map<String, Value>, field: &'static str) -> Result<&'a Number, Defect> {
@@ -105,19 +103,18 @@ fn timestamp_ns(map: &Map<String, Value>) -> Result<i64, Defect> {
             format!("negative: {n}"),
         ));
     }
-    let ms = n.as_f64().unwrap_or(f64::NAN);
-    if ms < 0.0 {
-        return Err(Defect::new(
-            DropReason::NegativeValue,
-            Some(FIELD),
-            format!("negative: {n}"),
-        ));
-    }
-    let ns = (ms * 1e6).round();
-    if !ns.is_finite() || ns >= 9.2e18 {
-        return Err(out_of_range());
-    }
-    Ok(ns as i64)
+    // A fractional millisecond: read the number's shortest decimal text exactly, so epoch-scale
+    // stamps keep their microseconds (f64 arithmetic would not).
+    let text = n.to_string();
+    crate::decimal::Decimal::parse(text.as_bytes())
+        .and_then(|d| {
+            if d.is_negative() {
+                Err(crate::decimal::NumberError::Negative)
+            } else {
+                d.scaled_i64(6)
+            }
+        })
+        .map_err(|e| super::burstgpt::number_defect(e, FIELD, text.as_bytes()))
 }
 
 fn hash_ids(map: &Map<String, Value>) -> Result<Option<Vec<u64>>, Defect> {
