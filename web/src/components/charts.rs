@@ -74,59 +74,74 @@ pub fn Charts(
     });
 
     view! {
-        <section class="card chart" aria-labelledby="counts-heading">
-            <h2 id="counts-heading">"Requests per window over time"</h2>
+        <ChartCard
+            slug="counts"
+            title="Requests per window over time"
+            alt="Bar chart of requests per window over time; the numbers are in the table beside it."
+            canvas=counts_canvas
+            problem=counts_problem
+        >
+            {move || counts.get().map(|c| view! { <CountsTable counts=c /> })}
+        </ChartCard>
+        <ChartCard
+            slug="gaps"
+            title="Inter-arrival gaps"
+            alt="Histogram of gaps between consecutive requests on a log scale; the numbers are in the table beside it."
+            canvas=gaps_canvas
+            problem=gaps_problem
+        >
+            {move || gaps.get().map(|h| view! { <GapsTable hist=h /> })}
+        </ChartCard>
+        <ChartCard
+            slug="cdf"
+            title="Token distributions"
+            alt="Cumulative distributions of input and output tokens per request; the quantiles are in the table beside it."
+            canvas=cdf_canvas
+            problem=cdf_problem
+        >
+            {move || {
+                cdfs.get()
+                    .map(|(input, output)| view! { <CdfTable input=input output=output /> })
+            }}
+        </ChartCard>
+    }
+}
+
+/// One chart: a heading, the canvas with its text alternative, the table of its numbers
+/// (`children`) beside it, and any drawing failure below. Ids are `<slug>-heading` and
+/// `<slug>-chart`.
+#[component]
+fn ChartCard(
+    /// Prefix of the element ids.
+    slug: &'static str,
+    /// The heading.
+    title: &'static str,
+    /// The canvas's text alternative.
+    alt: &'static str,
+    /// Where the chart is drawn.
+    canvas: NodeRef<html::Canvas>,
+    /// A drawing failure to show.
+    problem: RwSignal<Option<String>>,
+    /// The table of the chart's numbers.
+    children: Children,
+) -> impl IntoView {
+    let heading_id = format!("{slug}-heading");
+    let labelled_by = heading_id.clone();
+    view! {
+        <section class="card chart" aria-labelledby=labelled_by>
+            <h2 id=heading_id>{title}</h2>
             <div class="figure">
                 <canvas
-                    id="counts-chart"
-                    node_ref=counts_canvas
+                    id=format!("{slug}-chart")
+                    node_ref=canvas
                     width=CANVAS_W
                     height=CANVAS_H
                     role="img"
-                    aria-label="Bar chart of requests per window over time; the numbers are in the table beside it."
+                    aria-label=alt
                 ></canvas>
-                <div class="numbers">
-                    {move || counts.get().map(|c| view! { <CountsTable counts=c /> })}
-                </div>
+                <div class="numbers">{children()}</div>
             </div>
-            <Problem problem=counts_problem />
-        </section>
-        <section class="card chart" aria-labelledby="gaps-heading">
-            <h2 id="gaps-heading">"Inter-arrival gaps"</h2>
-            <div class="figure">
-                <canvas
-                    id="gaps-chart"
-                    node_ref=gaps_canvas
-                    width=CANVAS_W
-                    height=CANVAS_H
-                    role="img"
-                    aria-label="Histogram of gaps between consecutive requests on a log scale; the numbers are in the table beside it."
-                ></canvas>
-                <div class="numbers">
-                    {move || gaps.get().map(|h| view! { <GapsTable hist=h /> })}
-                </div>
-            </div>
-            <Problem problem=gaps_problem />
-        </section>
-        <section class="card chart" aria-labelledby="cdf-heading">
-            <h2 id="cdf-heading">"Token distributions"</h2>
-            <div class="figure">
-                <canvas
-                    id="cdf-chart"
-                    node_ref=cdf_canvas
-                    width=CANVAS_W
-                    height=CANVAS_H
-                    role="img"
-                    aria-label="Cumulative distributions of input and output tokens per request; the quantiles are in the table beside it."
-                ></canvas>
-                <div class="numbers">
-                    {move || {
-                        cdfs.get()
-                            .map(|(input, output)| view! { <CdfTable input=input output=output /> })
-                    }}
-                </div>
-            </div>
-            <Problem problem=cdf_problem />
+            <Problem problem=problem />
         </section>
     }
 }
