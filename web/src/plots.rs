@@ -18,16 +18,25 @@ const INPUT: RGBColor = RGBColor(37, 99, 235);
 const OUTPUT: RGBColor = RGBColor(217, 119, 6);
 const AXIS_FONT: (&str, u32) = ("sans-serif", 14);
 
+/// The margins and label areas every chart shares.
+fn frame<'a, 'b>(
+    root: &'a DrawingArea<CanvasBackend, Shift>,
+) -> ChartBuilder<'a, 'b, CanvasBackend> {
+    let mut builder = ChartBuilder::on(root);
+    builder
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(64);
+    builder
+}
+
 /// Requests per window over time, one bar per (possibly merged) window.
 pub fn draw_counts(canvas: HtmlCanvasElement, series: &WindowCounts) -> Result<(), String> {
     let root = area(canvas)?;
     let bar_s = series.bar_s;
     let x_max = (series.counts.len() as f64 * bar_s).max(bar_s);
     let y_max = (series.peak().max(1) as f64 * 1.08).ceil();
-    let mut chart = ChartBuilder::on(&root)
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(64)
+    let mut chart = frame(&root)
         .build_cartesian_2d(0f64..x_max, 0f64..y_max)
         .map_err(text)?;
     chart
@@ -62,10 +71,7 @@ pub fn draw_gaps(canvas: HtmlCanvasElement, hist: &GapHistogram) -> Result<(), S
         return root.present().map_err(text);
     };
     let peak = hist.bins.iter().map(|b| b.count).max().unwrap_or(0).max(1);
-    let mut chart = ChartBuilder::on(&root)
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(64)
+    let mut chart = frame(&root)
         .build_cartesian_2d(
             (first.lo_s..last.hi_s).log_scale(),
             0f64..(peak as f64 * 1.08).ceil(),
@@ -105,10 +111,7 @@ pub fn draw_cdfs(
         .chain(&output.curve)
         .map(|&(tokens, _)| tokens)
         .fold(1.0f64, f64::max);
-    let mut chart = ChartBuilder::on(&root)
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(64)
+    let mut chart = frame(&root)
         .build_cartesian_2d((1f64..max_tokens.max(2.0)).log_scale(), 0f64..1f64)
         .map_err(text)?;
     chart
