@@ -52,7 +52,7 @@ fi
 mkdir -p "$OUT"
 DATA="$OUT/burstgpt_${ROWS}.csv"
 STAMP="$DATA.stamp"
-WANT_STAMP="synth v2 rows=$ROWS seed=$SEED rate=$RATE failure_share=$FAILURE_SHARE"
+WANT_STAMP="synth v3 rows=$ROWS seed=$SEED rate=$RATE failure_share=$FAILURE_SHARE"
 if [[ ! -s "$DATA" || ! -f "$STAMP" || "$(cat "$STAMP")" != "$WANT_STAMP" ]]; then
   say "generating $DATA ($ROWS rows)"
   "$BIN" trace synth --out "$DATA" --rows "$ROWS" --seed "$SEED" --rate "$RATE" \

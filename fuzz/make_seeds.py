@@ -46,6 +46,16 @@ def main():
             if rel.endswith(".csv"):
                 for line in body.decode("utf-8", "replace").splitlines():
                     cells.update(line.split(","))
+    # timed_trace: [flags, cut] + a Mooncake-shaped file; plan_round_trip: [flags] + the same.
+    with open(os.path.join(DATA, "mooncake/dirty.jsonl"), "rb") as f:
+        dirty = f.read()
+    clean = b"".join(line + b"\n" for line in dirty.splitlines()
+                     if line.startswith(b'{"timestamp": 0,') or line.startswith(b'{"timestamp": 6000, "input_length": 512'))
+    for flags in (0x00, 0x05, 0x0A, 0x0F):
+        write("timed_trace", bytes([flags, 40]) + dirty)
+        write("timed_trace", bytes([flags, 3]) + clean)
+        write("plan_round_trip", bytes([flags]) + dirty)
+        write("plan_round_trip", bytes([flags]) + clean)
     for cell in sorted(cells):
         if cell.strip():
             write("decimal", cell.encode())

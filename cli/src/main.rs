@@ -1,7 +1,9 @@
 //! The `loadproof` binary: a thin `main` over `run`, which returns the exit code.
 
 mod args;
+mod plan_cmd;
 mod render;
+mod synth_cmd;
 mod trace_cmd;
 
 use std::io::{self, Write};
@@ -9,14 +11,22 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command, TraceCommand};
+use args::{Cli, Command, PlanSubcommand, TraceCommand};
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     match &cli.command {
         Command::Trace(TraceCommand::Inspect(a)) => trace_cmd::inspect(a, &mut out)?,
-        Command::Trace(TraceCommand::Synth(a)) => trace_cmd::synth(a, &mut out)?,
+        Command::Trace(TraceCommand::Synth(a)) => synth_cmd::synth(a, &mut out)?,
+        Command::Plan(p) => {
+            let code = match &p.check {
+                Some(PlanSubcommand::Check(a)) => plan_cmd::check(a, &mut out)?,
+                None => plan_cmd::plan(&p.make, &mut out)?,
+            };
+            out.flush()?;
+            return Ok(code);
+        }
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -2,8 +2,10 @@
 //! be able to find the same value in `--json`.
 
 use std::io::{self, Write};
+use std::path::Path;
 
 use loadproof_core::InspectReport;
+use loadproof_core::plan::{Fidelity, PLAN_FILE, PlanDoc};
 
 fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "undefined".to_owned(), |x| x.to_string())
@@ -89,6 +91,176 @@ pub fn inspect_text(r: &InspectReport, out: &mut impl Write) -> io::Result<()> {
     }
     for note in &m.notes {
         writeln!(out, "  note: {note}")?;
+    }
+    Ok(())
+}
+
+/// Quotes `arg` for a POSIX shell when it needs it.
+fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./:,=@+%".contains(&b));
+    if plain {
+        arg.to_owned()
+    } else {
+        format!("'{}'", arg.replace('\'', r"'\''"))
+    }
+}
+
+fn json_cell(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// The fidelity table: each statistic side by side, then the verdict.
+pub fn fidelity_text(f: &Fidelity, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "  {:<17} {:>22} {:>22} {:>12}  result",
+        "check", "source", "file", "statistic"
+    )?;
+    for c in &f.checks {
+        writeln!(
+            out,
+            "  {:<17} {:>22} {:>22} {:>12}  {}",
+            c.name,
+            json_cell(&c.source),
+            json_cell(&c.replay),
+            c.statistic,
+            if c.pass { "pass" } else { "FAIL" }
+        )?;
+    }
+    if f.pass {
+        writeln!(
+            out,
+            "PASS — every statistic is exactly 0: the file vLLM will read says what the trace says"
+        )
+    } else {
+        writeln!(
+            out,
+            "FAIL — the file vLLM would read differs from the trace:"
+        )?;
+        for c in f.failures() {
+            writeln!(out, "  * {}: {}", c.name, c.detail)?;
+        }
+        Ok(())
+    }
+}
+
+/// The text summary of `loadproof plan`.
+pub fn plan_text(doc: &PlanDoc, dir: &Path, out: &mut impl Write) -> io::Result<()> {
+    let s = &doc.source;
+    let t = &doc.timed_trace;
+    let r = &doc.regime;
+    writeln!(
+        out,
+        "plan      {}  ({PLAN_FILE}, {})",
+        dir.display(),
+        t.file
+    )?;
+    writeln!(out, "source    {}  [{}: {}]", s.path, s.format, s.layout)?;
+    writeln!(out, "          sha256 {}  ({} bytes)", s.sha256, s.bytes)?;
+    let dropped: u64 = s.dropped.values().sum();
+    let filtered: u64 = s.filtered.values().sum();
+    let named = |m: Vec<(String, u64)>| {
+        m.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    writeln!(
+        out,
+        "          {} rows read = {} planned + {dropped} dropped{} + {filtered} filtered{}",
+        s.rows_read,
+        s.emitted,
+        if dropped > 0 {
+            format!(
+                " ({})",
+                named(s.dropped.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+            )
+        } else {
+            String::new()
+        },
+        if filtered > 0 {
+            format!(
+                " ({})",
+                named(
+                    s.filtered
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), *v))
+                        .collect()
+                )
+            )
+        } else {
+            String::new()
+        },
+    )?;
+    writeln!(
+        out,
+        "replay    {} requests over {} s: rate {} req/s, burstiness D {} at {} s windows",
+        r.requests,
+        r.span_s,
+        opt(r.rate_rps),
+        opt(r.burstiness),
+        r.window_s
+    )?;
+    writeln!(
+        out,
+        "          input p50 {} p95 {}, output p50 {} p95 {}; Σ input {} tokens, Σ output {}",
+        r.input_tokens.p50,
+        r.input_tokens.p95,
+        r.output_tokens.p50,
+        r.output_tokens.p95,
+        t.input_tokens_total,
+        t.output_tokens_total
+    )?;
+    writeln!(
+        out,
+        "file      {}  {} lines, {} bytes, sha256 {}",
+        t.file, t.lines, t.bytes, t.sha256
+    )?;
+    writeln!(
+        out,
+        "          chunk {} tokens ({:?}); prefix {}",
+        t.chunk_size,
+        t.chunk_size_origin,
+        if t.prefix_synthesized {
+            format!(
+                "SYNTHESIZED for {} of {} requests ({} fresh ids)",
+                t.synthesized_rows, t.lines, t.synthesized_ids
+            )
+        } else {
+            format!("from the source ({} ids)", t.source_ids)
+        }
+    )?;
+    for warning in &r.warnings {
+        writeln!(out, "warning   {warning}")?;
+    }
+    for note in &doc.notes {
+        writeln!(out, "note      {note}")?;
+    }
+    writeln!(out, "read-back ({} re-read from disk)", t.file)?;
+    fidelity_text(&doc.fidelity, out)?;
+    let b = &doc.bench;
+    let env: Vec<String> = b.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let argv: Vec<String> = b.argv.iter().map(|a| shell_quote(a)).collect();
+    writeln!(
+        out,
+        "run it    cd {} && {} {}",
+        shell_quote(&dir.display().to_string()),
+        env.join(" "),
+        argv.join(" ")
+    )?;
+    if !b.placeholders.is_empty() {
+        writeln!(
+            out,
+            "          fill in {} first (or give them to `plan`; `loadproof fire` fills them in); needs vLLM ≥ {}",
+            b.placeholders.join(", "),
+            b.min_vllm
+        )?;
     }
     Ok(())
 }

@@ -6,11 +6,11 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use loadproof_core::regime::Window;
-use loadproof_core::synth::{self, SynthSpec};
+use loadproof_core::synth;
 use loadproof_core::trace::Sha256Stream;
 use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, InspectReport, Limits, Trace};
 
-use crate::args::{FormatArg, InspectArgs, SynthArgs};
+use crate::args::{FormatArg, InspectArgs};
 use crate::render;
 
 /// Chunk size for reading: large enough to amortise syscalls, small enough for progress.
@@ -32,7 +32,7 @@ impl std::fmt::Display for BadInput {
 
 impl std::error::Error for BadInput {}
 
-fn format_of(arg: FormatArg) -> Format {
+pub(crate) fn format_of(arg: FormatArg) -> Format {
     match arg {
         FormatArg::Burstgpt => Format::Burstgpt,
         FormatArg::Mooncake => Format::Mooncake,
@@ -47,6 +47,43 @@ fn secs_to_ns(flag: &str, secs: f64) -> Result<i64> {
         )));
     }
     Ok((secs * 1e9).round() as i64)
+}
+
+/// The caller's slice as an ingestion filter: `--start` and `--duration` in seconds from the
+/// first sound row become a `[start, start + duration)` window in nanoseconds.
+pub(crate) fn caller_filter(
+    model: Option<&str>,
+    log_type: Option<&str>,
+    start: Option<f64>,
+    duration: Option<f64>,
+    max_rows: Option<u64>,
+) -> Result<CallerFilter> {
+    let start_ns = start.map(|s| secs_to_ns("start", s)).transpose()?;
+    let end_ns = match duration {
+        Some(d) => Some(
+            start_ns
+                .unwrap_or(0)
+                .saturating_add(secs_to_ns("duration", d)?),
+        ),
+        None => None,
+    };
+    Ok(CallerFilter {
+        model: model.map(str::to_owned),
+        log_type: log_type.map(str::to_owned),
+        start_ns,
+        end_ns,
+        max_rows,
+    })
+}
+
+/// `--window` as a [`Window`], or a usage error.
+pub(crate) fn window_of(secs: f64) -> Result<Window> {
+    Window::from_secs(secs).ok_or_else(|| {
+        BadInput(format!(
+            "--window must be a finite number of seconds ≥ 1e-6, got {secs}"
+        ))
+        .into()
+    })
 }
 
 /// Reads `path` fully through an [`Ingester`], with a progress bar on a TTY stderr.
@@ -123,7 +160,7 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
 }
 
 /// Fills `buf` as far as the file allows; 0 means end of file.
-fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+pub(crate) fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         let Some(rest) = buf.get_mut(filled..) else {
@@ -141,30 +178,16 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// `loadproof trace inspect`.
 pub fn inspect(args: &InspectArgs, out: &mut impl Write) -> Result<()> {
-    let window = Window::from_secs(args.window).ok_or_else(|| {
-        BadInput(format!(
-            "--window must be a finite number of seconds ≥ 1e-6, got {}",
-            args.window
-        ))
-    })?;
-    let start_ns = args.start.map(|s| secs_to_ns("start", s)).transpose()?;
-    let end_ns = match args.duration {
-        Some(d) => Some(
-            start_ns
-                .unwrap_or(0)
-                .saturating_add(secs_to_ns("duration", d)?),
-        ),
-        None => None,
-    };
+    let window = window_of(args.window)?;
     let opts = IngestOptions {
         format: args.format.map(format_of),
-        filter: CallerFilter {
-            model: args.model.clone(),
-            log_type: args.log_type.clone(),
-            start_ns,
-            end_ns,
-            max_rows: args.max_rows,
-        },
+        filter: caller_filter(
+            args.model.as_deref(),
+            args.log_type.as_deref(),
+            args.start,
+            args.duration,
+            args.max_rows,
+        )?,
         limits: Limits::STANDARD,
     };
     let trace = ingest_file(&args.file, opts)?;
@@ -173,7 +196,10 @@ pub fn inspect(args: &InspectArgs, out: &mut impl Write) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| args.file.display().to_string());
-    let report = InspectReport::new(&name, &trace, window);
+    let mut report = InspectReport::new(&name, &trace, window);
+    if let Some(note) = synthetic_note(&args.file, &report.meta.source_sha256) {
+        report.meta.notes.push(note);
+    }
     if args.json {
         writeln!(out, "{}", report.to_json())?;
     } else {
@@ -182,36 +208,26 @@ pub fn inspect(args: &InspectArgs, out: &mut impl Write) -> Result<()> {
     Ok(())
 }
 
-/// `loadproof trace synth`.
-pub fn synth(args: &SynthArgs, out: &mut impl Write) -> Result<()> {
-    if !(args.rate.is_finite() && args.rate > 0.0) {
-        bail!(BadInput(format!("--rate must be > 0, got {}", args.rate)));
+// ---- Synthetic provenance: the `trace synth` sidecar ----
+
+/// The note `inspect` adds when `FILE.synth.json` sits beside `file`: "synthetic … sha256
+/// verified" when the sidecar's sha256 is the file's, a warning that it does NOT match
+/// otherwise, and nothing when there is no sidecar.
+pub(crate) fn synthetic_note(file: &Path, source_sha256: &str) -> Option<String> {
+    let sidecar = crate::synth_cmd::sidecar_path(file);
+    let name = sidecar
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match std::fs::read_to_string(&sidecar) {
+        Ok(text) => Some(
+            synth::check_sidecar(&text, &name, source_sha256)
+                .note()
+                .to_owned(),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(format!(
+            "sidecar {name} could not be read ({e}): whether this file is synthetic is unknown"
+        )),
     }
-    if !(0.0..=1.0).contains(&args.failure_share) {
-        bail!(BadInput(format!(
-            "--failure-share must be within 0..1, got {}",
-            args.failure_share
-        )));
-    }
-    let spec = SynthSpec {
-        rows: args.rows,
-        seed: args.seed,
-        rate_rps: args.rate,
-        failure_share: args.failure_share,
-    };
-    let mut buf = Vec::new();
-    synth::burstgpt_csv(spec, &mut buf);
-    let tmp = args.out.with_extension("tmp");
-    std::fs::write(&tmp, &buf).with_context(|| format!("writing {}", tmp.display()))?;
-    std::fs::rename(&tmp, &args.out)
-        .with_context(|| format!("renaming to {}", args.out.display()))?;
-    writeln!(
-        out,
-        "wrote {} synthetic rows (BurstGPT_1 layout, seed {}, {} req/s) to {}",
-        args.rows,
-        args.seed,
-        args.rate,
-        args.out.display()
-    )?;
-    Ok(())
 }

@@ -204,6 +204,44 @@ impl Decimal {
     pub fn is_negative(self) -> bool {
         self.negative
     }
+
+    /// The exact product, or `None` when the digits no longer fit. Used to apply vLLM's
+    /// `--timed-trace-sec-multiplier` to a timestamp without a detour through `f64`.
+    pub fn checked_mul(self, other: Decimal) -> Option<Decimal> {
+        Some(Decimal {
+            negative: self.negative != other.negative,
+            mantissa: self.mantissa.checked_mul(other.mantissa)?,
+            exponent: self.exponent.checked_add(other.exponent)?,
+        })
+    }
+
+    /// A non-negative value as an exact fraction `(numerator, denominator)`; `None` for a
+    /// negative value or one whose digits do not fit.
+    pub fn as_fraction(self) -> Option<(u128, u128)> {
+        if self.negative {
+            return None;
+        }
+        let pow = POW10.get(self.exponent.unsigned_abs() as usize).copied()?;
+        if self.exponent >= 0 {
+            Some((self.mantissa.checked_mul(pow)?, 1))
+        } else {
+            Some((self.mantissa, pow))
+        }
+    }
+
+    /// An exact non-negative integer.
+    pub fn from_u64(v: u64) -> Decimal {
+        Decimal {
+            negative: false,
+            mantissa: u128::from(v),
+            exponent: 0,
+        }
+    }
+
+    /// True for zero (of either sign).
+    pub fn is_zero(self) -> bool {
+        self.mantissa == 0
+    }
 }
 
 fn is_non_finite_word(s: &[u8]) -> bool {
@@ -263,6 +301,23 @@ mod tests {
             tokens("99999999999999999999999999999999999999999"),
             Err(NumberError::OutOfRange)
         );
+    }
+
+    #[test]
+    fn products_and_fractions_are_exact() {
+        let d = |s: &str| Decimal::parse(s.as_bytes()).unwrap();
+        assert_eq!(
+            d("12345").checked_mul(d("0.001")).unwrap().scaled_i64(9),
+            Ok(12_345_000_000)
+        );
+        assert_eq!(
+            d("0.000001").checked_mul(d("7")).unwrap().scaled_i64(9),
+            Ok(7_000)
+        );
+        assert_eq!(d("2.5").as_fraction(), Some((25, 10)));
+        assert_eq!(d("3e2").as_fraction(), Some((300, 1)));
+        assert_eq!(d("-1").as_fraction(), None);
+        assert!(d("0.000").is_zero());
     }
 
     proptest::proptest! {

@@ -16,6 +16,7 @@
 )]
 
 pub mod decimal;
+pub mod plan;
 pub mod regime;
 pub mod report;
 pub mod stats;

@@ -13,7 +13,7 @@
 //!   timestamps of every sound row of the source, before the caller's filters: the finest
 //!   spacing the source actually records (Mooncake's ~3 s grid shows up here).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::stats::{Percentiles, dispersion_index};
 use crate::trace::{Requests, Trace};
@@ -49,7 +49,7 @@ impl Window {
 pub const MAX_WINDOWS: i64 = 1 << 34;
 
 /// The regime of a trace.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Regime {
     /// Emitted requests.
     pub requests: u64,

@@ -1,10 +1,10 @@
 //! Statistics with their methods stated: percentiles by linear interpolation (numpy's
 //! default, Hyndman–Fan type 7) and the index of dispersion of per-window counts.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// p50 and p95 of a column.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Percentiles {
     /// Median.
     pub p50: f64,
@@ -189,6 +189,90 @@ pub fn dispersion_index(arrivals: &[i64], window_ns: i64) -> Option<f64> {
     Some(numerator as f64 / denominator as f64)
 }
 
+/// Two-sample Kolmogorov–Smirnov distance `sup_x |F_a(x) − F_b(x)|` between two empirical
+/// distributions, each given as ascending steps `(distinct value, entries ≤ value)` over
+/// `n_a` and `n_b` entries. Computed exactly as `max |c_a·n_b − c_b·n_a| / (n_a·n_b)` in
+/// integers, so "exactly 0" means the two multisets are equal, not "close".
+/// Both empty: 0; one empty: 1.
+fn ks_of_steps<T: Ord + Copy>(
+    mut a: impl Iterator<Item = (T, u64)>,
+    n_a: u64,
+    mut b: impl Iterator<Item = (T, u64)>,
+    n_b: u64,
+) -> f64 {
+    match (n_a, n_b) {
+        (0, 0) => return 0.0,
+        (0, _) | (_, 0) => return 1.0,
+        _ => {}
+    }
+    let (na, nb) = (u128::from(n_a), u128::from(n_b));
+    let (mut ca, mut cb) = (0u128, 0u128);
+    let mut max = 0u128;
+    let (mut next_a, mut next_b) = (a.next(), b.next());
+    loop {
+        match (next_a, next_b) {
+            (None, None) => break,
+            (Some((va, ka)), Some((vb, kb))) if va == vb => {
+                (ca, cb) = (u128::from(ka), u128::from(kb));
+                (next_a, next_b) = (a.next(), b.next());
+            }
+            (Some((va, ka)), Some((vb, _))) if va < vb => {
+                ca = u128::from(ka);
+                next_a = a.next();
+            }
+            (Some((_, ka)), None) => {
+                ca = u128::from(ka);
+                next_a = a.next();
+            }
+            (_, Some((_, kb))) => {
+                cb = u128::from(kb);
+                next_b = b.next();
+            }
+        }
+        max = max.max((ca * nb).abs_diff(cb * na));
+    }
+    max as f64 / (na * nb) as f64
+}
+
+/// Ascending steps `(value, entries ≤ value)` of an ascending slice.
+fn sorted_steps<T: PartialEq + Copy>(sorted: &[T]) -> impl Iterator<Item = (T, u64)> + '_ {
+    sorted.chunk_by(|x, y| x == y).scan(0u64, |seen, run| {
+        *seen += run.len() as u64;
+        run.first().map(|&v| (v, *seen))
+    })
+}
+
+/// Two-sample Kolmogorov–Smirnov distance of two ascending samples (see [`Distribution::ks_distance`]).
+pub fn ks_distance_sorted(a: &[i64], b: &[i64]) -> f64 {
+    ks_of_steps(
+        sorted_steps(a),
+        a.len() as u64,
+        sorted_steps(b),
+        b.len() as u64,
+    )
+}
+
+impl Distribution {
+    /// Two-sample Kolmogorov–Smirnov distance `sup_x |F_self(x) − F_other(x)|`, exact: 0
+    /// exactly when the two columns hold the same values the same number of times. Both
+    /// empty: 0; one empty: 1.
+    pub fn ks_distance(&self, other: &Distribution) -> f64 {
+        let steps = |d: &Distribution| {
+            d.values
+                .iter()
+                .copied()
+                .zip(d.cumulative.iter().copied())
+                .collect::<Vec<_>>()
+        };
+        ks_of_steps(
+            steps(self).into_iter(),
+            self.len(),
+            steps(other).into_iter(),
+            other.len(),
+        )
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,5 +304,35 @@ mod tests {
         // Perfectly paced: one per window → D = 0.
         let paced: Vec<i64> = (0..10).map(|i| i * 1_000_000_000).collect();
         assert_eq!(dispersion_index(&paced, 1_000_000_000), Some(0.0));
+    }
+
+    #[test]
+    fn ks_matches_the_textbook_examples() {
+        // [1,2,3] vs [2,3,4] → 1/3; [1,2,3,4] vs [1,2] → 1/2.
+        assert!((ks_distance_sorted(&[1, 2, 3], &[2, 3, 4]) - 1.0 / 3.0).abs() < 1e-15);
+        assert_eq!(ks_distance_sorted(&[1, 2, 3, 4], &[1, 2]), 0.5);
+        assert_eq!(ks_distance_sorted(&[5, 5, 7], &[5, 5, 7]), 0.0);
+        assert_eq!(ks_distance_sorted(&[], &[]), 0.0);
+        assert_eq!(ks_distance_sorted(&[1], &[]), 1.0);
+        let d = |v: &[u32]| Distribution::of_u32(v);
+        assert!((d(&[3, 1, 2]).ks_distance(&d(&[4, 2, 3])) - 1.0 / 3.0).abs() < 1e-15);
+        assert_eq!(d(&[9, 1, 9]).ks_distance(&d(&[1, 9, 9])), 0.0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ks_is_zero_exactly_for_equal_multisets(
+            a in proptest::collection::vec(0u32..20, 0..40),
+            b in proptest::collection::vec(0u32..20, 0..40),
+        ) {
+            let (mut sa, mut sb) = (a.clone(), b.clone());
+            sa.sort_unstable();
+            sb.sort_unstable();
+            let ks = Distribution::of_u32(&a).ks_distance(&Distribution::of_u32(&b));
+            proptest::prop_assert_eq!(ks == 0.0, sa == sb);
+            let wide = |v: &[u32]| v.iter().map(|&x| i64::from(x)).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(ks, ks_distance_sorted(&wide(&sa), &wide(&sb)));
+            proptest::prop_assert!((0.0..=1.0).contains(&ks));
+        }
     }
 }

@@ -180,3 +180,65 @@ pub fn check_decimal(data: &[u8]) {
         _ => {}
     }
 }
+
+/// Reads `data` as a `timed_trace` file (layout: `[flags, cut, body…]`): flags pick the
+/// multiplier (bits 0–1) and chunk size (bits 2–3); the body is pushed in two pieces cut at
+/// `cut`. Checks: no panic; pushing in pieces or whole gives the same result; on success the
+/// columns have one row per line.
+pub fn check_timed_trace(data: &[u8]) {
+    use loadproof_core::plan::TimedTraceReader;
+    let flags = data.first().copied().unwrap_or(0);
+    let cut = usize::from(data.get(1).copied().unwrap_or(0));
+    let body = data.get(2..).unwrap_or_default();
+    let multiplier = ["1", "0.001", "0.000001", "1e-9"][usize::from(flags & 3)];
+    let chunk = [16, 512, 1, 100_000][usize::from((flags >> 2) & 3)];
+    let read = |pieces: &[&[u8]]| {
+        let mut r = TimedTraceReader::new(multiplier, chunk).expect("fixed multipliers parse");
+        for p in pieces {
+            r.push(p);
+        }
+        r.finish()
+    };
+    let (a, b) = body.split_at(cut.min(body.len()));
+    let pieces = read(&[a, b]);
+    assert_eq!(pieces, read(&[body]), "cutting at {cut} changes the read");
+    if let Ok(back) = pieces {
+        let n = back.lines as usize;
+        assert_eq!(back.arrival_ns.len(), n);
+        assert_eq!(back.input_tokens.len(), n);
+        assert_eq!(back.output_tokens.len(), n);
+        assert!(back.short_rows <= back.lines);
+        assert!(back.arrival_ns.iter().all(|&t| t >= 0));
+        assert_eq!(back.bytes, body.len() as u64);
+    }
+}
+
+/// Ingests `data` like [`check_ingest`] (Mooncake forced, no filters) and, when a trace comes
+/// out, plans it with the chunk size and speed-up the flags pick: a plan that builds must
+/// write a file that reads back with every statistic exactly 0.
+pub fn check_plan_round_trip(data: &[u8]) {
+    use loadproof_core::plan::{Plan, PlanOptions, TimeScale};
+    let flags = data.first().copied().unwrap_or(0);
+    let body = data.get(1..).unwrap_or_default();
+    let Ok(trace) = ingest_whole(&options(Some(Format::Mooncake), 0), body) else {
+        return;
+    };
+    let chunk = [None, Some(16), Some(512), Some(1)][usize::from(flags & 3)];
+    let scale = ["1", "2", "0.5", "3"][usize::from((flags >> 2) & 3)];
+    let options = PlanOptions {
+        chunk_size: chunk,
+        time_scale: TimeScale::parse(scale).expect("fixed scales parse"),
+        ..PlanOptions::default()
+    };
+    let Ok(plan) = Plan::new(trace, options) else {
+        return;
+    };
+    let mut file = Vec::new();
+    plan.write_timed_trace(&mut file).expect("writing to a Vec");
+    let bench = plan.bench_command();
+    let mut reader = plan.reader(&bench).expect("the plan's own argv reads");
+    reader.push(&file);
+    let back = reader.finish().expect("the plan's own file reads");
+    let fidelity = plan.verify(&back, &bench);
+    assert!(fidelity.pass, "{:?}", fidelity.failures().collect::<Vec<_>>());
+}

@@ -63,6 +63,17 @@ pub struct IngestOptions {
     pub limits: Limits,
 }
 
+impl Default for IngestOptions {
+    /// Detect the format, no filters, standard limits.
+    fn default() -> IngestOptions {
+        IngestOptions {
+            format: None,
+            filter: CallerFilter::default(),
+            limits: Limits::STANDARD,
+        }
+    }
+}
+
 /// A row an adapter could read: values, plus the cells the caller's filters look at.
 pub(crate) struct Row<'a> {
     pub(crate) ts_ns: i64,

@@ -15,12 +15,13 @@ mod mooncake;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+pub(crate) use ingest::hex;
 pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream};
 
 /// A source layout loadproof can read. Detected from the header; `--format` forces one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// BurstGPT CSV, releases 1/2 (6 columns) and 3 (8 columns, `Session ID` and
@@ -60,7 +61,7 @@ impl fmt::Display for Format {
 
 /// Why a row that was read could not be used. Each is a defect of the data, never a choice of
 /// the caller (those are [`FilterReason`]s).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DropReason {
     /// Wrong number of cells, an unterminated quote, invalid JSON, not UTF-8, a bad
@@ -125,7 +126,7 @@ impl fmt::Display for DropReason {
 }
 
 /// Why a sound row was left out at the caller's request. Counted apart from defects.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum FilterReason {
     /// `--model` did not match the row's model.
@@ -362,6 +363,11 @@ impl Trace {
             return Err(ReconcileError::Columns("arrivals are not in order"));
         }
         Ok(Trace { meta, requests })
+    }
+
+    /// The accounting and the requests, to rebuild a transformed trace through [`Trace::new`].
+    pub fn into_parts(self) -> (TraceMeta, Requests) {
+        (self.meta, self.requests)
     }
 
     /// Provenance and counts.

@@ -13,7 +13,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
-use loadproof_core::synth::{SynthSpec, burstgpt_csv};
+use loadproof_core::synth::{SynthSpec, generate};
 use loadproof_core::trace::{RowIssue, Trace};
 use wasm_bindgen::JsValue;
 use web_sys::{File, HtmlInputElement};
@@ -123,8 +123,14 @@ pub fn TraceView() -> impl IntoView {
         generation.update_value(|g| *g += 1);
         reading.set(None);
         error.set(None);
-        let mut bytes = Vec::new();
-        burstgpt_csv(SynthSpec::DEFAULT, &mut bytes);
+        let bytes = match generate(&SynthSpec::DEFAULT) {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                loaded.set(None);
+                error.set(Some(format!("{SAMPLE_NAME}: {err}")));
+                return;
+            }
+        };
         match ingest_bytes(&bytes) {
             Ok(trace) => loaded.set(Some(Arc::new(Loaded {
                 source: SAMPLE_NAME.to_owned(),

@@ -1,0 +1,223 @@
+//! `loadproof plan …`: write a replay plan directory and prove it against the bytes on disk.
+//!
+//! The check always re-reads the file from disk — the bytes vLLM will read — never the buffer
+//! that was written. Exit codes: 0 PASS, 1 the check failed (the plan is written but marked
+//! `verified: false`), 2 bad input.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use loadproof_core::plan::{
+    BenchTarget, Fidelity, PLAN_FILE, Plan, PlanDoc, PlanOptions, ReadBack, TIMED_TRACE_FILE,
+    TimeScale, TimedTraceReader, check_document,
+};
+use loadproof_core::{IngestOptions, Limits};
+
+use crate::args::{PlanArgs, PlanCheckArgs};
+use crate::render;
+use crate::trace_cmd::{
+    BadInput, caller_filter, format_of, ingest_file, read_full, synthetic_note, window_of,
+};
+
+/// `loadproof plan TRACE --out DIR`.
+pub fn plan(args: &PlanArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let (Some(trace_path), Some(dir)) = (&args.trace, &args.out) else {
+        return Err(BadInput("plan needs TRACE and --out DIR".to_owned()).into());
+    };
+    let time_scale = TimeScale::parse(&args.time_scale).map_err(|e| BadInput(e.to_string()))?;
+    let filter = caller_filter(
+        args.trace_model.as_deref(),
+        args.log_type.as_deref(),
+        args.start,
+        args.duration,
+        args.max_requests,
+    )?;
+    let options = PlanOptions {
+        chunk_size: args.chunk_size,
+        time_scale,
+        window: window_of(args.window)?,
+        target: BenchTarget {
+            model: args.model.clone(),
+            tokenizer: args.tokenizer.clone(),
+            base_url: args.base_url.clone(),
+        },
+        filter: filter.clone(),
+    };
+    let ingest = IngestOptions {
+        format: args.format.map(format_of),
+        filter,
+        limits: Limits::STANDARD,
+    };
+    let trace = ingest_file(trace_path, ingest)?;
+    let plan = Plan::new(trace, options)
+        .map_err(|e| BadInput(format!("{}: {e}", trace_path.display())))?;
+
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let file_path = dir.join(TIMED_TRACE_FILE);
+    write_atomically(&file_path, |w| Ok(plan.write_timed_trace(w)?))?;
+    let bench = plan.bench_command();
+    let reader = plan
+        .reader(&bench)
+        .map_err(|e| anyhow::anyhow!("the plan's own argv: {e}"))?;
+    let (back, read_error) = read_back(&file_path, reader)?;
+    let mut fidelity = plan.verify(&back, &bench);
+    if let Some(e) = &read_error {
+        fidelity = failed_read(fidelity, &file_path, e);
+    }
+    // The source is recorded by absolute path so `plan check` works from any directory.
+    let source = fs::canonicalize(trace_path).unwrap_or_else(|_| trace_path.clone());
+    let mut doc = plan.document(&source.to_string_lossy(), &back, bench, fidelity);
+    if let Some(note) = synthetic_note(trace_path, &doc.source.sha256) {
+        doc.notes.insert(0, format!("source {note}"));
+    }
+    write_atomically(&dir.join(PLAN_FILE), |w| {
+        Ok(w.write_all((doc.to_json() + "\n").as_bytes())?)
+    })?;
+    if args.json {
+        writeln!(out, "{}", doc.to_json())?;
+    } else {
+        render::plan_text(&doc, dir, out)?;
+    }
+    Ok(exit_for(&doc.fidelity))
+}
+
+/// `loadproof plan check DIR`.
+pub fn check(args: &PlanCheckArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let doc_path = args.dir.join(PLAN_FILE);
+    let bytes = fs::read(&doc_path).with_context(|| format!("reading {}", doc_path.display()))?;
+    let doc: PlanDoc = serde_json::from_slice(&bytes)
+        .map_err(|e| BadInput(format!("{}: not a loadproof plan: {e}", doc_path.display())))?;
+    let source = args
+        .trace
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&doc.source.path));
+    if !source.is_file() {
+        return Err(BadInput(format!(
+            "{}: the source trace {} is not there; pass --trace FILE",
+            doc_path.display(),
+            source.display()
+        ))
+        .into());
+    }
+    let options = doc.options().ok_or_else(|| {
+        BadInput(format!(
+            "{}: window_s {} is not a usable window",
+            doc_path.display(),
+            doc.window_s
+        ))
+    })?;
+    let ingest = IngestOptions {
+        format: Some(doc.source.format),
+        filter: doc.slice.filter(),
+        limits: Limits::STANDARD,
+    };
+    let trace = ingest_file(&source, ingest)?;
+    let rebuilt = Plan::new(trace, options).map_err(|e| {
+        BadInput(format!(
+            "{}: cannot rebuild the plan: {e}",
+            source.display()
+        ))
+    })?;
+    // The file name comes from plan.json: accept a bare name only, never a path out of DIR.
+    let name = Path::new(&doc.timed_trace.file);
+    if name.file_name() != Some(name.as_os_str()) {
+        return Err(BadInput(format!(
+            "{}: timed_trace.file {:?} must be a file name inside the plan directory",
+            doc_path.display(),
+            doc.timed_trace.file
+        ))
+        .into());
+    }
+    let file_path = args.dir.join(name);
+    let reader = rebuilt.reader(&doc.bench).map_err(|e| {
+        BadInput(format!(
+            "{}: the argv cannot be read: {e}",
+            doc_path.display()
+        ))
+    })?;
+    let (back, read_error) = read_back(&file_path, reader)?;
+    let mut verdict = check_document(&doc, &rebuilt, &back);
+    if let Some(e) = &read_error {
+        verdict = failed_read(verdict, &file_path, e);
+    }
+    if args.json {
+        let json = serde_json::to_string_pretty(&verdict).context("serializing the verdict")?;
+        writeln!(out, "{json}")?;
+    } else {
+        writeln!(out, "{}  (plan check)", args.dir.display())?;
+        writeln!(
+            out,
+            "  source   {}  sha256 {}",
+            source.display(),
+            doc.source.sha256
+        )?;
+        writeln!(
+            out,
+            "  file     {}  sha256 {}",
+            file_path.display(),
+            back.sha256
+        )?;
+        render::fidelity_text(&verdict, out)?;
+    }
+    Ok(exit_for(&verdict))
+}
+
+fn exit_for(f: &Fidelity) -> ExitCode {
+    if f.pass {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// A file vLLM would choke on fails the plan, named; it is not a usage error.
+fn failed_read(f: Fidelity, path: &Path, e: &str) -> Fidelity {
+    let mut checks = f.checks;
+    checks.push(loadproof_core::plan::Check::agreement(
+        "file_readable",
+        &[format!("{}: {e}", path.display())],
+        "",
+    ));
+    Fidelity::of(checks)
+}
+
+/// Streams `path` through `reader`. A line vLLM would reject ends the read early: what was
+/// read so far is returned with the error, so the verdict can show both.
+fn read_back(path: &Path, mut reader: TimedTraceReader<'_>) -> Result<(ReadBack, Option<String>)> {
+    let mut file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut buf = vec![0u8; 4 << 20];
+    loop {
+        let n = read_full(&mut file, &mut buf)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        reader.push(buf.get(..n).unwrap_or_default());
+    }
+    match reader.finish() {
+        Ok(back) => Ok((back, None)),
+        Err(e) => Ok((ReadBack::default(), Some(e.to_string()))),
+    }
+}
+
+/// Writes through a temporary file in the same directory, then renames: a reader never sees
+/// half a file, and an interrupted run leaves the previous file intact.
+fn write_atomically(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
+) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    fill(&mut w).with_context(|| format!("writing {}", tmp.display()))?;
+    let file = w
+        .into_inner()
+        .map_err(|e| anyhow::anyhow!("writing {}: {}", tmp.display(), e.error()))?;
+    file.sync_all()
+        .with_context(|| format!("syncing {}", tmp.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", tmp.display()))?;
+    Ok(())
+}
