@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, command 1: install what is missing, build the CLI and the web app, run the main
 # job on the bundled default (a deterministic SYNTHETIC trace in BurstGPT_1's layout, generated
-# here, never a copied published file), inspect a real trace from ../shared when it is there,
+# here, never a copied published file: inspect it, plan its vLLM replay and re-check the plan),
+# inspect a real trace from ../shared when it is there,
 # then serve the web app on 127.0.0.1 until Ctrl-C.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,6 +21,10 @@ printf '\n== main job: synthesize the bundled default trace and inspect it ==\n'
 "$lp" trace synth --out "$out/synthetic-burstgpt.csv"
 "$lp" trace inspect "$out/synthetic-burstgpt.csv"
 "$lp" trace inspect "$out/synthetic-burstgpt.csv" --json > "$out/synthetic-burstgpt.inspect.json"
+
+printf '\n== main job: plan its replay (timed_trace + vllm bench serve argv), proven on disk ==\n'
+"$lp" plan "$out/synthetic-burstgpt.csv" --out "$out/plan"
+"$lp" plan check "$out/plan"
 
 real="$root/../shared/traces/burstgpt/BurstGPT_1.first400.csv"
 if [ -f "$real" ]; then

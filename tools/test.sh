@@ -4,6 +4,9 @@
 #   fast tier   fmt, clippy (native + wasm), native unit/integration/property tests,
 #               core builds for wasm32, dependency direction, fixture manifest
 #   web tier    release web build (bundle size recorded), real-browser test in headless Chromium
+#   slow tier   real vLLM: a real vLLM server (CPU) and the real `vllm bench serve` replay
+#               loadproof plans; the server's counters must equal the plans (SLOW=0 skips it
+#               locally; CI always runs it)
 #   fuzz tier   every cargo-fuzz target for a short time (FUZZ_SECONDS, default 20)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,6 +14,7 @@ cd "$root"
 export PATH="$HOME/.cargo/bin:$root/tools/node_modules/.bin:$PATH"
 export LOADPROOF_SHARED="${LOADPROOF_SHARED:-$(cd "$root/.." && pwd)/shared}"
 FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
+SLOW="${SLOW:-1}"
 
 tiers=0
 # Each step that returns is a tier that passed (set -e stops the run at the first failure).
@@ -50,6 +54,11 @@ bash web/build.sh
 
 step "browser test (headless Chromium, real traces)"
 LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/trace.mjs
+
+if [ "$SLOW" != 0 ] || [ -n "${CI:-}" ]; then
+  step "slow tier: real vLLM replays loadproof plans (tools/slow/real_vllm.sh)"
+  bash tools/slow/real_vllm.sh "$root/target/release/loadproof"
+fi
 
 if [ -f fuzz/run.sh ] && [ "$FUZZ_SECONDS" != 0 ]; then
   step "fuzz every parser for ${FUZZ_SECONDS}s each"

@@ -11,6 +11,8 @@
 //! - `rows_identical`: share of rows whose timestamp, lengths or ids differ from the plan, in
 //!   file order — the KS distances cannot see two rows trading places.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -122,13 +124,21 @@ fn rate(sorted: &[i64]) -> Option<f64> {
 pub fn compare(planned: &Trace, back: &ReadBack, window: Window) -> Vec<Check> {
     let req = planned.requests();
     let (n_src, n_rep) = (planned.len() as f64, back.lines as f64);
-    let mut arrivals = back.arrival_ns.clone();
-    if !arrivals.is_sorted() {
-        arrivals.sort_unstable();
-    }
-    // D is defined on arrivals counted from the first one, as the regime counts them.
+    // A faithful file is already ascending from 0: borrow it. Anything else is sorted and
+    // rebased in a copy, as the regime counts windows from the first arrival.
+    let arrivals: Cow<'_, [i64]> = if back.arrival_ns.is_sorted() {
+        Cow::Borrowed(&back.arrival_ns)
+    } else {
+        let mut sorted = back.arrival_ns.clone();
+        sorted.sort_unstable();
+        Cow::Owned(sorted)
+    };
     let first = arrivals.first().copied().unwrap_or(0);
-    let rebased: Vec<i64> = arrivals.iter().map(|t| t - first).collect();
+    let rebased: Cow<'_, [i64]> = if first == 0 {
+        Cow::Borrowed(&arrivals)
+    } else {
+        Cow::Owned(arrivals.iter().map(|t| t - first).collect())
+    };
     let d_src = dispersion_index(&req.arrival_ns, window.ns());
     let d_rep = dispersion_index(&rebased, window.ns());
     let (r_src, r_rep) = (rate(&req.arrival_ns), rate(&arrivals));

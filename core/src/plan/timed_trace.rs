@@ -307,9 +307,14 @@ impl<'p> TimedTraceReader<'p> {
                     .to_owned(),
             );
         }
-        let parsed = match serde_json::from_slice::<FastLine>(text) {
-            Ok(fast) => self.fast(fast),
-            Err(_) => self.slow(text),
+        // The shape loadproof writes parses without an allocation per field; anything else
+        // (other spacing, key order, extra fields, errors) goes through serde and names the field.
+        let parsed = match exact_shape(text) {
+            Some(fast) => self.fast(fast),
+            None => match serde_json::from_slice::<FastLine>(text) {
+                Ok(fast) => self.fast(fast),
+                Err(_) => self.slow(text),
+            },
         };
         match parsed {
             Ok(line) => self.record(line),
@@ -448,6 +453,51 @@ impl<'p> TimedTraceReader<'p> {
     }
 }
 
+/// Parses exactly `{"timestamp": T, "input_length": I, "output_length": O, "hash_ids": [A, B]}`
+/// with JSON integers (no leading zeros, no sign) — what [`write_line`] writes — or `None`.
+fn exact_shape(line: &[u8]) -> Option<FastLine> {
+    fn digits(s: &mut &[u8]) -> Option<u64> {
+        let n = s.iter().take_while(|b| b.is_ascii_digit()).count();
+        let (num, rest) = s.split_at(n);
+        if n == 0 || (n > 1 && num.first() == Some(&b'0')) {
+            return None;
+        }
+        let mut v: u64 = 0;
+        for &b in num {
+            v = v.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+        }
+        *s = rest;
+        Some(v)
+    }
+    fn lit(s: &mut &[u8], l: &[u8]) -> Option<()> {
+        *s = s.strip_prefix(l)?;
+        Some(())
+    }
+    let mut rest = line;
+    let s = &mut rest;
+    lit(s, b"{\"timestamp\": ")?;
+    let timestamp = digits(s)?;
+    lit(s, b", \"input_length\": ")?;
+    let input_length = u32::try_from(digits(s)?).ok()?;
+    lit(s, b", \"output_length\": ")?;
+    let output_length = u32::try_from(digits(s)?).ok()?;
+    lit(s, b", \"hash_ids\": [")?;
+    let mut hash_ids = Vec::new();
+    if s.first() != Some(&b']') {
+        hash_ids.push(digits(s)?);
+        while lit(s, b", ").is_some() {
+            hash_ids.push(digits(s)?);
+        }
+    }
+    lit(s, b"]}")?;
+    s.is_empty().then_some(FastLine {
+        timestamp,
+        input_length,
+        output_length,
+        hash_ids,
+    })
+}
+
 /// A whole, non-negative 32-bit count: what vLLM's `random.choices(k=…)` and `max_tokens` take.
 fn whole(
     map: &Map<String, Value>,
@@ -531,6 +581,43 @@ mod tests {
         .unwrap();
         assert_eq!(back.arrival_ns, vec![1_500_000]);
         assert!(back.unknown_fields.contains("x"));
+    }
+
+    proptest::proptest! {
+        /// The byte parser and serde agree on every line, ours or not.
+        #[test]
+        fn the_exact_shape_parser_agrees_with_serde(
+            t in 0u64.., i in 0u32.., o in 0u32.., ids in proptest::collection::vec(0u64.., 0..5),
+            junk in proptest::collection::vec(proptest::num::u8::ANY, 0..40),
+            cut in 0usize..120,
+        ) {
+            let mut line = Vec::new();
+            write_line(&mut line, i64::try_from(t >> 1).unwrap(), i, o, ids.iter().copied());
+            line.pop();
+            let fast = exact_shape(&line).map(|f| (f.timestamp, f.input_length, f.output_length, f.hash_ids));
+            let serde = serde_json::from_slice::<FastLine>(&line).ok().map(|f| (f.timestamp, f.input_length, f.output_length, f.hash_ids));
+            proptest::prop_assert!(fast.is_some());
+            proptest::prop_assert_eq!(&fast, &serde);
+            // Damaged lines: the byte parser never accepts what serde rejects, nor disagrees.
+            let mut damaged = line.clone();
+            let at = cut.min(damaged.len());
+            damaged.splice(at..at, junk);
+            if let Some(f) = exact_shape(&damaged) {
+                let s = serde_json::from_slice::<FastLine>(&damaged).ok();
+                proptest::prop_assert_eq!(Some((f.timestamp, f.input_length, f.output_length, f.hash_ids)), s.map(|f| (f.timestamp, f.input_length, f.output_length, f.hash_ids)));
+            }
+        }
+    }
+
+    #[test]
+    fn leading_zeros_are_not_json() {
+        assert!(
+            exact_shape(
+                b"{\"timestamp\": 01, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": []}"
+            )
+            .is_none()
+        );
+        assert!(exact_shape(b"{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0, 10]}").is_some());
     }
 
     #[test]

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""Slow tier: feed loadproof plans to the REAL `vllm bench serve` and a REAL vLLM server.
+
+Shows, from the server's own /metrics, that what a plan says is what vLLM sends:
+
+  * for each plan, the server's `vllm:prompt_tokens_total` delta equals the plan's total input
+    tokens, `vllm:generation_tokens_total` its total output tokens, and
+    `vllm:request_success_total` its request count; the bench's result JSON agrees;
+  * the silent 32x-short failure made visible: the Mooncake plan's argv edited to vLLM's default
+    chunk size 16 (as a plan built elsewhere would be) fails `loadproof plan check`, and when
+    fired anyway the server's prompt-token delta equals sum(min(input, 16 x len(hash_ids))) —
+    a fraction of the plan's total — while the bench still reports every request completed.
+
+Usage: real_vllm_plan.py LOADPROOF_BIN SHARED_DIR WORK_DIR BASE_URL
+Needs the lab from tools/vllm-lab (VLLM_LAB_* in the environment, a server at BASE_URL).
+Stdlib only. Exit 0 when every assertion holds, 1 otherwise.
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+
+FAILURES = []
+
+
+def check(ok, what):
+    print(f"  {'ok  ' if ok else 'FAIL'} {what}")
+    if not ok:
+        FAILURES.append(what)
+
+
+def scrape(base_url):
+    with urllib.request.urlopen(base_url + "/metrics", timeout=10) as r:
+        return r.read().decode()
+
+
+def family_sum(text, name):
+    """Sum of every sample of one counter family (all label sets), exact for integers."""
+    total = 0.0
+    pattern = re.compile(r"^" + re.escape(name) + r"(\{[^}]*\})? (\S+)$")
+    for line in text.splitlines():
+        m = pattern.match(line)
+        if m:
+            total += float(m.group(2))
+    return total
+
+
+def plan(lp, trace, out, *extra):
+    res = subprocess.run([lp, "plan", trace, "--out", out, "--json", *extra], capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"loadproof plan {trace} failed ({res.returncode}): {res.stderr}")
+    return json.loads(res.stdout)
+
+
+def fire(plan_dir, doc, env_extra):
+    """Runs the plan's own argv with the lab's vllm binary, in the plan directory."""
+    argv = list(doc["bench"]["argv"])
+    assert argv[0] == "vllm", argv
+    argv[0] = os.environ["VLLM_LAB_VLLM"]
+    env = dict(os.environ)
+    env.update(doc["bench"]["env"])
+    env.update(env_extra)
+    shutil.rmtree(os.path.join(plan_dir, "results"), ignore_errors=True)
+    started = time.monotonic()
+    res = subprocess.run(argv, cwd=plan_dir, env=env, capture_output=True, text=True)
+    took = time.monotonic() - started
+    if res.returncode != 0:
+        print(res.stdout[-3000:], res.stderr[-3000:], sep="\n")
+        sys.exit(f"vllm bench serve exited {res.returncode}")
+    with open(os.path.join(plan_dir, "results", "result.json")) as f:
+        return json.load(f), took
+
+
+def replay(name, plan_dir, doc, base_url, env_extra, expect_input=None):
+    before = scrape(base_url)
+    result, took = fire(plan_dir, doc, env_extra)
+    after = scrape(base_url)
+    delta = {
+        k: family_sum(after, "vllm:" + k) - family_sum(before, "vllm:" + k)
+        for k in ("prompt_tokens_total", "generation_tokens_total", "request_success_total")
+    }
+    t = doc["timed_trace"]
+    want_input = t["input_tokens_total"] if expect_input is None else expect_input
+    print(f"{name}: {t['lines']} requests fired in {took:.1f} s (bench duration {result['duration']:.2f} s)")
+    print(f"  {'':4} {'':32} {'plan':>12} {'server Δ':>12} {'bench result':>14}")
+    print(f"  {'':4} {'input tokens':32} {t['input_tokens_total']:>12} {delta['prompt_tokens_total']:>12.0f} {result['total_input_tokens']:>14}")
+    print(f"  {'':4} {'output tokens':32} {t['output_tokens_total']:>12} {delta['generation_tokens_total']:>12.0f} {result['total_output_tokens']:>14}")
+    print(f"  {'':4} {'requests (success)':32} {t['lines']:>12} {delta['request_success_total']:>12.0f} {result['completed']:>14}")
+    check(delta["prompt_tokens_total"] == want_input,
+          f"server prompt_tokens_total delta {delta['prompt_tokens_total']:.0f} == {want_input}")
+    check(delta["generation_tokens_total"] == t["output_tokens_total"],
+          f"server generation_tokens_total delta == plan's {t['output_tokens_total']}")
+    check(delta["request_success_total"] == t["lines"], f"server request_success_total delta == {t['lines']} lines")
+    check(result["completed"] == t["lines"] and result["failed"] == 0,
+          f"bench completed {result['completed']}, failed {result['failed']}")
+    check(result["total_input_tokens"] == want_input, f"bench total_input_tokens {result['total_input_tokens']} == {want_input}")
+    return delta, result
+
+
+def main():
+    lp, shared, work, base_url = sys.argv[1:5]
+    os.makedirs(work, exist_ok=True)
+    env_extra = {
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TORCHINDUCTOR_CACHE_DIR": os.path.join(work, "inductor-cache"),
+        "TMPDIR": work,
+    }
+    target = ["--model", os.environ.get("VLLM_LAB_SERVED_MODEL_NAME", "tiny-llama"),
+              "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"], "--base-url", base_url]
+    mooncake = os.path.join(shared, "traces/mooncake/conversation_trace.jsonl")
+    burstgpt = os.path.join(shared, "traces/burstgpt/BurstGPT_1.first400.csv")
+
+    # 1. Real Mooncake rows: real prefix ids, 512-token blocks, the trace's own ms schedule.
+    mc_dir = os.path.join(work, "plan-mooncake")
+    mc = plan(lp, mooncake, mc_dir, "--max-requests", "12", *target)
+    check(mc["verified"] and mc["timed_trace"]["chunk_size"] == 512, "Mooncake plan verified at chunk 512")
+    replay("mooncake, first 12 rows", mc_dir, mc, base_url, env_extra)
+
+    # 2. Real BurstGPT rows: synthesized unique blocks, sped up 1000x so 30 rows take seconds.
+    bg_dir = os.path.join(work, "plan-burstgpt")
+    bg = plan(lp, burstgpt, bg_dir, "--max-requests", "30", "--time-scale", "1000", *target)
+    check(bg["verified"] and bg["timed_trace"]["prefix_synthesized"], "BurstGPT plan verified, prefix_synthesized")
+    replay("burstgpt_1, first 30 rows at 1000x", bg_dir, bg, base_url, env_extra)
+
+    # 3. The silent failure: the Mooncake plan's argv edited to vLLM's default chunk 16.
+    short_dir = os.path.join(work, "plan-mooncake-chunk16")
+    shutil.rmtree(short_dir, ignore_errors=True)
+    shutil.copytree(mc_dir, short_dir, ignore=shutil.ignore_patterns("results"))
+    doc_path = os.path.join(short_dir, "plan.json")
+    with open(doc_path) as f:
+        short = json.load(f)
+    argv = short["bench"]["argv"]
+    argv[argv.index("--timed-trace-chunk-hash-size") + 1] = "16"
+    with open(doc_path, "w") as f:
+        json.dump(short, f, indent=2)
+    res = subprocess.run([lp, "plan", "check", short_dir], capture_output=True, text=True)
+    print(res.stdout)
+    check(res.returncode == 1 and "* tiling:" in res.stdout, "plan check refuses the chunk-16 argv (exit 1, tiling)")
+    expected_short = 0
+    with open(os.path.join(short_dir, "timed_trace.jsonl")) as f:
+        for line in f:
+            row = json.loads(line)
+            expected_short += min(row["input_length"], 16 * len(row["hash_ids"]))
+    delta, result = replay("mooncake at chunk 16 (fired anyway)", short_dir, short, base_url, env_extra,
+                           expect_input=expected_short)
+    factor = mc["timed_trace"]["input_tokens_total"] / delta["prompt_tokens_total"]
+    print(f"  the server saw {delta['prompt_tokens_total']:.0f} prompt tokens of the trace's "
+          f"{mc['timed_trace']['input_tokens_total']}: {factor:.1f}x short, while the bench reports "
+          f"{result['completed']} completed and {result['failed']} failed")
+    check(factor > 25, f"chunk 16 sends prompts {factor:.1f}x short")
+
+    if FAILURES:
+        print(f"\n{len(FAILURES)} real-vLLM checks FAILED:")
+        for f in FAILURES:
+            print("  *", f)
+        return 1
+    print("\nreal vLLM: every plan's tokens and requests equal the server's own counters")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
