@@ -11,8 +11,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use loadproof_core::plan::{
-    BenchTarget, Fidelity, PLAN_FILE, Plan, PlanDoc, PlanOptions, ReadBack, TIMED_TRACE_FILE,
-    TimeScale, TimedTraceReader, check_document,
+    BenchTarget, Check, Fidelity, PLAN_FILE, Plan, PlanDoc, PlanOptions, ReadBack,
+    TIMED_TRACE_FILE, TimeScale, TimedTraceReader, check_document,
 };
 use loadproof_core::{IngestOptions, Limits};
 
@@ -115,54 +115,84 @@ pub fn check(args: &PlanCheckArgs, out: &mut impl Write) -> Result<ExitCode> {
         limits: Limits::STANDARD,
     };
     let trace = ingest_file(&source, ingest)?;
-    let rebuilt = Plan::new(trace, options).map_err(|e| {
-        BadInput(format!(
-            "{}: cannot rebuild the plan: {e}",
-            source.display()
-        ))
-    })?;
-    // The file name comes from plan.json: accept a bare name only, never a path out of DIR.
-    let name = Path::new(&doc.timed_trace.file);
-    if name.file_name() != Some(name.as_os_str()) {
-        return Err(BadInput(format!(
-            "{}: timed_trace.file {:?} must be a file name inside the plan directory",
-            doc_path.display(),
-            doc.timed_trace.file
-        ))
-        .into());
-    }
-    let file_path = args.dir.join(name);
-    let reader = rebuilt.reader(&doc.bench).map_err(|e| {
-        BadInput(format!(
-            "{}: the argv cannot be read: {e}",
-            doc_path.display()
-        ))
-    })?;
-    let (back, read_error) = read_back(&file_path, reader)?;
-    let mut verdict = check_document(&doc, &rebuilt, &back);
-    if let Some(e) = &read_error {
-        verdict = failed_read(verdict, &file_path, e);
-    }
+    let source_sha = trace.meta().source_sha256.clone();
+    let verdict = match verify_directory(&args.dir, &doc, trace, options) {
+        Ok((verdict, back)) => {
+            if !args.json {
+                writeln!(out, "{}  (plan check)", args.dir.display())?;
+                writeln!(out, "  source   {}  sha256 {source_sha}", source.display())?;
+                writeln!(
+                    out,
+                    "  file     {}  sha256 {}",
+                    doc.timed_trace.file, back.sha256
+                )?;
+            }
+            verdict
+        }
+        // A plan directory that cannot even be re-read is a failed check, named, not bad usage.
+        Err((name, detail)) => {
+            let mut checks = vec![Check::agreement(name, &[detail], "")];
+            let sha_problem = (source_sha != doc.source.sha256).then(|| {
+                format!(
+                    "the source now hashes to {source_sha}, plan.json names {}",
+                    doc.source.sha256
+                )
+            });
+            checks.push(Check::agreement(
+                "source_sha256",
+                &sha_problem.into_iter().collect::<Vec<_>>(),
+                "the source is the file the plan was made from",
+            ));
+            if !args.json {
+                writeln!(out, "{}  (plan check)", args.dir.display())?;
+            }
+            Fidelity::of(checks)
+        }
+    };
     if args.json {
         let json = serde_json::to_string_pretty(&verdict).context("serializing the verdict")?;
         writeln!(out, "{json}")?;
     } else {
-        writeln!(out, "{}  (plan check)", args.dir.display())?;
-        writeln!(
-            out,
-            "  source   {}  sha256 {}",
-            source.display(),
-            doc.source.sha256
-        )?;
-        writeln!(
-            out,
-            "  file     {}  sha256 {}",
-            file_path.display(),
-            back.sha256
-        )?;
         render::fidelity_text(&verdict, out)?;
     }
     Ok(exit_for(&verdict))
+}
+
+/// Rebuilds the plan from the re-read source and reads DIR's file as `doc`'s argv tells vLLM
+/// to. `Err((check, detail))` when the directory cannot be re-read that far.
+fn verify_directory(
+    dir: &Path,
+    doc: &PlanDoc,
+    trace: loadproof_core::Trace,
+    options: PlanOptions,
+) -> std::result::Result<(Fidelity, ReadBack), (&'static str, String)> {
+    let rebuilt = Plan::new(trace, options)
+        .map_err(|e| ("source_plans", format!("the source no longer plans: {e}")))?;
+    // The file name comes from plan.json: a bare name only, never a path out of DIR.
+    let name = Path::new(&doc.timed_trace.file);
+    if name.file_name() != Some(name.as_os_str()) {
+        return Err((
+            "file_readable",
+            format!(
+                "timed_trace.file {:?} is not a file name inside the plan directory",
+                doc.timed_trace.file
+            ),
+        ));
+    }
+    let file_path = dir.join(name);
+    let reader = rebuilt.reader(&doc.bench).map_err(|e| {
+        (
+            "argv_agrees",
+            format!("vLLM could not read the file with this argv: {e}"),
+        )
+    })?;
+    let (back, read_error) =
+        read_back(&file_path, reader).map_err(|e| ("file_readable", format!("{e:#}")))?;
+    let mut verdict = check_document(doc, &rebuilt, &back);
+    if let Some(e) = &read_error {
+        verdict = failed_read(verdict, &file_path, e);
+    }
+    Ok((verdict, back))
 }
 
 fn exit_for(f: &Fidelity) -> ExitCode {
@@ -176,7 +206,7 @@ fn exit_for(f: &Fidelity) -> ExitCode {
 /// A file vLLM would choke on fails the plan, named; it is not a usage error.
 fn failed_read(f: Fidelity, path: &Path, e: &str) -> Fidelity {
     let mut checks = f.checks;
-    checks.push(loadproof_core::plan::Check::agreement(
+    checks.push(Check::agreement(
         "file_readable",
         &[format!("{}: {e}", path.display())],
         "",

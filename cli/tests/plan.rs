@@ -229,3 +229,16 @@ fn slicing_and_speed_up_are_recorded_in_plan_json() {
     assert_eq!(check.status.code(), Some(0), "{}", stderr(&check));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_plan_directory_missing_its_file_fails_check_with_exit_1() {
+    let dir = tmp("nofile");
+    let out = run(&["plan", s(&shared(REAL[0])), "--out", s(&dir)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    std::fs::remove_file(dir.join("timed_trace.jsonl")).unwrap();
+    let check = run(&["plan", "check", s(&dir)]);
+    assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
+    let text = String::from_utf8_lossy(&check.stdout);
+    assert!(text.contains("* file_readable:"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -450,3 +450,77 @@ proptest::proptest! {
         proptest::prop_assert!(fidelity.pass, "{:?}", statistics(&fidelity));
     }
 }
+
+#[test]
+fn argv_with_underscore_abbreviated_or_label_flags_fails_the_check() {
+    // vLLM's parser reads `--num_prompts` as `--num-prompts` and accepts unique prefixes, so
+    // any argument the plan did not build is a failure, whatever it is spelled like.
+    let bytes = shared(REAL[2]);
+    let plan = Plan::new(ingest(&bytes).unwrap(), PlanOptions::default()).unwrap();
+    let bench = plan.bench_command();
+    let (file, back, fidelity) = write_and_verify(&plan, &bench);
+    let doc = plan.document("conversation_trace.jsonl", &back, bench, fidelity);
+    for extra in [
+        &["--num_prompts", "1000"][..],
+        &["--num-p=1000"],
+        &["--timed-trace-label-hash-ids", "nope"],
+        &["--max-concurrency", "1"],
+        &["--config", "x.yaml"],
+    ] {
+        let mut edited = doc.clone();
+        edited
+            .bench
+            .argv
+            .extend(extra.iter().map(|a| a.to_string()));
+        let again = read_back(&plan, &edited.bench, &file);
+        let verdict = check_document(&edited, &plan, &again);
+        let failed: Vec<_> = verdict.failures().map(|c| c.name.as_str()).collect();
+        assert_eq!(failed, ["argv_is_planned"], "{extra:?}");
+    }
+    let mut edited = doc.clone();
+    edited
+        .bench
+        .env
+        .insert("PYTHONHASHSEED".into(), "random".into());
+    let verdict = check_document(&edited, &plan, &read_back(&plan, &edited.bench, &file));
+    let failed: Vec<_> = verdict.failures().map(|c| c.name.as_str()).collect();
+    assert_eq!(failed, ["argv_is_planned"]);
+    // The caller's own values (filled placeholders) are not a difference.
+    let filled = Plan::new(
+        ingest(&bytes).unwrap(),
+        PlanOptions {
+            target: loadproof_core::plan::BenchTarget {
+                model: Some("m".into()),
+                tokenizer: Some("/tok".into()),
+                base_url: Some("http://127.0.0.1:9".into()),
+            },
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap();
+    let bench = filled.bench_command();
+    let (_, back, fidelity) = write_and_verify(&filled, &bench);
+    let doc = filled.document("c.jsonl", &back, bench, fidelity);
+    let rebuilt = Plan::new(ingest(&bytes).unwrap(), doc.options().unwrap()).unwrap();
+    assert!(check_document(&doc, &rebuilt, &back).pass);
+}
+
+#[test]
+fn a_row_whose_line_would_pass_the_reader_limit_is_refused() {
+    let trace = ingest(b"Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n0,ChatGPT,1600000000,5,1600000005,API log\n").unwrap();
+    let err = Plan::new(
+        trace,
+        PlanOptions {
+            chunk_size: Some(1),
+            ..PlanOptions::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            PlanError::Blocks(BlockError::RowTooLong { request: 0, .. })
+        ),
+        "{err:?}"
+    );
+}

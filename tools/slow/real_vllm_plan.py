@@ -99,6 +99,20 @@ def replay(name, plan_dir, doc, base_url, env_extra, expect_input=None):
     check(result["completed"] == t["lines"] and result["failed"] == 0,
           f"bench completed {result['completed']}, failed {result['failed']}")
     check(result["total_input_tokens"] == want_input, f"bench total_input_tokens {result['total_input_tokens']} == {want_input}")
+    # The schedule vLLM kept: its own send times (start_times, --save-detailed) against the
+    # file's arrivals, both from the first request. An observation with a loose bound that only
+    # catches a schedule ignored outright (e.g. --no-self-timed sends everything at once).
+    mult = float(doc["timed_trace"]["sec_multiplier"])
+    with open(os.path.join(plan_dir, doc["timed_trace"]["file"])) as f:
+        planned = [json.loads(line)["timestamp"] * mult for line in f]
+    sends = result.get("start_times") or []
+    if len(sends) == len(planned) and sends:
+        lags = [(s - sends[0]) - (p - planned[0]) for s, p in zip(sends, planned)]
+        worst = max(lags, key=abs)
+        print(f"  {'':4} send time - planned arrival: max |lag| {abs(worst) * 1000:.1f} ms over {len(lags)} requests")
+        check(abs(worst) < 2.0, "vLLM sent each request within 2 s of the planned arrival")
+    else:
+        check(False, f"result JSON has {len(sends)} start_times for {len(planned)} planned requests")
     return delta, result
 
 

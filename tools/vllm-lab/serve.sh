@@ -12,6 +12,8 @@
 #   VLLM_LAB_MAX_MODEL_LEN   --max-model-len (default 131072 = tiny-llama's max_position_embeddings)
 #   VLLM_LAB_KVCACHE_GIB     VLLM_CPU_KVCACHE_SPACE in GiB (default 1: ~1M tokens of tiny-llama KV)
 #   VLLM_LAB_START_TIMEOUT   seconds to wait for /health (default 240)
+#   VLLM_LAB_KEEP_ALIVE      VLLM_HTTP_TIMEOUT_KEEP_ALIVE in seconds (default 3600; vLLM's 5 races
+#                            the bench client's connection pool: "Server disconnected")
 #
 # Per run, everything the server writes lives in $LAB/run-PORT/: server.log, server.pid,
 # tmp/ (TMPDIR: ZMQ ipc sockets, vllm_dist_* files), vllm-cache/, inductor-cache/.
@@ -128,7 +130,12 @@ cmd_start() {
   printf '# %s\n# %s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "${argv[*]}" >"$logf"
   local t0; t0=$(date +%s.%N)
   # setsid: the server leads its own process group, so stop can signal the whole tree.
+  # VLLM_HTTP_TIMEOUT_KEEP_ALIVE: uvicorn closes a keep-alive connection after 5 s idle by
+  # default, and the bench client's aiohttp pool can pick that connection the same instant:
+  # the request fails with "Server disconnected" (seen in CI: 3 of 30). That is a client/server
+  # race, not the workload, so the lab keeps idle connections for an hour.
   env HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false \
+      VLLM_HTTP_TIMEOUT_KEEP_ALIVE="${VLLM_LAB_KEEP_ALIVE:-3600}" \
       VLLM_CPU_KVCACHE_SPACE="$KV_GIB" VLLM_CPU_OMP_THREADS_BIND=auto \
       VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 \
       TMPDIR="$run/tmp" VLLM_CACHE_ROOT="$run/vllm-cache" \

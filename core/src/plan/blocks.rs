@@ -13,7 +13,13 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::timed_trace::MAX_LINE_BYTES;
 use crate::trace::Trace;
+
+/// Bytes one id can take in a line: 20 digits and `", "`.
+const MAX_ID_DIGITS: u64 = 22;
+/// Room for ids in a line, leaving the other fields far more than they need.
+const MAX_IDS_BYTES: u64 = MAX_LINE_BYTES as u64 - 1024;
 
 /// The chunk size loadproof picks for synthesized blocks: Mooncake's, so one plan format
 /// reads the same whichever trace it came from. Any size tiles a synthesized prompt.
@@ -82,7 +88,9 @@ impl RowBlocks<'_> {
     pub fn ids(&self) -> impl Iterator<Item = u64> + '_ {
         let (source, synth) = match *self {
             RowBlocks::Source(ids) => (ids, 0..0),
-            RowBlocks::Synthesized { first, count } => (&[][..], first..first + count),
+            RowBlocks::Synthesized { first, count } => {
+                (&[][..], first..first.saturating_add(count))
+            }
         };
         source.iter().copied().chain(synth)
     }
@@ -97,7 +105,8 @@ pub enum BlockError {
     ZeroChunk,
     /// The chunk size leaves some prompt short: vLLM would send fewer tokens than the trace.
     #[error(
-        "chunk size {chunk} does not tile the prompts: request {request} (arrival {arrival_s} s) has {blocks} blocks × {chunk} tokens = {covered} < input_length {input} ({factor:.2}× short); {short_rows} of {rows} requests are short, the worst {worst:.2}×. vLLM would silently send shorter prompts.{hint}"
+        "chunk size {chunk} does not tile the prompts: request {request} (line {} of the timed_trace file, arrival {arrival_s} s after the first kept request) has {blocks} blocks × {chunk} tokens = {covered} < input_length {input} ({factor:.2}× short); {short_rows} of {rows} requests are short, the worst {worst:.2}×. vLLM would silently send shorter prompts.{hint}",
+        .request + 1
     )]
     ChunkTooSmall {
         /// The chunk size tried.
@@ -122,6 +131,23 @@ pub enum BlockError {
         worst: f64,
         /// What to do instead.
         hint: String,
+    },
+    /// One request needs so many ids that its line would pass the reader's line limit: a chunk
+    /// this small for a prompt this long is not a replay anyone means.
+    #[error(
+        "request {request} needs {ids} ids of {chunk} tokens for input_length {input}: its timed_trace line would exceed {max_bytes} bytes; use a larger --chunk-size"
+    )]
+    RowTooLong {
+        /// Index of the request (0-based).
+        request: u64,
+        /// Ids it needs.
+        ids: u64,
+        /// The chunk size.
+        chunk: u32,
+        /// Its input length.
+        input: u32,
+        /// The line limit.
+        max_bytes: usize,
     },
     /// The id space above the largest real id is too small for the synthesized ids.
     #[error(
@@ -160,6 +186,19 @@ impl BlockPlan {
         let mut short_rows = 0u64;
         let mut worst = 0.0f64;
         for (i, &input) in req.input_tokens.iter().enumerate() {
+            let ids = match trace.prefix_blocks(i).filter(|ids| !ids.is_empty()) {
+                Some(ids) => ids.len() as u64,
+                None => u64::from(input.div_ceil(chunk)),
+            };
+            if ids.saturating_mul(MAX_ID_DIGITS) > MAX_IDS_BYTES {
+                return Err(BlockError::RowTooLong {
+                    request: i as u64,
+                    ids,
+                    chunk,
+                    input,
+                    max_bytes: MAX_LINE_BYTES,
+                });
+            }
             match trace.prefix_blocks(i).filter(|ids| !ids.is_empty()) {
                 Some(ids) => {
                     source_ids += ids.len() as u64;
@@ -246,7 +285,7 @@ impl BlockPlan {
             .map(move |(i, &input)| match trace.prefix_blocks(i) {
                 Some(ids) if !ids.is_empty() => RowBlocks::Source(ids),
                 _ => {
-                    let count = u64::from(input.div_ceil(chunk));
+                    let count = u64::from(input.div_ceil(chunk.max(1)));
                     let first = next;
                     // `new` checked that every synthesized id fits.
                     next = next.saturating_add(count);

@@ -195,8 +195,9 @@ impl Plan {
             for t in &mut req.arrival_ns {
                 *t = scale.apply(*t).ok_or_else(bad)?;
             }
+            // The recording grid, sped up; a grid that rounds to nothing is no grid at all.
             meta.timestamp_resolution_ns = match meta.timestamp_resolution_ns {
-                Some(r) => Some(scale.apply(r).ok_or_else(bad)?),
+                Some(r) => Some(scale.apply(r).ok_or_else(bad)?).filter(|&r| r > 0),
                 None => None,
             };
             (Trace::new(meta, req)?, Some(source_regime))
@@ -382,11 +383,16 @@ impl Plan {
 fn notes(trace: &Trace, blocks: &BlockPlan, unit: TimeUnit, options: &PlanOptions) -> Vec<String> {
     let meta = trace.meta();
     let n = trace.len();
-    let mut notes = vec![format!(
-        "timestamps are written as whole {unit:?} from the first request, so --timed-trace-sec-multiplier is {}",
-        unit.multiplier()
-    )
-    .to_lowercase()];
+    let mut notes = vec![
+        format!(
+            "timestamps are written as whole {unit:?} from the first request, so --timed-trace-sec-multiplier is {}",
+            unit.multiplier()
+        )
+        .to_lowercase(),
+        format!(
+            "vLLM ≥ {MIN_VLLM} reads timed_trace, but sends prompts as token ids (exact lengths) only from the release with vLLM PR #45423 (merged 2026-08-13; verified here on 0.32.0); older releases send decoded text the server re-tokenizes, so server-side prompt lengths drift"
+        ),
+    ];
     if meta.prefix_block_tokens.is_none() {
         notes.push(format!(
             "prefix blocks SYNTHESIZED: the source has no prefix identity, so every request gets fresh ids ({} ids of {} tokens). Prompt lengths hold; no prefix sharing is implied, so prefix-cache reuse is understated, never overstated, and a prefix-dependent result measured on this replay is a floor",
@@ -591,6 +597,38 @@ impl PlanDoc {
     }
 }
 
+/// Every way `found` differs from the command the plan builds, as sentences. vLLM's parser
+/// accepts `_` for `-`, unique prefixes of long flags and `--config` files, so an edited argv
+/// is compared whole, not flag by flag.
+fn command_differences(found: &BenchCommand, planned: &BenchCommand) -> Vec<String> {
+    let mut out = Vec::new();
+    let (f, p) = (&found.argv, &planned.argv);
+    if let Some(k) = (0..f.len().max(p.len())).find(|&k| f.get(k) != p.get(k)) {
+        let show =
+            |v: Option<&String>| v.map_or_else(|| "nothing".to_owned(), |a| format!("{a:?}"));
+        out.push(format!(
+            "argv differs at position {k}: plan.json has {}, the plan builds {} ({} vs {} arguments)",
+            show(f.get(k)),
+            show(p.get(k)),
+            f.len(),
+            p.len()
+        ));
+    }
+    if found.env != planned.env {
+        out.push(format!(
+            "env is {:?}, the plan pins {:?}",
+            found.env, planned.env
+        ));
+    }
+    if found.placeholders != planned.placeholders {
+        out.push(format!(
+            "placeholders are {:?}, the argv leaves {:?}",
+            found.placeholders, planned.placeholders
+        ));
+    }
+    out
+}
+
 /// Re-checks a plan directory: `doc` as found on disk, `rebuilt` = the plan rebuilt from the
 /// re-read source with `doc`'s options, `back` = the file as read now with `doc`'s argv.
 /// Adds to [`Plan::verify`] the checks that the source and file are the ones `doc` names and
@@ -623,6 +661,11 @@ pub fn check_document(doc: &PlanDoc, rebuilt: &Plan, back: &ReadBack) -> Fidelit
             .into_iter()
             .collect::<Vec<_>>(),
         "the file is byte for byte the one planned",
+    ));
+    checks.push(Check::agreement(
+        "argv_is_planned",
+        &command_differences(&doc.bench, &rebuilt.bench_command()),
+        "argv and env are exactly the planned command (only --model, --tokenizer, --base-url are the caller's)",
     ));
     let recomputed = rebuilt.document(
         &doc.source.path,

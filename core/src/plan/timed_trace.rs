@@ -245,6 +245,10 @@ impl<'p> TimedTraceReader<'p> {
         while let Some(pos) = memchr::memchr(b'\n', bytes) {
             let (head, rest) = bytes.split_at(pos);
             bytes = rest.get(1..).unwrap_or_default();
+            // The limit applies to whole lines, however the bytes were pushed.
+            if self.carry.len() + head.len() > MAX_LINE_BYTES {
+                return self.fail(None, format!("line longer than {MAX_LINE_BYTES} bytes"));
+            }
             if self.carry.is_empty() {
                 self.line(head);
             } else {
@@ -256,10 +260,10 @@ impl<'p> TimedTraceReader<'p> {
                 return;
             }
         }
-        self.carry.extend_from_slice(bytes);
-        if self.carry.len() > MAX_LINE_BYTES {
-            self.fail(None, format!("line longer than {MAX_LINE_BYTES} bytes"));
+        if self.carry.len() + bytes.len() > MAX_LINE_BYTES {
+            return self.fail(None, format!("line longer than {MAX_LINE_BYTES} bytes"));
         }
+        self.carry.extend_from_slice(bytes);
     }
 
     /// Ends the file; the final line may lack its newline.
