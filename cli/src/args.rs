@@ -25,6 +25,190 @@ pub enum Command {
     /// Turn a trace into the exact file and command `vllm bench serve` replays, and prove the
     /// file says what the trace says (`plan TRACE --out DIR`; `plan check DIR` re-proves it).
     Plan(PlanCommand),
+    /// Fire a verified plan at an endpoint and write one receipt, whatever happens.
+    Fire(FireArgs),
+    /// Receipts: build one from files captured by hand, or verify one's evidence digests.
+    #[command(subcommand)]
+    Receipt(ReceiptCommand),
+    /// Serve a local OpenAI-compatible LLM-serving SIMULATOR (not vLLM) for demos and tests.
+    Sim(SimArgs),
+}
+
+/// Which client fires the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineArg {
+    /// `vllm bench serve` as a child process of `--python`'s install.
+    Vllm,
+    /// loadproof's own open-loop client.
+    Native,
+}
+
+/// `loadproof fire PLAN_DIR --endpoint URL --engine vllm|native --out RECEIPT`
+///
+/// Exit codes: 0 the run was captured and the client finished cleanly (a capture, not a
+/// qualification); 1 a receipt was written for a run that failed, could not start, found the
+/// endpoint unreachable or was interrupted; 2 bad input, nothing written.
+#[derive(Debug, clap::Args)]
+pub struct FireArgs {
+    /// The plan directory (from `loadproof plan`; must be verified and unchanged).
+    pub plan: PathBuf,
+    /// The server's base URL, e.g. http://127.0.0.1:8000 (fills the plan's --base-url).
+    #[arg(long, value_name = "URL")]
+    pub endpoint: String,
+    /// The client that fires.
+    #[arg(long, value_enum)]
+    pub engine: EngineArg,
+    /// Where to write the receipt (atomically; also for failed runs).
+    #[arg(long, value_name = "RECEIPT")]
+    pub out: PathBuf,
+    /// The Python interpreter whose vLLM install is checked and run (--engine vllm).
+    #[arg(long, value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// The served model name (default: the plan's, else the first id of /v1/models).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The tokenizer (default: the plan's, else the model).
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// A /metrics URL to scrape (repeatable: frontend and workers). Default: ENDPOINT/metrics.
+    #[arg(long = "metrics-url", value_name = "URL")]
+    pub metrics_urls: Vec<String>,
+    /// Milliseconds between /metrics scrapes while requests are in flight.
+    #[arg(long, value_name = "MS", default_value_t = 250)]
+    pub scrape_interval_ms: u64,
+    #[command(flatten)]
+    pub subject: SubjectArgs,
+}
+
+/// `loadproof receipt …`
+#[derive(Debug, Subcommand)]
+pub enum ReceiptCommand {
+    /// Build a receipt from a `vllm bench serve` run someone captured by hand (stdout, stderr,
+    /// exit code, result JSON, /metrics before and after). Provenance says it was imported.
+    Import(Box<ImportArgs>),
+    /// Check every evidence block's sha256. Exit 0 all verify, 1 a block fails, 2 unreadable.
+    Verify(VerifyArgs),
+}
+
+/// `loadproof receipt import`
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// The bench client's stdout, as captured.
+    #[arg(long, value_name = "FILE")]
+    pub stdout: PathBuf,
+    /// Its stderr, as captured (kept as diagnostics; never read for facts).
+    #[arg(long, value_name = "FILE")]
+    pub stderr: PathBuf,
+    /// Its exit code.
+    #[arg(long, value_name = "N", allow_hyphen_values = true)]
+    pub exit_code: i32,
+    /// The `--save-result` JSON, if there was one.
+    #[arg(long, value_name = "FILE")]
+    pub result: Option<PathBuf>,
+    /// A /metrics scrape taken before the run.
+    #[arg(long, value_name = "FILE")]
+    pub metrics_before: Option<PathBuf>,
+    /// A /metrics scrape taken after the run.
+    #[arg(long, value_name = "FILE")]
+    pub metrics_after: Option<PathBuf>,
+    /// The plan directory that was fired (fills the protocol from plan.json).
+    #[arg(long, value_name = "DIR", conflicts_with = "trace")]
+    pub plan: Option<PathBuf>,
+    /// The timed_trace file that was fired, when there is no plan directory.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// The served model name the run used.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The tokenizer the run used.
+    #[arg(long)]
+    pub tokenizer: Option<String>,
+    /// The base URL the run fired at.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// `--timed-trace-chunk-hash-size` of the run (with --trace).
+    #[arg(long, value_name = "TOKENS")]
+    pub chunk_size: Option<u32>,
+    /// `--timed-trace-sec-multiplier` of the run (with --trace).
+    #[arg(long, value_name = "X")]
+    pub sec_multiplier: Option<String>,
+    /// The version of `vllm bench serve` that ran.
+    #[arg(long, value_name = "VERSION")]
+    pub client_version: Option<String>,
+    #[command(flatten)]
+    pub subject: SubjectArgs,
+    /// Where to write the receipt (atomically).
+    #[arg(long, value_name = "RECEIPT")]
+    pub out: PathBuf,
+}
+
+/// What was measured, as the caller states it; anything not given is recorded as unknown.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SubjectArgs {
+    /// The model's exact revision (hub commit or checkpoint digest).
+    #[arg(long, value_name = "REV")]
+    pub model_revision: Option<String>,
+    /// The accelerator (e.g. "NVIDIA H100 80GB HBM3").
+    #[arg(long, value_name = "SKU")]
+    pub gpu_sku: Option<String>,
+    /// The serving engine's version (e.g. 0.32.0).
+    #[arg(long, value_name = "VERSION")]
+    pub engine_version: Option<String>,
+    /// An engine setting of the measured server, KEY=VALUE (repeatable).
+    #[arg(long = "knob", value_name = "KEY=VALUE")]
+    pub knobs: Vec<String>,
+    /// A statement to keep in the receipt's provenance, KEY=VALUE (operator, ticket, note).
+    #[arg(long = "caller", value_name = "KEY=VALUE")]
+    pub caller: Vec<String>,
+}
+
+/// `loadproof sim --port P`
+///
+/// Streams placeholder tokens from `POST /v1/completions` on the schedule of a simple
+/// continuous-batching model, and serves `GET /metrics` (vLLM's metric names, plus
+/// `loadproof_sim_info`), `GET /health` and `GET /v1/models`. Prints "loadproof sim listening
+/// on http://HOST:PORT (simulator, not vLLM)" on stderr; stops on SIGINT or SIGTERM (exit 0).
+#[derive(Debug, clap::Args)]
+pub struct SimArgs {
+    /// Address to listen on [default: 127.0.0.1]. Anything but loopback (0.0.0.0, say) only
+    /// when given here explicitly.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Port to listen on; 0 picks a free one (the stderr line names it).
+    #[arg(long)]
+    pub port: u16,
+    /// The served model name (requests naming another model get 404).
+    #[arg(long, default_value = "sim")]
+    pub model: String,
+    /// Sequences in the running batch at most; later requests queue.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    pub max_num_seqs: u32,
+    /// Prefill speed: a step that admits P prompt tokens lasts P / X seconds longer.
+    #[arg(long, value_name = "X", default_value_t = 50_000.0)]
+    pub prefill_tokens_per_s: f64,
+    /// Fixed length of a decode step, milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 2.0)]
+    pub decode_step_ms: f64,
+    /// Extra length of a decode step per running sequence, milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 0.05)]
+    pub decode_ms_per_seq: f64,
+    /// KV-cache capacity in tokens; each running request reserves prompt + max_tokens. A
+    /// request larger than this is refused (400).
+    #[arg(long, value_name = "N", default_value_t = 1_048_576)]
+    pub kv_capacity_tokens: u64,
+    /// Inject a fault into every EVERY_N-th valid completion request (default every one):
+    /// refuse (close without a response), http500, cut (end the stream abruptly after half
+    /// the tokens), stall (stop after the first token, keep the connection open). Repeatable;
+    /// the first matching flag wins.
+    #[arg(long, value_name = "KIND[:EVERY_N]")]
+    pub fault: Vec<String>,
+}
+
+/// `loadproof receipt verify`
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// The receipt.
+    pub receipt: PathBuf,
 }
 
 /// `loadproof plan TRACE --out DIR` or `loadproof plan check DIR`.

@@ -1,8 +1,11 @@
 //! The `loadproof` binary: a thin `main` over `run`, which returns the exit code.
 
 mod args;
+mod fire;
 mod plan_cmd;
+mod receipt_cmd;
 mod render;
+mod sim;
 mod synth_cmd;
 mod trace_cmd;
 
@@ -11,7 +14,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command, PlanSubcommand, TraceCommand};
+use args::{Cli, Command, PlanSubcommand, ReceiptCommand, TraceCommand};
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
@@ -19,6 +22,20 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Trace(TraceCommand::Inspect(a)) => trace_cmd::inspect(a, &mut out)?,
         Command::Trace(TraceCommand::Synth(a)) => synth_cmd::synth(a, &mut out)?,
+        Command::Sim(a) => sim::run(a)?,
+        Command::Fire(a) => {
+            let code = fire::fire(a, &mut out)?;
+            out.flush()?;
+            return Ok(code);
+        }
+        Command::Receipt(r) => {
+            let code = match r {
+                ReceiptCommand::Import(a) => receipt_cmd::import(a, &mut out)?,
+                ReceiptCommand::Verify(a) => receipt_cmd::verify(a, &mut out)?,
+            };
+            out.flush()?;
+            return Ok(code);
+        }
         Command::Plan(p) => {
             let code = match &p.check {
                 Some(PlanSubcommand::Check(a)) => plan_cmd::check(a, &mut out)?,

@@ -235,7 +235,7 @@ fn read_back(path: &Path, mut reader: TimedTraceReader<'_>) -> Result<(ReadBack,
 
 /// Writes through a temporary file in the same directory, then renames: a reader never sees
 /// half a file, and an interrupted run leaves the previous file intact.
-fn write_atomically(
+pub(crate) fn write_atomically(
     path: &Path,
     fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
 ) -> Result<()> {

@@ -17,6 +17,7 @@
 
 pub mod decimal;
 pub mod plan;
+pub mod receipt;
 pub mod regime;
 pub mod report;
 pub mod stats;

@@ -100,17 +100,19 @@ def replay(name, plan_dir, doc, base_url, env_extra, expect_input=None):
           f"bench completed {result['completed']}, failed {result['failed']}")
     check(result["total_input_tokens"] == want_input, f"bench total_input_tokens {result['total_input_tokens']} == {want_input}")
     # The schedule vLLM kept: its own send times (start_times, --save-detailed) against the
-    # file's arrivals, both from the first request. An observation with a loose bound that only
-    # catches a schedule ignored outright (e.g. --no-self-timed sends everything at once).
+    # file's arrivals, both from the first request. Lateness is an observation (on 2 shared
+    # cores vLLM's client has been seen 4 s behind); sending EARLY would mean the schedule was
+    # ignored (e.g. --no-self-timed sends everything at once), which is a failure.
     mult = float(doc["timed_trace"]["sec_multiplier"])
     with open(os.path.join(plan_dir, doc["timed_trace"]["file"])) as f:
         planned = [json.loads(line)["timestamp"] * mult for line in f]
     sends = result.get("start_times") or []
     if len(sends) == len(planned) and sends:
         lags = [(s - sends[0]) - (p - planned[0]) for s, p in zip(sends, planned)]
-        worst = max(lags, key=abs)
-        print(f"  {'':4} send time - planned arrival: max |lag| {abs(worst) * 1000:.1f} ms over {len(lags)} requests")
-        check(abs(worst) < 2.0, "vLLM sent each request within 2 s of the planned arrival")
+        late = sorted(lags)
+        print(f"  {'':4} send time - planned arrival (observed): median {late[len(late) // 2] * 1000:.1f} ms, "
+              f"max {late[-1] * 1000:.1f} ms late, {sum(1 for x in lags if x > 0.1)} of {len(lags)} over 100 ms late")
+        check(late[0] > -0.05, f"no request sent before its planned arrival (earliest {late[0] * 1000:.1f} ms)")
     else:
         check(False, f"result JSON has {len(sends)} start_times for {len(planned)} planned requests")
     return delta, result
@@ -168,6 +170,66 @@ def main():
           f"{mc['timed_trace']['input_tokens_total']}: {factor:.1f}x short, while the bench reports "
           f"{result['completed']} completed and {result['failed']} failed")
     check(factor > 25, f"chunk 16 sends prompts {factor:.1f}x short")
+
+    # 4. `loadproof fire --engine vllm`: the same Mooncake plan, fired by loadproof itself; the
+    #    receipt's own evidence (first and last /metrics scrape, result JSON) must agree.
+    receipt_path = os.path.join(work, "receipt-mooncake-vllm.json")
+    started = time.monotonic()
+    res = subprocess.run([lp, "fire", mc_dir, "--endpoint", base_url, "--engine", "vllm",
+                          "--python", os.environ["VLLM_LAB_PYTHON"], "--out", receipt_path,
+                          "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"]],
+                         capture_output=True, text=True,
+                         env={**os.environ, **env_extra})
+    print(f"loadproof fire --engine vllm: exit {res.returncode} in {time.monotonic() - started:.1f} s; {res.stderr.strip()[-300:]}")
+    check(res.returncode == 0, "fire exits 0 (captured, client exited 0)")
+    with open(receipt_path) as f:
+        receipt = json.load(f)
+    ex = receipt["execution"]
+    check(ex["kind"] == "ran" and ex["exit"]["code"] == 0, f"execution ran, exit {ex.get('exit')}")
+    bodies = [receipt["evidence"][s["outcome"]["body"]]["content"] for s in receipt["scrapes"]
+              if s["outcome"]["kind"] == "response"]
+    phases = [s["phase"] for s in receipt["scrapes"]]
+    print(f"  scrapes: {phases.count('before')} before, {phases.count('during')} during, {phases.count('after')} after")
+    check(phases[0] == "before" and phases[-1] == "after" and "during" in phases, "scrapes before, during and after")
+    d_prompt = family_sum(bodies[-1], "vllm:prompt_tokens_total") - family_sum(bodies[0], "vllm:prompt_tokens_total")
+    d_gen = family_sum(bodies[-1], "vllm:generation_tokens_total") - family_sum(bodies[0], "vllm:generation_tokens_total")
+    result = json.loads(receipt["evidence"]["bench/result.json"]["content"])
+    check(d_prompt == mc["timed_trace"]["input_tokens_total"] == result["total_input_tokens"],
+          f"receipt: engine prompt delta {d_prompt:.0f} == plan {mc['timed_trace']['input_tokens_total']} == bench {result['total_input_tokens']}")
+    check(d_gen == mc["timed_trace"]["output_tokens_total"] == result["total_output_tokens"],
+          f"receipt: engine generation delta {d_gen:.0f} == plan == bench {result['total_output_tokens']}")
+    check(receipt["protocol"]["client_version"] is not None and receipt["protocol"]["key"].startswith("sha256:"),
+          f"protocol bound: client {receipt['protocol']['client_version']}, key {receipt['protocol']['key'][:19]}…")
+    res = subprocess.run([lp, "receipt", "verify", receipt_path], capture_output=True, text=True)
+    check(res.returncode == 0, "every evidence block of the receipt verifies")
+
+    # 5. The same real bench client against `loadproof sim`, fired by loadproof: the receipt must
+    #    say it is a simulator, and the sim's counters must equal the plan's tokens.
+    sim = subprocess.Popen([lp, "sim", "--port", "0", "--model", "tiny-llama"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        first = sim.stderr.readline().strip()
+        sim_url = first.removeprefix("loadproof sim listening on ").removesuffix(" (simulator, not vLLM)")
+        receipt_path = os.path.join(work, "receipt-burstgpt-sim.json")
+        res = subprocess.run([lp, "fire", bg_dir, "--endpoint", sim_url, "--engine", "vllm",
+                              "--python", os.environ["VLLM_LAB_PYTHON"], "--out", receipt_path],
+                             capture_output=True, text=True, env={**os.environ, **env_extra})
+        print(f"loadproof fire --engine vllm at loadproof sim ({sim_url}): exit {res.returncode}")
+        check(res.returncode == 0, "fire at the sim exits 0")
+        with open(receipt_path) as f:
+            receipt = json.load(f)
+        check(receipt["subject"]["simulator"] is True, "the receipt says the endpoint is a simulator")
+        bodies = [receipt["evidence"][s["outcome"]["body"]]["content"] for s in receipt["scrapes"]
+                  if s["outcome"]["kind"] == "response"]
+        d_prompt = family_sum(bodies[-1], "vllm:prompt_tokens_total") - family_sum(bodies[0], "vllm:prompt_tokens_total")
+        result = json.loads(receipt["evidence"]["bench/result.json"]["content"])
+        check(result["completed"] == bg["timed_trace"]["lines"] and result["failed"] == 0,
+              f"bench against the sim: completed {result['completed']}, failed {result['failed']}")
+        check(d_prompt == bg["timed_trace"]["input_tokens_total"] == result["total_input_tokens"],
+              f"sim prompt counter delta {d_prompt:.0f} == plan == bench")
+    finally:
+        sim.terminate()
+        sim.wait(timeout=10)
 
     if FAILURES:
         print(f"\n{len(FAILURES)} real-vLLM checks FAILED:")

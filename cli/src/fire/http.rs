@@ -1,0 +1,64 @@
+//! A small HTTP/1 GET client over hyper, for `/metrics`, `/health`, `/version`, `/v1/models`.
+//! Plain `http://` only: the endpoints a plan is fired at are on the operator's network.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+/// A shared connection pool.
+#[derive(Clone)]
+pub struct Http {
+    client: Client<HttpConnector, Empty<Bytes>>,
+}
+
+impl Http {
+    /// A client with a small pool.
+    pub fn new() -> Http {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        Http {
+            client: Client::builder(TokioExecutor::new()).build(connector),
+        }
+    }
+
+    /// GET `url`; the status and whole body, or what went wrong, within `timeout`.
+    pub async fn get(&self, url: &str, timeout: Duration) -> Result<(u16, Vec<u8>), String> {
+        let uri: hyper::Uri = url
+            .parse()
+            .map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+        if uri.scheme_str() != Some("http") {
+            return Err(format!("{url}: only http:// endpoints are supported"));
+        }
+        let request = async {
+            let response = self.client.get(uri).await.map_err(|e| describe(&e))?;
+            let status = response.status().as_u16();
+            let body = response
+                .into_body()
+                .collect()
+                .await
+                .map_err(|e| format!("reading the body: {e}"))?
+                .to_bytes();
+            Ok((status, body.to_vec()))
+        };
+        match tokio::time::timeout(timeout, request).await {
+            Ok(result) => result,
+            Err(_) => Err(format!("no response within {} ms", timeout.as_millis())),
+        }
+    }
+}
+
+/// The whole error chain in one line (hyper's top-level message alone says little).
+fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        source = s.source();
+    }
+    out
+}

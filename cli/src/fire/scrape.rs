@@ -1,0 +1,126 @@
+//! `/metrics` scrapes before, during (on an interval) and after a run. Every scrape is kept —
+//! a failed one as a failure with its error — with the client's clock at request and response.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use loadproof_core::receipt::{Evidence, Phase, Scrape, ScrapeOutcome, Stamp, block};
+
+use super::http::Http;
+
+/// How long one scrape may take before it counts as failed.
+pub const SCRAPE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The run's clock: monotonic from `zero`, with the wall clock read beside it.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    zero: Instant,
+}
+
+impl Clock {
+    /// A clock whose zero is now.
+    pub fn start() -> Clock {
+        Clock {
+            zero: Instant::now(),
+        }
+    }
+
+    /// Monotonic ns since zero.
+    pub fn mono_ns(&self) -> i64 {
+        i64::try_from(self.zero.elapsed().as_nanos()).unwrap_or(i64::MAX)
+    }
+
+    /// Now, both ways.
+    pub fn stamp(&self) -> Stamp {
+        Stamp {
+            mono_ns: self.mono_ns(),
+            unix_ns: crate::receipt_cmd::unix_ns_now(),
+        }
+    }
+}
+
+/// Scrapes and the evidence blocks holding their bodies.
+#[derive(Debug, Default)]
+pub struct Scrapes {
+    /// In order.
+    pub list: Vec<Scrape>,
+    /// `metrics/<n>` → body.
+    pub blocks: BTreeMap<String, Evidence>,
+}
+
+impl Scrapes {
+    /// Scrapes every URL once, in order, for `phase`.
+    pub async fn take(&mut self, http: &Http, clock: &Clock, urls: &[String], phase: Phase) {
+        for url in urls {
+            let requested = clock.stamp();
+            let result = http.get(url, SCRAPE_TIMEOUT).await;
+            let completed = clock.mono_ns();
+            let outcome = match result {
+                Ok((status, body)) => {
+                    let name = format!("{}{}", block::METRICS_PREFIX, self.list.len());
+                    self.blocks.insert(name.clone(), Evidence::of(&body));
+                    ScrapeOutcome::Response {
+                        status: Some(status),
+                        body: name,
+                    }
+                }
+                Err(error) => ScrapeOutcome::Failed { error },
+            };
+            self.list.push(Scrape {
+                url: url.clone(),
+                phase,
+                requested: Some(requested),
+                completed_mono_ns: Some(completed),
+                outcome,
+            });
+        }
+    }
+
+    /// The first successful body, for reading identity (`loadproof_sim_info`, …).
+    pub fn first_body(&self) -> Option<&str> {
+        self.list.iter().find_map(|s| match &s.outcome {
+            ScrapeOutcome::Response { body, .. } => {
+                self.blocks.get(body).map(|e| e.content.as_str())
+            }
+            ScrapeOutcome::Failed { .. } => None,
+        })
+    }
+}
+
+/// Scrapes on `interval` until `stop` fires; returns what it took. Ticks that fall behind are
+/// skipped, not bunched: a slow endpoint gets fewer scrapes, each one kept.
+pub async fn during(
+    http: Http,
+    clock: Clock,
+    urls: Vec<String>,
+    interval: Duration,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) -> Scrapes {
+    let mut scrapes = Scrapes::default();
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    ticker.tick().await; // the first tick is immediate: the before-scrape just happened
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => scrapes.take(&http, &clock, &urls, Phase::During).await,
+            _ = stop.changed() => break,
+        }
+    }
+    scrapes
+}
+
+impl Scrapes {
+    /// Appends `other`'s scrapes, renumbering their blocks after this one's.
+    pub fn extend(&mut self, other: Scrapes) {
+        for mut scrape in other.list {
+            if let ScrapeOutcome::Response { body, .. } = &mut scrape.outcome {
+                let name = format!("{}{}", block::METRICS_PREFIX, self.list.len());
+                if let Some(e) = other.blocks.get(body.as_str()) {
+                    self.blocks.insert(name.clone(), e.clone());
+                }
+                *body = name;
+            }
+            self.list.push(scrape);
+        }
+    }
+}

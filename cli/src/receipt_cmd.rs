@@ -1,0 +1,241 @@
+//! `loadproof receipt …`: build a receipt from hand-captured files; verify a receipt's digests.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use loadproof_core::plan::PlanDoc;
+use loadproof_core::receipt::{
+    Axis, Engine, Evidence, Execution, ExitStatus, Phase, Protocol, Provenance, RECEIPT_SCHEMA,
+    Receipt, ResultFile, Scrape, ScrapeOutcome, Subject, block, sha256_hex,
+};
+
+use crate::args::{ImportArgs, SubjectArgs, VerifyArgs};
+use crate::plan_cmd::write_atomically;
+use crate::trace_cmd::BadInput;
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}
+
+/// `KEY=VALUE` pairs into a map; a pair without `=` is bad usage.
+pub(crate) fn pairs(flag: &str, items: &[String]) -> Result<BTreeMap<String, String>> {
+    items
+        .iter()
+        .map(|item| match item.split_once('=') {
+            Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
+            _ => Err(BadInput(format!("--{flag} {item:?} is not KEY=VALUE")).into()),
+        })
+        .collect()
+}
+
+/// The subject as the caller states it; `engine` is what fired at it.
+pub(crate) fn subject(
+    args: &SubjectArgs,
+    model: Option<&str>,
+    engine: Option<&str>,
+) -> Result<Subject> {
+    Ok(Subject {
+        model: Axis::from_caller(model, "not stated: pass --model"),
+        model_revision: Axis::from_caller(
+            args.model_revision.as_deref(),
+            "not stated: pass --model-revision (a hub commit or checkpoint digest)",
+        ),
+        gpu_sku: Axis::from_caller(args.gpu_sku.as_deref(), "not stated: pass --gpu-sku"),
+        engine: Axis::from_caller(engine, "not stated"),
+        engine_version: Axis::from_caller(
+            args.engine_version.as_deref(),
+            "not stated: pass --engine-version",
+        ),
+        knobs: pairs("knob", &args.knobs)?,
+        simulator: false,
+    })
+}
+
+/// Provenance of a receipt this process writes.
+pub(crate) fn provenance(source: &str, args: &SubjectArgs) -> Result<Provenance> {
+    Ok(Provenance {
+        source: source.to_owned(),
+        generator: concat!("loadproof ", env!("CARGO_PKG_VERSION")).to_owned(),
+        command: std::env::args().collect(),
+        caller: pairs("caller", &args.caller)?,
+        written_unix_ns: unix_ns_now(),
+    })
+}
+
+pub(crate) fn unix_ns_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// `loadproof receipt import`.
+pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let mut evidence = BTreeMap::new();
+    let mut keep = |name: &str, raw: Vec<u8>| {
+        evidence.insert(name.to_owned(), Evidence::of(&raw));
+        name.to_owned()
+    };
+    let stdout = keep(block::STDOUT, read(&args.stdout)?);
+    let stderr = keep(block::STDERR, read(&args.stderr)?);
+    let result = match &args.result {
+        Some(p) => ResultFile::Kept {
+            block: keep(block::RESULT, read(p)?),
+        },
+        None => ResultFile::Absent {
+            reason: "not supplied to receipt import".to_owned(),
+        },
+    };
+    let mut scrapes = Vec::new();
+    for (phase, path, name) in [
+        (Phase::Before, &args.metrics_before, "metrics/0"),
+        (Phase::After, &args.metrics_after, "metrics/1"),
+    ] {
+        if let Some(p) = path {
+            scrapes.push(Scrape {
+                url: args
+                    .base_url
+                    .as_deref()
+                    .map_or_else(|| "unknown".to_owned(), |b| format!("{b}/metrics")),
+                phase,
+                requested: None,
+                completed_mono_ns: None,
+                outcome: ScrapeOutcome::Response {
+                    status: None,
+                    body: keep(name, read(p)?),
+                },
+            });
+        }
+    }
+
+    let mut protocol = Protocol {
+        engine: Engine::VllmBenchServe,
+        client_version: args.client_version.clone(),
+        backend: None,
+        endpoint: None,
+        base_url: args.base_url.clone(),
+        model: args.model.clone(),
+        tokenizer: args.tokenizer.clone().or_else(|| args.model.clone()),
+        trace_sha256: None,
+        timed_trace_sha256: None,
+        plan_sha256: None,
+        requests: None,
+        chunk_size: args.chunk_size,
+        sec_multiplier: args.sec_multiplier.clone(),
+        arrival: None,
+        ignore_eos: None,
+        max_concurrency: None,
+        python_hash_seed: None,
+        sampling: BTreeMap::new(),
+        argv: Vec::new(),
+        key: String::new(),
+    };
+    if let Some(dir) = &args.plan {
+        let path = dir.join(loadproof_core::plan::PLAN_FILE);
+        let bytes = read(&path)?;
+        let doc: PlanDoc = serde_json::from_slice(&bytes)
+            .map_err(|e| BadInput(format!("{}: not a loadproof plan: {e}", path.display())))?;
+        let bench = &doc.bench;
+        protocol.backend = bench.value("--backend").map(str::to_owned);
+        protocol.endpoint = bench.value("--endpoint").map(str::to_owned);
+        protocol.trace_sha256 = Some(doc.source.sha256.clone());
+        protocol.timed_trace_sha256 = Some(doc.timed_trace.sha256.clone());
+        protocol.plan_sha256 = Some(sha256_hex(&bytes));
+        protocol.requests = Some(doc.timed_trace.lines);
+        protocol.chunk_size = Some(doc.timed_trace.chunk_size);
+        protocol.sec_multiplier = Some(doc.timed_trace.sec_multiplier.clone());
+        protocol.arrival = bench
+            .switch("--self-timed")
+            .then(|| "self_timed".to_owned());
+        protocol.ignore_eos = Some(bench.switch("--ignore-eos"));
+        protocol.max_concurrency = Some(0);
+        protocol.python_hash_seed = bench.env.get("PYTHONHASHSEED").cloned();
+        protocol.argv = bench.argv.clone();
+        keep(block::PLAN, bytes);
+    } else if let Some(trace) = &args.trace {
+        let bytes = read(trace)?;
+        let sha = sha256_hex(&bytes);
+        protocol.requests = Some(bytes.iter().filter(|&&b| b == b'\n').count() as u64);
+        protocol.timed_trace_sha256 = Some(sha.clone());
+        protocol.trace_sha256 = Some(sha);
+    }
+    let protocol = protocol.sealed();
+    let unstated = protocol.unstated();
+    let mut notes = vec![
+        "imported: loadproof did not run this; the files were captured by someone else and are kept as given".to_owned(),
+        "the run's start and end times and the scrapes' times are unknown (not in the files)".to_owned(),
+    ];
+    if !unstated.is_empty() {
+        notes.push(format!(
+            "protocol fields not stated: {} (an unknown field never matches a known one)",
+            unstated.join(", ")
+        ));
+    }
+    let receipt = Receipt {
+        schema: RECEIPT_SCHEMA.to_owned(),
+        subject: subject(&args.subject, args.model.as_deref(), Some("vllm"))?,
+        provenance: provenance("import", &args.subject)?,
+        execution: Execution::Ran {
+            program: "unknown (imported)".to_owned(),
+            argv: protocol.argv.clone(),
+            env: BTreeMap::new(),
+            exit: ExitStatus {
+                code: Some(args.exit_code),
+                signal: None,
+            },
+            stdout,
+            stderr,
+            result,
+            started: None,
+            ended: None,
+            interrupted: None,
+        },
+        protocol,
+        scrapes,
+        evidence,
+        notes,
+    };
+    write_atomically(&args.out, |w| {
+        Ok(w.write_all((receipt.to_json() + "\n").as_bytes())?)
+    })?;
+    writeln!(
+        out,
+        "wrote {} ({} evidence blocks, protocol {})",
+        args.out.display(),
+        receipt.evidence.len(),
+        receipt.protocol.key
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `loadproof receipt verify`.
+pub fn verify(args: &VerifyArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let bytes = read(&args.receipt)?;
+    let receipt = Receipt::from_json(&bytes)
+        .map_err(|e| BadInput(format!("{}: {e}", args.receipt.display())))?;
+    let errors = receipt.verify_evidence();
+    for (name, e) in &receipt.evidence {
+        let bad = errors
+            .iter()
+            .any(|err| err.to_string().contains(&format!("{name:?}")));
+        writeln!(
+            out,
+            "  {}  {name}  ({} bytes, sha256 {})",
+            if bad { "FAIL" } else { "ok  " },
+            e.bytes,
+            e.sha256
+        )?;
+    }
+    if errors.is_empty() {
+        writeln!(out, "every evidence block verifies")?;
+        Ok(ExitCode::SUCCESS)
+    } else {
+        for e in &errors {
+            writeln!(out, "  * {e}")?;
+        }
+        Ok(ExitCode::from(1))
+    }
+}

@@ -1,0 +1,523 @@
+//! `loadproof sim`: a local OpenAI-compatible LLM-serving **simulator** for the quick start,
+//! demos and fast tests. It is not vLLM and runs no model: it streams placeholder tokens on
+//! the schedule of a simple continuous-batching model (`model.rs`), serves `/metrics` with
+//! vLLM's metric names (`metrics.rs`, plus `loadproof_sim_info` so every scrape says it is a
+//! simulator), and injects faults on request (`faults.rs`).
+//!
+//! Routes: `POST /v1/completions` (streaming or not; `api.rs`), `GET /metrics`,
+//! `GET /health`, `GET /v1/models`. HTTP/1.1 only (hyper), keep-alive, `TCP_NODELAY`.
+//!
+//! Threads: a tokio multi-thread runtime; one task per connection, one engine task. A request
+//! handler validates the body, submits it to the engine over a channel and gets back a
+//! per-request channel of tokens, which its response body turns into SSE chunks (every token
+//! ready at once goes out in one write).
+
+mod api;
+mod faults;
+mod metrics;
+mod model;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+use crate::args::SimArgs;
+use faults::{FaultKind, FaultSpec};
+use metrics::{EngineMetrics, ExpositionInfo};
+use model::{EngineHandle, ModelConfig, Submission};
+
+/// Largest request body read (a 128k-token prompt as JSON ids is ~1 MB).
+const MAX_BODY_BYTES: usize = 64 << 20;
+
+/// Runs the simulator until SIGINT or SIGTERM.
+pub fn run(args: &SimArgs) -> anyhow::Result<()> {
+    let cfg = SimConfig::from_args(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let result = runtime.block_on(serve(cfg));
+    // Open connections (a stalled stream, say) are dropped, not waited for.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
+/// The resolved, validated configuration (stage two of argument handling).
+#[derive(Debug, Clone)]
+struct SimConfig {
+    addr: SocketAddr,
+    model: String,
+    engine: ModelConfig,
+    faults: Vec<FaultSpec>,
+}
+
+impl SimConfig {
+    fn from_args(args: &SimArgs) -> anyhow::Result<Self> {
+        let ip = match args.host.as_deref() {
+            None => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            Some("localhost") => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            Some(host) => host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<IpAddr>()
+                .with_context(|| format!("--host {host:?} is not an IP address"))?,
+        };
+        if args.max_num_seqs == 0 {
+            bail!("--max-num-seqs must be at least 1");
+        }
+        if !(args.prefill_tokens_per_s.is_finite() && args.prefill_tokens_per_s > 0.0) {
+            bail!("--prefill-tokens-per-s must be a positive number");
+        }
+        for (flag, ms) in [
+            ("--decode-step-ms", args.decode_step_ms),
+            ("--decode-ms-per-seq", args.decode_ms_per_seq),
+        ] {
+            if !(ms.is_finite() && (0.0..=3_600_000.0).contains(&ms)) {
+                bail!("{flag} must be a number of milliseconds from 0 to 3600000, got {ms}");
+            }
+        }
+        if args.kv_capacity_tokens == 0 {
+            bail!("--kv-capacity-tokens must be at least 1");
+        }
+        let faults = args
+            .fault
+            .iter()
+            .map(|s| FaultSpec::parse(s))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(SimConfig {
+            addr: SocketAddr::new(ip, args.port),
+            model: args.model.clone(),
+            engine: ModelConfig {
+                max_num_seqs: usize::try_from(args.max_num_seqs).unwrap_or(usize::MAX),
+                prefill_tokens_per_s: args.prefill_tokens_per_s,
+                decode_step_secs: args.decode_step_ms / 1000.0,
+                decode_secs_per_seq: args.decode_ms_per_seq / 1000.0,
+                kv_capacity_tokens: args.kv_capacity_tokens,
+            },
+            faults,
+        })
+    }
+}
+
+/// What every request handler shares.
+struct App {
+    model: String,
+    kv_capacity_tokens: u64,
+    faults: Vec<FaultSpec>,
+    engine: EngineHandle,
+    metrics: Arc<Mutex<EngineMetrics>>,
+    exposition: ExpositionInfo,
+    start_unix_secs: u64,
+    /// Valid completion requests accepted so far (fault numbering).
+    accepted: AtomicU64,
+}
+
+async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(cfg.addr)
+        .await
+        .with_context(|| format!("binding {}", cfg.addr))?;
+    let local = listener
+        .local_addr()
+        .with_context(|| format!("reading the bound address of {}", cfg.addr))?;
+    let mut sigint = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    let mut sigterm = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+
+    let start = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    let metrics = Arc::new(Mutex::new(EngineMetrics::new()));
+    let (engine_tx, engine_rx) = mpsc::unbounded_channel();
+    tokio::spawn(model::run(
+        cfg.engine.clone(),
+        engine_rx,
+        Arc::clone(&metrics),
+    ));
+    let app = Arc::new(App {
+        model: cfg.model.clone(),
+        kv_capacity_tokens: cfg.engine.kv_capacity_tokens,
+        faults: cfg.faults.clone(),
+        engine: engine_tx,
+        metrics,
+        exposition: ExpositionInfo {
+            model_name: cfg.model.clone(),
+            kv_capacity_tokens: cfg.engine.kv_capacity_tokens,
+            start_unix_secs: start.as_secs_f64(),
+            version: env!("CARGO_PKG_VERSION"),
+        },
+        start_unix_secs: start.as_secs(),
+        accepted: AtomicU64::new(0),
+    });
+
+    if !local.ip().is_loopback() {
+        eprintln!(
+            "loadproof sim: warning: {} is not a loopback address; anyone who can reach it can \
+             use the simulator",
+            local.ip()
+        );
+    }
+    eprintln!("loadproof sim listening on http://{local} (simulator, not vLLM)");
+
+    let signal_name = loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => {
+                    // SSE chunks are small: without this, Nagle holds them back.
+                    let _ = stream.set_nodelay(true);
+                    let app = Arc::clone(&app);
+                    tokio::spawn(async move {
+                        let service = service_fn(move |req| handle(Arc::clone(&app), req));
+                        // A connection error (client gone, a refuse fault) ends only that
+                        // connection.
+                        let _ = http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    });
+                }
+                Err(err) => {
+                    // Out of file descriptors, say: back off instead of spinning.
+                    eprintln!("loadproof sim: accept failed: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            _ = sigint.recv() => break "SIGINT",
+            _ = sigterm.recv() => break "SIGTERM",
+        }
+    };
+    eprintln!("loadproof sim: {signal_name}, shutting down");
+    Ok(())
+}
+
+/// The error that makes hyper close a connection without writing a response.
+#[derive(Debug)]
+struct CloseConnection;
+
+impl std::fmt::Display for CloseConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection closed without a response")
+    }
+}
+
+impl std::error::Error for CloseConnection {}
+
+async fn handle(
+    app: Arc<App>,
+    req: Request<Incoming>,
+) -> Result<Response<SimBody>, CloseConnection> {
+    let path = req.uri().path();
+    let known = matches!(
+        path,
+        "/v1/completions" | "/metrics" | "/health" | "/v1/models"
+    );
+    match (req.method(), path) {
+        (&Method::POST, "/v1/completions") => completions(app, req).await,
+        (&Method::GET, "/metrics") => {
+            let text = {
+                let m = model::lock(&app.metrics);
+                metrics::render(&m, &app.exposition)
+            };
+            Ok(full(
+                StatusCode::OK,
+                "text/plain; version=0.0.4; charset=utf-8",
+                text,
+            ))
+        }
+        (&Method::GET, "/health") => Ok(full(StatusCode::OK, "text/plain", String::new())),
+        (&Method::GET, "/v1/models") => Ok(full(
+            StatusCode::OK,
+            "application/json",
+            api::models_response(&app.model, app.start_unix_secs, app.kv_capacity_tokens),
+        )),
+        _ if known => Ok(full(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "application/json",
+            r#"{"detail":"Method Not Allowed"}"#.to_string(),
+        )),
+        _ => Ok(full(
+            StatusCode::NOT_FOUND,
+            "application/json",
+            r#"{"detail":"Not Found"}"#.to_string(),
+        )),
+    }
+}
+
+async fn completions(
+    app: Arc<App>,
+    req: Request<Incoming>,
+) -> Result<Response<SimBody>, CloseConnection> {
+    let arrival = Instant::now();
+    let request_id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 256)
+        .map(str::to_owned);
+    let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
+            return Ok(error_response(&api::ApiError {
+                status: 413,
+                err_type: "BadRequestError",
+                param: Some("body"),
+                message: format!("the body is larger than {MAX_BODY_BYTES} bytes"),
+            }));
+        }
+        // The client went away mid-body: there is no one to answer.
+        Err(_) => return Err(CloseConnection),
+    };
+    let request = match api::parse_completion(&body, &app.model, app.kv_capacity_tokens) {
+        Ok(r) => r,
+        Err(err) => return Ok(error_response(&err)),
+    };
+
+    let number = app.accepted.fetch_add(1, Ordering::Relaxed) + 1;
+    let fault = faults::fault_for(&app.faults, number);
+    let stop_after = match fault {
+        Some(FaultKind::Refuse) => return Err(CloseConnection),
+        Some(FaultKind::Http500) => {
+            return Ok(error_response(&api::ApiError {
+                status: 500,
+                err_type: "InternalServerError",
+                param: None,
+                message: format!("injected fault: http500 (request {number})"),
+            }));
+        }
+        Some(FaultKind::Cut) => request.max_tokens / 2,
+        Some(FaultKind::Stall) => 1,
+        None => request.max_tokens,
+    };
+
+    let (tokens_tx, tokens_rx) = mpsc::unbounded_channel();
+    let submission = Submission {
+        prompt_tokens: request.prompt_tokens,
+        max_tokens: request.max_tokens,
+        stop_after,
+        faulted: fault.is_some(),
+        arrival,
+        tokens: tokens_tx,
+    };
+    if app.engine.send(submission).is_err() {
+        // The engine is gone: the process is shutting down.
+        return Err(CloseConnection);
+    }
+
+    let id = match request_id {
+        Some(rid) => format!("cmpl-{rid}"),
+        None => format!("cmpl-{number:032x}"),
+    };
+    let created = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_secs();
+    let head = api::response_head(&id, created, &app.model);
+
+    if request.stream {
+        let body = SseBody {
+            tokens: tokens_rx,
+            head,
+            emitted: 0,
+            max_tokens: request.max_tokens,
+            prompt_tokens: request.prompt_tokens,
+            include_usage: request.include_usage,
+            fault,
+            state: SseState::Streaming,
+        };
+        let mut response = Response::new(SimBody::Sse(Box::new(body)));
+        response.headers_mut().insert(
+            CONTENT_TYPE,
+            HeaderValue::from_static("text/event-stream; charset=utf-8"),
+        );
+        return Ok(response);
+    }
+
+    let mut tokens_rx = tokens_rx;
+    let mut emitted = 0u64;
+    while tokens_rx.recv().await.is_some() {
+        emitted += 1;
+    }
+    if emitted >= request.max_tokens {
+        return Ok(full(
+            StatusCode::OK,
+            "application/json",
+            api::full_response(&head, request.prompt_tokens, emitted),
+        ));
+    }
+    match fault {
+        // Hang until the client gives up (hyper drops this future when it does).
+        Some(FaultKind::Stall) => std::future::pending().await,
+        _ => Err(CloseConnection),
+    }
+}
+
+fn full(status: StatusCode, content_type: &'static str, body: String) -> Response<SimBody> {
+    let bytes = if body.is_empty() {
+        None
+    } else {
+        Some(Bytes::from(body))
+    };
+    let mut response = Response::new(SimBody::Full(bytes));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}
+
+fn error_response(err: &api::ApiError) -> Response<SimBody> {
+    let status = StatusCode::from_u16(err.status).unwrap_or(StatusCode::BAD_REQUEST);
+    full(status, "application/json", err.body())
+}
+
+/// A response body: a whole buffer, or a token stream.
+enum SimBody {
+    Full(Option<Bytes>),
+    Sse(Box<SseBody>),
+}
+
+/// An SSE completion stream fed by the engine's per-request token channel.
+struct SseBody {
+    tokens: mpsc::UnboundedReceiver<()>,
+    head: String,
+    emitted: u64,
+    max_tokens: u64,
+    prompt_tokens: u64,
+    include_usage: bool,
+    fault: Option<FaultKind>,
+    state: SseState,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SseState {
+    Streaming,
+    /// The last data went out; yield once so hyper flushes it, then fail the body.
+    CutAfterFlush,
+    /// Fail the body now: hyper closes the connection without ending the chunked body.
+    CutNow,
+    /// Nothing more will be sent; the connection stays open until the client leaves.
+    Stalled,
+    Done,
+}
+
+/// The body error that aborts a cut stream.
+#[derive(Debug)]
+struct StreamCut;
+
+impl std::fmt::Display for StreamCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("stream cut")
+    }
+}
+
+impl std::error::Error for StreamCut {}
+
+impl Body for SimBody {
+    type Data = Bytes;
+    type Error = StreamCut;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, StreamCut>>> {
+        match self.get_mut() {
+            SimBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            SimBody::Sse(sse) => sse.poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            SimBody::Full(bytes) => bytes.is_none(),
+            SimBody::Sse(sse) => sse.state == SseState::Done,
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            SimBody::Full(bytes) => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            SimBody::Sse(_) => SizeHint::default(),
+        }
+    }
+}
+
+impl SseBody {
+    fn poll_frame(
+        &mut self,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, StreamCut>>> {
+        match self.state {
+            SseState::Done => return Poll::Ready(None),
+            SseState::Stalled => return Poll::Pending,
+            SseState::CutAfterFlush => {
+                self.state = SseState::CutNow;
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            SseState::CutNow => {
+                self.state = SseState::Done;
+                return Poll::Ready(Some(Err(StreamCut)));
+            }
+            SseState::Streaming => {}
+        }
+        let mut out = String::new();
+        loop {
+            match self.tokens.poll_recv(cx) {
+                Poll::Ready(Some(())) => {
+                    let i = self.emitted;
+                    self.emitted += 1;
+                    api::push_token_chunk(&mut out, &self.head, i, self.emitted == self.max_tokens);
+                }
+                Poll::Ready(None) => {
+                    if self.emitted >= self.max_tokens {
+                        if self.include_usage {
+                            api::push_usage_chunk(
+                                &mut out,
+                                &self.head,
+                                self.prompt_tokens,
+                                self.emitted,
+                            );
+                        }
+                        out.push_str(api::DONE);
+                        self.state = SseState::Done;
+                    } else if self.fault == Some(FaultKind::Stall) {
+                        self.state = SseState::Stalled;
+                    } else {
+                        // A cut fault (or the engine went away): end abruptly, after what is
+                        // already written has been flushed.
+                        self.state = SseState::CutAfterFlush;
+                        if out.is_empty() {
+                            return self.poll_frame(cx);
+                        }
+                    }
+                    break;
+                }
+                Poll::Pending => break,
+            }
+        }
+        if out.is_empty() {
+            Poll::Pending
+        } else {
+            Poll::Ready(Some(Ok(Frame::data(Bytes::from(out)))))
+        }
+    }
+}

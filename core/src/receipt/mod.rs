@@ -1,0 +1,616 @@
+//! Receipts: everything that happened when a plan was fired, in one self-contained file.
+//!
+//! A [`Receipt`] keeps the raw evidence inline — bench stdout and stderr, the `--save-result`
+//! JSON, every `/metrics` scrape, the native client's per-request event log, the plan itself —
+//! each as an [`Evidence`] block with its sha256. Everything else in the file either names
+//! what was done ([`Protocol`], [`Subject`], [`Provenance`]) or points at evidence. Derived
+//! numbers are never trusted from the file: the audit recomputes them.
+//!
+//! [`Execution`] is one value minted from one run: a bench process that ran (exit status and
+//! its raw outputs), one that never started, an endpoint that did not answer, or the native
+//! client's event log. A failed run is evidence too: every outcome has a variant.
+
+mod events;
+mod evidence;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use events::{Disposition, RequestRecord, Usage};
+pub use evidence::{Encoding, Evidence, EvidenceError, sha256_hex};
+
+/// Schema identity of [`Receipt`].
+pub const RECEIPT_SCHEMA: &str = "loadproof.receipt/v1";
+
+/// Names of the evidence blocks a receipt may hold (scrapes are `metrics/<n>`).
+pub mod block {
+    /// `plan.json` as it was on disk when fired.
+    pub const PLAN: &str = "plan.json";
+    /// The bench client's stdout.
+    pub const STDOUT: &str = "bench/stdout";
+    /// The bench client's stderr (diagnostics only; never feeds a fact).
+    pub const STDERR: &str = "bench/stderr";
+    /// The `--save-result` JSON.
+    pub const RESULT: &str = "bench/result.json";
+    /// The native client's per-request event log (JSON lines of `RequestRecord`).
+    pub const EVENTS: &str = "native/events.jsonl";
+    /// The prefix of scrape blocks: `metrics/0`, `metrics/1`, …
+    pub const METRICS_PREFIX: &str = "metrics/";
+}
+
+/// A moment on the firing machine: monotonic nanoseconds since the run's start (for intervals)
+/// and the wall clock at that moment (for humans and cross-machine joins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    /// Monotonic ns since the run's zero.
+    pub mono_ns: i64,
+    /// Unix time, ns.
+    pub unix_ns: i64,
+}
+
+/// Which client fired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Engine {
+    /// `vllm bench serve` as a child process.
+    VllmBenchServe,
+    /// loadproof's own open-loop client.
+    Native,
+}
+
+/// Every field that changes the work a run asked of the server, and its canonical key.
+/// Two receipts with one `key` ran one protocol. `None` is "not stated" (an imported run
+/// whose caller did not say): an unknown field never equals a known one, and the audit names
+/// it rather than guessing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Protocol {
+    /// The client.
+    pub engine: Engine,
+    /// The client's version (`vllm` package version, or loadproof's).
+    pub client_version: Option<String>,
+    /// API flavour (`openai` completions).
+    pub backend: Option<String>,
+    /// Request path (`/v1/completions`).
+    pub endpoint: Option<String>,
+    /// Where it was fired.
+    pub base_url: Option<String>,
+    /// The `model` field of every request.
+    pub model: Option<String>,
+    /// The tokenizer the prompts were built with, when the client needs one.
+    pub tokenizer: Option<String>,
+    /// sha256 of the source trace.
+    pub trace_sha256: Option<String>,
+    /// sha256 of the `timed_trace` file fired.
+    pub timed_trace_sha256: Option<String>,
+    /// sha256 of `plan.json`.
+    pub plan_sha256: Option<String>,
+    /// Requests offered.
+    pub requests: Option<u64>,
+    /// Tokens per hash id.
+    pub chunk_size: Option<u32>,
+    /// `--timed-trace-sec-multiplier`.
+    pub sec_multiplier: Option<String>,
+    /// The arrival process (`self_timed`: the file's schedule, open loop).
+    pub arrival: Option<String>,
+    /// `ignore_eos` on every request.
+    pub ignore_eos: Option<bool>,
+    /// A cap on requests in flight; `Some(0)` = stated uncapped.
+    pub max_concurrency: Option<u64>,
+    /// `PYTHONHASHSEED` for vLLM's client (its prompt tokens depend on it).
+    pub python_hash_seed: Option<String>,
+    /// Sampling fields sent with every request (empty: the server's defaults).
+    pub sampling: BTreeMap<String, String>,
+    /// The exact argv (vllm engine) or request template (native), placeholders filled; empty
+    /// when not known.
+    pub argv: Vec<String>,
+    /// `sha256:` + sha256 of the canonical JSON of every field above.
+    pub key: String,
+}
+
+impl Protocol {
+    /// The fields that are not stated, by name.
+    pub fn unstated(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        let mut note = |missing: bool, name: &'static str| {
+            if missing {
+                out.push(name);
+            }
+        };
+        note(self.client_version.is_none(), "client_version");
+        note(self.backend.is_none(), "backend");
+        note(self.endpoint.is_none(), "endpoint");
+        note(self.base_url.is_none(), "base_url");
+        note(self.model.is_none(), "model");
+        note(self.trace_sha256.is_none(), "trace_sha256");
+        note(self.timed_trace_sha256.is_none(), "timed_trace_sha256");
+        note(self.plan_sha256.is_none(), "plan_sha256");
+        note(self.requests.is_none(), "requests");
+        note(self.chunk_size.is_none(), "chunk_size");
+        note(self.sec_multiplier.is_none(), "sec_multiplier");
+        note(self.arrival.is_none(), "arrival");
+        note(self.ignore_eos.is_none(), "ignore_eos");
+        note(self.max_concurrency.is_none(), "max_concurrency");
+        note(self.argv.is_empty(), "argv");
+        out
+    }
+}
+
+impl Protocol {
+    /// The canonical key: sha256 over the JSON of every field but `key`, keys sorted.
+    pub fn canonical_key(&self) -> String {
+        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        if let serde_json::Value::Object(map) = &mut value {
+            map.remove("key");
+        }
+        // serde_json's Map is a BTreeMap here (no preserve_order): keys come out sorted.
+        let canonical = serde_json::to_string(&value).unwrap_or_default();
+        format!("sha256:{}", sha256_hex(canonical.as_bytes()))
+    }
+
+    /// Sets `key` from the other fields.
+    pub fn sealed(mut self) -> Protocol {
+        self.key = self.canonical_key();
+        self
+    }
+}
+
+/// One axis of what was measured: known (and who said so) or explicitly unknown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "standing", rename_all = "snake_case")]
+pub enum Axis {
+    /// Known.
+    Known {
+        /// The value.
+        value: String,
+        /// Who or what established it (`caller`, `/metrics`, `bench stdout`, …).
+        source: String,
+    },
+    /// Not known; why, and what would settle it.
+    Unknown {
+        /// Why it is not known.
+        reason: String,
+    },
+}
+
+impl Axis {
+    /// Known from the caller, or unknown with `reason`.
+    pub fn from_caller(value: Option<&str>, reason: &str) -> Axis {
+        match value {
+            Some(v) => Axis::Known {
+                value: v.to_owned(),
+                source: "caller".to_owned(),
+            },
+            None => Axis::Unknown {
+                reason: reason.to_owned(),
+            },
+        }
+    }
+}
+
+/// What was measured: the serving stack under the load.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subject {
+    /// The served model.
+    pub model: Axis,
+    /// Its exact revision (hub commit, checkpoint digest).
+    pub model_revision: Axis,
+    /// The accelerator.
+    pub gpu_sku: Axis,
+    /// The serving engine (`vllm`, or `loadproof sim` — a simulator, said so).
+    pub engine: Axis,
+    /// The engine's version.
+    pub engine_version: Axis,
+    /// Engine settings the caller states (`--knob k=v`), by name.
+    pub knobs: BTreeMap<String, String>,
+    /// True when the endpoint said it is `loadproof sim` (its `/metrics` carries
+    /// `loadproof_sim_info`): numbers from it describe the simulator, not a server.
+    pub simulator: bool,
+}
+
+/// Who made the receipt and how.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    /// `fire` (loadproof ran it) or `import` (files captured by someone else).
+    pub source: String,
+    /// The loadproof that wrote the receipt.
+    pub generator: String,
+    /// The command line that made the receipt.
+    pub command: Vec<String>,
+    /// Caller-supplied statements (operator, ticket, note), verbatim and attributed to the caller.
+    pub caller: BTreeMap<String, String>,
+    /// When the receipt was written (Unix ns, the writing machine's clock).
+    pub written_unix_ns: i64,
+}
+
+/// A process's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitStatus {
+    /// The exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+}
+
+/// Why a run stopped before it finished on its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interruption {
+    /// The operator pressed Ctrl-C (SIGINT) or the run was terminated.
+    Signal,
+    /// A deadline the caller set passed.
+    Deadline,
+}
+
+/// What happened when the plan was fired: exactly one of these per receipt.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Execution {
+    /// The bench client ran as a process. Its facts come from stdout (and the result JSON)
+    /// only when `exit.code == Some(0)`; stderr is diagnostics.
+    Ran {
+        /// The program run (resolved path).
+        program: String,
+        /// Its argv, program first.
+        argv: Vec<String>,
+        /// Environment set for it (only what loadproof set).
+        env: BTreeMap<String, String>,
+        /// How it ended.
+        exit: ExitStatus,
+        /// Evidence block of stdout.
+        stdout: String,
+        /// Evidence block of stderr.
+        stderr: String,
+        /// The result JSON's evidence block, or why there is none.
+        result: ResultFile,
+        /// When it started (`None` when imported without times).
+        started: Option<Stamp>,
+        /// When it ended.
+        ended: Option<Stamp>,
+        /// Set when loadproof stopped it.
+        interrupted: Option<Interruption>,
+    },
+    /// The client could not be started (missing interpreter, vLLM too old, …).
+    NotStarted {
+        /// Why.
+        cause: String,
+    },
+    /// The endpoint did not answer before anything was fired.
+    Unreachable {
+        /// The URL tried.
+        url: String,
+        /// What happened.
+        cause: String,
+    },
+    /// The native client ran; its per-request records are in the `events` block.
+    Native {
+        /// Evidence block of the event log (JSON lines of [`RequestRecord`]).
+        events: String,
+        /// Requests the plan offered.
+        offered: u64,
+        /// When the schedule's zero was.
+        started: Stamp,
+        /// When the last request ended (or the run was stopped).
+        ended: Stamp,
+        /// Set when loadproof stopped it.
+        interrupted: Option<Interruption>,
+        /// The dispatch lag beyond which the client counts as having fallen behind, ns.
+        lag_bound_ns: i64,
+    },
+}
+
+/// The bench client's `--save-result` file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ResultFile {
+    /// Written and kept.
+    Kept {
+        /// Its evidence block.
+        block: String,
+    },
+    /// Not there.
+    Absent {
+        /// Why (the process failed first, the file was not written, …).
+        reason: String,
+    },
+}
+
+/// When a scrape was taken relative to the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Before the first request.
+    Before,
+    /// While requests were in flight (on the interval).
+    During,
+    /// After the last request ended.
+    After,
+}
+
+/// One `/metrics` scrape, kept whether or not it succeeded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Scrape {
+    /// The URL scraped.
+    pub url: String,
+    /// Before, during or after.
+    pub phase: Phase,
+    /// When the request was sent (`None` when imported without times).
+    pub requested: Option<Stamp>,
+    /// When the response (or the failure) came back, monotonic ns.
+    pub completed_mono_ns: Option<i64>,
+    /// HTTP status and the evidence block of the body, or the failure.
+    pub outcome: ScrapeOutcome,
+}
+
+/// How a scrape ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ScrapeOutcome {
+    /// A response came back (any status); the body is evidence.
+    Response {
+        /// HTTP status (`None` when imported from a file without it).
+        status: Option<u16>,
+        /// Evidence block of the body.
+        body: String,
+    },
+    /// No response: connection refused, timeout, …
+    Failed {
+        /// What happened.
+        error: String,
+    },
+}
+
+/// A receipt: one fired (or imported) run, self-contained.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    /// [`RECEIPT_SCHEMA`].
+    pub schema: String,
+    /// What was asked of the server.
+    pub protocol: Protocol,
+    /// What was measured.
+    pub subject: Subject,
+    /// Who made the receipt and how.
+    pub provenance: Provenance,
+    /// What happened.
+    pub execution: Execution,
+    /// Every `/metrics` scrape, in order.
+    pub scrapes: Vec<Scrape>,
+    /// The raw evidence, by block name.
+    pub evidence: BTreeMap<String, Evidence>,
+    /// Things a reader should know (labelled as notes, never facts).
+    pub notes: Vec<String>,
+}
+
+/// Why bytes are not a receipt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReceiptError {
+    /// Not JSON, or not this schema's shape.
+    #[error("not a loadproof receipt: line {line}, column {column}: {detail}")]
+    Malformed {
+        /// Line of the JSON error.
+        line: usize,
+        /// Column of the JSON error.
+        column: usize,
+        /// serde's message.
+        detail: String,
+    },
+    /// Another schema version.
+    #[error("receipt schema {found:?} is not {RECEIPT_SCHEMA:?}")]
+    Schema {
+        /// What the file says.
+        found: String,
+    },
+}
+
+impl Receipt {
+    /// Parses a receipt. Digests are not checked here: see [`Receipt::verify_evidence`].
+    pub fn from_json(bytes: &[u8]) -> Result<Receipt, ReceiptError> {
+        let receipt: Receipt =
+            serde_json::from_slice(bytes).map_err(|e| ReceiptError::Malformed {
+                line: e.line(),
+                column: e.column(),
+                detail: e.to_string(),
+            })?;
+        if receipt.schema != RECEIPT_SCHEMA {
+            return Err(ReceiptError::Schema {
+                found: receipt.schema,
+            });
+        }
+        Ok(receipt)
+    }
+
+    /// Pretty JSON, deterministic (maps are ordered).
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
+    }
+
+    /// Every evidence block the receipt refers to or holds, checked: one error per block that
+    /// is missing, undecodable or not the bytes its digest names. Empty when all verify.
+    pub fn verify_evidence(&self) -> Vec<EvidenceError> {
+        let mut errors: Vec<EvidenceError> = self
+            .evidence
+            .iter()
+            .filter_map(|(name, e)| e.verified(name).err())
+            .collect();
+        for name in self.referenced_blocks() {
+            if !self.evidence.contains_key(name) {
+                errors.push(EvidenceError::Missing {
+                    block: name.to_owned(),
+                });
+            }
+        }
+        errors
+    }
+
+    /// The raw bytes of block `name`, verified.
+    pub fn block(&self, name: &str) -> Result<Vec<u8>, EvidenceError> {
+        self.evidence
+            .get(name)
+            .ok_or_else(|| EvidenceError::Missing {
+                block: name.to_owned(),
+            })?
+            .verified(name)
+    }
+
+    /// Names of the blocks the execution and scrapes point at.
+    pub fn referenced_blocks(&self) -> Vec<&str> {
+        let mut names = Vec::new();
+        match &self.execution {
+            Execution::Ran {
+                stdout,
+                stderr,
+                result,
+                ..
+            } => {
+                names.push(stdout.as_str());
+                names.push(stderr.as_str());
+                if let ResultFile::Kept { block } = result {
+                    names.push(block.as_str());
+                }
+            }
+            Execution::Native { events, .. } => names.push(events.as_str()),
+            Execution::NotStarted { .. } | Execution::Unreachable { .. } => {}
+        }
+        for s in &self.scrapes {
+            if let ScrapeOutcome::Response { body, .. } = &s.outcome {
+                names.push(body.as_str());
+            }
+        }
+        names
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn protocol() -> Protocol {
+        Protocol {
+            engine: Engine::VllmBenchServe,
+            client_version: Some("0.32.0".into()),
+            backend: Some("openai".into()),
+            endpoint: Some("/v1/completions".into()),
+            base_url: Some("http://127.0.0.1:8000".into()),
+            model: Some("tiny-llama".into()),
+            tokenizer: Some("/tok".into()),
+            trace_sha256: Some("a".into()),
+            timed_trace_sha256: Some("b".into()),
+            plan_sha256: Some("c".into()),
+            requests: Some(20),
+            chunk_size: Some(512),
+            sec_multiplier: Some("0.001".into()),
+            arrival: Some("self_timed".into()),
+            ignore_eos: Some(true),
+            max_concurrency: Some(0),
+            python_hash_seed: Some("0".into()),
+            sampling: BTreeMap::new(),
+            argv: vec!["vllm".into()],
+            key: String::new(),
+        }
+        .sealed()
+    }
+
+    #[test]
+    fn the_protocol_key_covers_every_work_changing_field() {
+        let p = protocol();
+        assert!(p.key.starts_with("sha256:"));
+        assert_eq!(p.canonical_key(), p.key);
+        let mut q = p.clone();
+        q.max_concurrency = Some(2);
+        assert_ne!(q.canonical_key(), p.key);
+        let mut q = p.clone();
+        q.model = None;
+        assert_eq!(q.unstated(), ["model"]);
+        assert_ne!(q.canonical_key(), p.key);
+        let mut q = p.clone();
+        q.sampling.insert("temperature".into(), "0".into());
+        assert_ne!(q.canonical_key(), p.key);
+        let mut q = p.clone();
+        q.chunk_size = Some(16);
+        assert_ne!(q.canonical_key(), p.key);
+    }
+
+    #[test]
+    fn a_receipt_round_trips_and_verifies() {
+        let mut evidence = BTreeMap::new();
+        evidence.insert(block::STDOUT.to_owned(), Evidence::of(b"ok\n"));
+        evidence.insert(block::STDERR.to_owned(), Evidence::of(b""));
+        evidence.insert("metrics/0".to_owned(), Evidence::of(b"vllm:x 1\n"));
+        let t = Stamp {
+            mono_ns: 0,
+            unix_ns: 1_790_000_000_000_000_000,
+        };
+        let receipt = Receipt {
+            schema: RECEIPT_SCHEMA.into(),
+            protocol: protocol(),
+            subject: Subject {
+                model: Axis::from_caller(Some("tiny-llama"), ""),
+                model_revision: Axis::from_caller(None, "not given: pass --model-revision"),
+                gpu_sku: Axis::from_caller(None, "not given"),
+                engine: Axis::from_caller(Some("vllm"), ""),
+                engine_version: Axis::from_caller(None, "not given"),
+                knobs: BTreeMap::new(),
+                simulator: false,
+            },
+            provenance: Provenance {
+                source: "fire".into(),
+                generator: "loadproof 0.1.0".into(),
+                command: vec!["loadproof".into(), "fire".into()],
+                caller: BTreeMap::new(),
+                written_unix_ns: 1,
+            },
+            execution: Execution::Ran {
+                program: "/venv/bin/vllm".into(),
+                argv: vec!["vllm".into()],
+                env: BTreeMap::new(),
+                exit: ExitStatus {
+                    code: Some(0),
+                    signal: None,
+                },
+                stdout: block::STDOUT.into(),
+                stderr: block::STDERR.into(),
+                result: ResultFile::Absent {
+                    reason: "no --save-result file was written".into(),
+                },
+                started: Some(t),
+                ended: Some(t),
+                interrupted: None,
+            },
+            scrapes: vec![Scrape {
+                url: "http://127.0.0.1:8000/metrics".into(),
+                phase: Phase::Before,
+                requested: Some(t),
+                completed_mono_ns: Some(5),
+                outcome: ScrapeOutcome::Response {
+                    status: Some(200),
+                    body: "metrics/0".into(),
+                },
+            }],
+            evidence,
+            notes: vec![],
+        };
+        let json = receipt.to_json();
+        let back = Receipt::from_json(json.as_bytes()).unwrap();
+        assert_eq!(back, receipt);
+        assert!(back.verify_evidence().is_empty());
+
+        let tampered = json.replace("vllm:x 1", "vllm:x 2");
+        let errors = Receipt::from_json(tampered.as_bytes())
+            .unwrap()
+            .verify_evidence();
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].to_string().contains("\"metrics/0\""));
+
+        let mut missing = receipt.clone();
+        missing.evidence.remove(block::STDOUT);
+        assert!(matches!(
+            missing.verify_evidence().as_slice(),
+            [EvidenceError::Missing { block }] if block == block::STDOUT
+        ));
+        assert!(matches!(
+            Receipt::from_json(b"{}"),
+            Err(ReceiptError::Malformed { .. })
+        ));
+    }
+}
