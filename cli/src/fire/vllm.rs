@@ -85,8 +85,49 @@ pub struct Outcome {
     pub interrupted: bool,
 }
 
+/// How long the child's output may stay open after it exited or was killed (a grandchild can
+/// hold the pipes): what was read by then is kept.
+const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Reads a stream into a shared buffer until EOF, so a reader cut off after [`DRAIN_GRACE`]
+/// still leaves every byte it got.
+fn drain(
+    stream: Option<impl tokio::io::AsyncRead + Unpin + Send + 'static>,
+) -> (
+    std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    tokio::task::JoinHandle<()>,
+) {
+    let buf = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = buf.clone();
+    let task = tokio::spawn(async move {
+        let Some(mut stream) = stream else { return };
+        let mut chunk = vec![0u8; 64 << 10];
+        while let Ok(n) = stream.read(&mut chunk).await {
+            if n == 0 {
+                break;
+            }
+            if let (Ok(mut b), Some(read)) = (sink.lock(), chunk.get(..n)) {
+                b.extend_from_slice(read);
+            }
+        }
+    });
+    (buf, task)
+}
+
+/// Signals the child's whole process group (it leads one): `kill -SIG -PGID`.
+fn signal_group(pid: Option<u32>, signal: &str) {
+    if let Some(pid) = pid {
+        let _ = std::process::Command::new("kill")
+            .args([signal, "--", &format!("-{pid}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 /// Runs `argv` (program first) in `cwd` with `env` added, capturing both streams whole.
-/// Ctrl-C kills the child and is reported as an interruption, not an error.
+/// The child leads its own process group; Ctrl-C sends it SIGTERM, then SIGKILL after 5 s, and
+/// is reported as an interruption, not an error.
 pub async fn run(
     argv: &[String],
     cwd: &Path,
@@ -100,37 +141,43 @@ pub async fn run(
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
+        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("cannot start {program}: {e}"))?;
-    let mut out = child.stdout.take();
-    let mut err = child.stderr.take();
-    let read_out = tokio::spawn(async move {
-        let mut buf = Vec::new();
-        if let Some(s) = out.as_mut() {
-            let _ = s.read_to_end(&mut buf).await;
-        }
-        buf
-    });
-    let read_err = tokio::spawn(async move {
-        let mut buf = Vec::new();
-        if let Some(s) = err.as_mut() {
-            let _ = s.read_to_end(&mut buf).await;
-        }
-        buf
-    });
+    let pid = child.id();
+    let (out_buf, out_task) = drain(child.stdout.take());
+    let (err_buf, err_task) = drain(child.stderr.take());
     let mut interrupted = false;
     let status = tokio::select! {
         status = child.wait() => status,
         _ = tokio::signal::ctrl_c() => {
             interrupted = true;
-            let _ = child.start_kill();
-            child.wait().await
+            signal_group(pid, "-TERM");
+            match tokio::time::timeout(std::time::Duration::from_secs(5), child.wait()).await {
+                Ok(status) => status,
+                Err(_) => {
+                    signal_group(pid, "-KILL");
+                    child.wait().await
+                }
+            }
         }
     }
     .map_err(|e| format!("waiting for {program}: {e}"))?;
-    let stdout = read_out.await.unwrap_or_default();
-    let stderr = read_err.await.unwrap_or_default();
+    // Whatever of the group is left must not keep the pipes (and this run) open.
+    if interrupted {
+        signal_group(pid, "-KILL");
+    }
+    let _ = tokio::time::timeout(DRAIN_GRACE, async {
+        let _ = out_task.await;
+        let _ = err_task.await;
+    })
+    .await;
+    let take = |b: &std::sync::Arc<std::sync::Mutex<Vec<u8>>>| {
+        b.lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default()
+    };
     #[cfg(unix)]
     let signal = std::os::unix::process::ExitStatusExt::signal(&status);
     #[cfg(not(unix))]
@@ -138,8 +185,8 @@ pub async fn run(
     Ok(Outcome {
         code: status.code(),
         signal,
-        stdout,
-        stderr,
+        stdout: take(&out_buf),
+        stderr: take(&err_buf),
         interrupted,
     })
 }

@@ -233,7 +233,7 @@ pub struct ExitStatus {
 }
 
 /// Why a run stopped before it finished on its own.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Interruption {
     /// The operator pressed Ctrl-C (SIGINT) or the run was terminated.
