@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Quick start, command 1: install what is missing, build the CLI and the web app, run the main
 # job on the bundled default (a deterministic SYNTHETIC trace in BurstGPT_1's layout, generated
-# here, never a copied published file: inspect it, plan its vLLM replay and re-check the plan),
+# here, never a copied published file: inspect it, plan its vLLM replay (first 200 requests,
+# 20x faster) and re-check the plan, fire it at `loadproof sim` with the native client and
+# verify the receipt),
 # inspect a real trace from ../shared when it is there,
 # then serve the web app on 127.0.0.1 until Ctrl-C.
 set -euo pipefail
@@ -23,8 +25,18 @@ printf '\n== main job: synthesize the bundled default trace and inspect it ==\n'
 "$lp" trace inspect "$out/synthetic-burstgpt.csv" --json > "$out/synthetic-burstgpt.inspect.json"
 
 printf '\n== main job: plan its replay (timed_trace + vllm bench serve argv), proven on disk ==\n'
-"$lp" plan "$out/synthetic-burstgpt.csv" --out "$out/plan"
+"$lp" plan "$out/synthetic-burstgpt.csv" --out "$out/plan" --max-requests 200 --time-scale 20
 "$lp" plan check "$out/plan"
+
+printf '\n== main job: fire the plan at `loadproof sim` (a local simulator) with the native client ==\n'
+"$lp" sim --port 0 2> "$out/sim.log" &
+sim_pid=$!
+trap 'kill "$sim_pid" 2>/dev/null || true' EXIT
+for _ in $(seq 50); do grep -q "listening on" "$out/sim.log" 2>/dev/null && break; sleep 0.1; done
+sim_url="$(sed -n 's/^loadproof sim listening on \(http[^ ]*\).*/\1/p' "$out/sim.log")"
+"$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --out "$out/receipt.json"
+"$lp" receipt verify "$out/receipt.json"
+kill "$sim_pid" 2>/dev/null || true
 
 real="$root/../shared/traces/burstgpt/BurstGPT_1.first400.csv"
 if [ -f "$real" ]; then

@@ -46,8 +46,9 @@ pub enum EngineArg {
 /// `loadproof fire PLAN_DIR --endpoint URL --engine vllm|native --out RECEIPT`
 ///
 /// Exit codes: 0 the run was captured and the client finished cleanly (a capture, not a
-/// qualification); 1 a receipt was written for a run that failed, could not start, found the
-/// endpoint unreachable or was interrupted; 2 bad input, nothing written.
+/// qualification; failed requests are recorded, not an exit code); 1 a receipt was written for
+/// a run that failed, could not start, found the endpoint unreachable, was interrupted or (native)
+/// fell behind its schedule by more than --lag-bound-ms; 2 bad input, nothing written.
 #[derive(Debug, clap::Args)]
 pub struct FireArgs {
     /// The plan directory (from `loadproof plan`; must be verified and unchanged).
@@ -67,9 +68,23 @@ pub struct FireArgs {
     /// The served model name (default: the plan's, else the first id of /v1/models).
     #[arg(long)]
     pub model: Option<String>,
-    /// The tokenizer (default: the plan's, else the model).
+    /// The tokenizer. --engine vllm: the name or path vLLM loads (default: the plan's, else
+    /// the model). --engine native: a Hugging Face tokenizer.json, or a directory holding one,
+    /// whose vocabulary minus special tokens the prompt tokens are drawn from (default: none,
+    /// ids 0..--vocab-size, fine for `loadproof sim`).
     #[arg(long)]
     pub tokenizer: Option<String>,
+    /// --engine native without --tokenizer: prompt token ids are drawn from 0..N.
+    #[arg(long, value_name = "N", default_value_t = 32_000)]
+    pub vocab_size: u32,
+    /// --engine native: seconds after its send before a request that has not ended is a
+    /// `timeout`.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
+    pub request_timeout: f64,
+    /// --engine native: the run is invalid (exit 1, a receipt note) when any request was sent
+    /// later than this after its scheduled time.
+    #[arg(long, value_name = "MS", default_value_t = 10.0)]
+    pub lag_bound_ms: f64,
     /// A /metrics URL to scrape (repeatable: frontend and workers). Default: ENDPOINT/metrics.
     #[arg(long = "metrics-url", value_name = "URL")]
     pub metrics_urls: Vec<String>,

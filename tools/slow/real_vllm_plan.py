@@ -9,7 +9,11 @@ Shows, from the server's own /metrics, that what a plan says is what vLLM sends:
   * the silent 32x-short failure made visible: the Mooncake plan's argv edited to vLLM's default
     chunk size 16 (as a plan built elsewhere would be) fails `loadproof plan check`, and when
     fired anyway the server's prompt-token delta equals sum(min(input, 16 x len(hash_ids))) —
-    a fraction of the plan's total — while the bench still reports every request completed.
+    a fraction of the plan's total — while the bench still reports every request completed;
+  * `loadproof fire` with both engines writes receipts whose own scrapes give engine counter
+    deltas equal to the client's token totals (vllm: the result JSON; native: per-request
+    usage), and the real bench client fired at `loadproof sim` yields a `simulator: true`
+    receipt.
 
 Usage: real_vllm_plan.py LOADPROOF_BIN SHARED_DIR WORK_DIR BASE_URL
 Needs the lab from tools/vllm-lab (VLLM_LAB_* in the environment, a server at BASE_URL).
@@ -203,7 +207,34 @@ def main():
     res = subprocess.run([lp, "receipt", "verify", receipt_path], capture_output=True, text=True)
     check(res.returncode == 0, "every evidence block of the receipt verifies")
 
-    # 5. The same real bench client against `loadproof sim`, fired by loadproof: the receipt must
+    # 5. `loadproof fire --engine native` at the real server: its own per-request usage, the
+    #    engine's counter deltas from the receipt's scrapes, and the plan must all agree.
+    receipt_path = os.path.join(work, "receipt-mooncake-native.json")
+    res = subprocess.run([lp, "fire", mc_dir, "--endpoint", base_url, "--engine", "native",
+                          "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"], "--out", receipt_path],
+                         capture_output=True, text=True, env={**os.environ, **env_extra})
+    print(f"loadproof fire --engine native: exit {res.returncode}; {res.stderr.strip()[-400:]}")
+    check(os.path.exists(receipt_path), "the native engine wrote a receipt")
+    if os.path.exists(receipt_path):
+        with open(receipt_path) as f:
+            receipt = json.load(f)
+        events = [json.loads(l) for l in receipt["evidence"]["native/events.jsonl"]["content"].splitlines() if l]
+        ok = sum(1 for e in events if e["disposition"]["kind"] == "ok")
+        client_prompt = sum(e["usage"]["prompt_tokens"] for e in events if e.get("usage"))
+        client_gen = sum(e["usage"]["completion_tokens"] for e in events if e.get("usage"))
+        bodies = [receipt["evidence"][s["outcome"]["body"]]["content"] for s in receipt["scrapes"]
+                  if s["outcome"]["kind"] == "response"]
+        d_prompt = family_sum(bodies[-1], "vllm:prompt_tokens_total") - family_sum(bodies[0], "vllm:prompt_tokens_total")
+        d_gen = family_sum(bodies[-1], "vllm:generation_tokens_total") - family_sum(bodies[0], "vllm:generation_tokens_total")
+        print(f"  {len(events)} records, {ok} ok; client usage prompt {client_prompt} / completion {client_gen}; "
+              f"engine deltas {d_prompt:.0f} / {d_gen:.0f}")
+        check(len(events) == mc["timed_trace"]["lines"] and ok == len(events), "every request ok, one record each")
+        check(d_prompt == client_prompt == mc["timed_trace"]["input_tokens_total"],
+              f"engine prompt delta {d_prompt:.0f} == client usage {client_prompt} == plan {mc['timed_trace']['input_tokens_total']}")
+        check(d_gen == client_gen == mc["timed_trace"]["output_tokens_total"],
+              f"engine generation delta {d_gen:.0f} == client usage {client_gen} == plan")
+
+    # 6. The same real bench client against `loadproof sim`, fired by loadproof: the receipt must
     #    say it is a simulator, and the sim's counters must equal the plan's tokens.
     sim = subprocess.Popen([lp, "sim", "--port", "0", "--model", "tiny-llama"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -52,7 +52,7 @@ impl Http {
 }
 
 /// The whole error chain in one line (hyper's top-level message alone says little).
-fn describe(e: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {

@@ -1,19 +1,26 @@
 //! `loadproof fire PLAN_DIR --endpoint URL --engine vllm|native --out RECEIPT`.
 //!
 //! Fires a verified plan and writes one receipt whatever happens: a run that could not start,
-//! an endpoint that did not answer and a run stopped by Ctrl-C are receipts too. Exit codes:
-//! 0 the run was captured and the client finished cleanly (exit 0) — a capture, not a
-//! qualification; 1 a receipt was written for a run that failed, was refused or was
-//! interrupted; 2 bad input, nothing written.
+//! an endpoint that did not answer and a run stopped by Ctrl-C are receipts too. Two engines:
+//! `vllm` runs `vllm bench serve` ([`vllm`]), `native` is loadproof's own open-loop client
+//! ([`native`]); both are wrapped in the same `/metrics` scrapes and the same receipt. Exit
+//! codes: 0 the run was captured and the client finished cleanly (vllm: exit 0; native: its
+//! whole schedule, never later than `--lag-bound-ms`; failed requests are evidence, as they
+//! are to `vllm bench serve`) — a capture, not a qualification; 1 a receipt was written for a
+//! run that failed, was refused, was interrupted or fell behind its schedule; 2 bad input,
+//! nothing written.
 
 mod http;
+mod native;
 mod scrape;
 mod vllm;
 
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::future::Future;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -23,7 +30,7 @@ use loadproof_core::plan::{
 };
 use loadproof_core::receipt::{
     Axis, Engine, Evidence, Execution, ExitStatus, Interruption, Phase, Protocol, RECEIPT_SCHEMA,
-    Receipt, ResultFile, Subject, block, sha256_hex,
+    Receipt, RequestRecord, ResultFile, Subject, block, sha256_hex,
 };
 
 use crate::args::{EngineArg, FireArgs};
@@ -44,6 +51,8 @@ struct PlanDir {
     dir: PathBuf,
     doc: PlanDoc,
     bytes: Vec<u8>,
+    /// The `timed_trace` file's bytes (checked against the plan's sha256).
+    trace: Vec<u8>,
 }
 
 fn read_plan(dir: &Path) -> Result<PlanDir> {
@@ -75,6 +84,7 @@ fn read_plan(dir: &Path) -> Result<PlanDir> {
         dir: dir.to_path_buf(),
         doc,
         bytes,
+        trace: data,
     })
 }
 
@@ -87,6 +97,54 @@ fn set_flag(argv: &mut [String], flag: &str, value: &str) {
     }
 }
 
+/// What the native engine needs, read and checked before anything is fired (bad input here
+/// is exit 2 with nothing written).
+struct NativeInputs {
+    schedule: Arc<native::Schedule>,
+    vocab: Arc<native::Vocab>,
+    options: native::Options,
+    lag_bound_ns: i64,
+}
+
+fn native_inputs(args: &FireArgs, plan: &PlanDir) -> Result<NativeInputs> {
+    if !(args.request_timeout.is_finite() && args.request_timeout > 0.0) {
+        return Err(BadInput(format!(
+            "--request-timeout {}: must be a positive number of seconds",
+            args.request_timeout
+        ))
+        .into());
+    }
+    if !(args.lag_bound_ms.is_finite() && args.lag_bound_ms >= 0.0) {
+        return Err(BadInput(format!(
+            "--lag-bound-ms {}: must be a non-negative number of milliseconds",
+            args.lag_bound_ms
+        ))
+        .into());
+    }
+    let vocab = match &args.tokenizer {
+        Some(t) => {
+            let path = Path::new(t);
+            if !path.exists() {
+                return Err(BadInput(format!(
+                    "--tokenizer {t}: no such file or directory; --engine native reads a local tokenizer.json (or a directory holding one) and fetches nothing"
+                ))
+                .into());
+            }
+            native::Vocab::from_tokenizer(path)?
+        }
+        None => native::Vocab::range(args.vocab_size)?,
+    };
+    Ok(NativeInputs {
+        schedule: Arc::new(native::Schedule::read(&plan.doc, &plan.trace)?),
+        vocab: Arc::new(vocab),
+        options: native::Options {
+            request_timeout: Duration::from_secs_f64(args.request_timeout),
+            progress: std::io::stderr().is_terminal(),
+        },
+        lag_bound_ns: (args.lag_bound_ms * 1e6).round() as i64,
+    })
+}
+
 /// `loadproof fire`.
 pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     let plan = read_plan(&args.plan)?;
@@ -94,6 +152,10 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     let stated = Stated {
         subject: subject(&args.subject, args.model.as_deref(), None)?,
         provenance: provenance("fire", &args.subject)?,
+    };
+    let native = match args.engine {
+        EngineArg::Native => Some(native_inputs(args, &plan)?),
+        EngineArg::Vllm => None,
     };
     let endpoint = args.endpoint.trim_end_matches('/').to_owned();
     let metrics_urls = if args.metrics_urls.is_empty() {
@@ -105,11 +167,21 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let receipt = runtime.block_on(fire_async(args, &stated, &plan, &endpoint, &metrics_urls))?;
+    let (receipt, report) = runtime.block_on(fire_async(
+        args,
+        &stated,
+        &plan,
+        native,
+        &endpoint,
+        &metrics_urls,
+    ))?;
+    // Idle pooled connections are dropped, and no blocking-pool thread (a resolver stuck on
+    // a hostname) holds the process open once the receipt is decided.
+    runtime.shutdown_background();
     write_atomically(&args.out, |w| {
         Ok(w.write_all((receipt.to_json() + "\n").as_bytes())?)
     })?;
-    let (summary, clean) = summarize(&receipt);
+    let (summary, clean) = report.unwrap_or_else(|| summarize(&receipt));
     writeln!(out, "{}", args.out.display())?;
     #[allow(clippy::print_stderr)]
     {
@@ -147,17 +219,85 @@ fn summarize(r: &Receipt) -> (String, bool) {
         Execution::Unreachable { url, cause } => {
             (format!("fire: {url} unreachable: {cause}"), false)
         }
-        Execution::Native { .. } => ("fire: native run captured".to_owned(), true),
+        Execution::Native { interrupted, .. } => (
+            "fire: native run captured".to_owned(),
+            interrupted.is_none(),
+        ),
     }
+}
+
+/// Runs `work` between a scrape of every URL before and one after, scraping on `interval`
+/// while it runs.
+async fn scraped<T>(
+    http: &Http,
+    clock: Clock,
+    urls: &[String],
+    interval: Duration,
+    work: impl Future<Output = T>,
+) -> (T, Scrapes) {
+    let mut scrapes = Scrapes::default();
+    scrapes.take(http, &clock, urls, Phase::Before).await;
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let during = tokio::spawn(scrape::during(
+        http.clone(),
+        clock,
+        urls.to_vec(),
+        interval,
+        stop_rx,
+    ));
+    let out = work.await;
+    let _ = stop_tx.send(true);
+    if let Ok(taken) = during.await {
+        scrapes.extend(taken);
+    }
+    scrapes.take(http, &clock, urls, Phase::After).await;
+    (out, scrapes)
+}
+
+/// The protocol fields every engine takes from the plan.
+fn planned_protocol(plan: &PlanDir, engine: Engine, base_url: &str) -> Protocol {
+    let doc = &plan.doc;
+    Protocol {
+        engine,
+        client_version: None,
+        backend: doc.bench.value("--backend").map(str::to_owned),
+        endpoint: doc.bench.value("--endpoint").map(str::to_owned),
+        base_url: Some(base_url.to_owned()),
+        model: None,
+        tokenizer: None,
+        trace_sha256: Some(doc.source.sha256.clone()),
+        timed_trace_sha256: Some(doc.timed_trace.sha256.clone()),
+        plan_sha256: Some(sha256_hex(&plan.bytes)),
+        requests: Some(doc.timed_trace.lines),
+        chunk_size: Some(doc.timed_trace.chunk_size),
+        sec_multiplier: Some(doc.timed_trace.sec_multiplier.clone()),
+        arrival: Some("self_timed".to_owned()),
+        ignore_eos: Some(true),
+        max_concurrency: Some(0),
+        python_hash_seed: doc.bench.env.get("PYTHONHASHSEED").cloned(),
+        sampling: BTreeMap::new(),
+        argv: doc.bench.argv.clone(),
+        key: String::new(),
+    }
+}
+
+/// What one engine's run produced, before the receipt is assembled.
+struct Fired {
+    execution: Execution,
+    protocol: Protocol,
+    scrapes: Scrapes,
+    /// The native engine's summary and whether the run was clean.
+    report: Option<(String, bool)>,
 }
 
 async fn fire_async(
     args: &FireArgs,
     stated: &Stated,
     plan: &PlanDir,
+    native: Option<NativeInputs>,
     endpoint: &str,
     metrics_urls: &[String],
-) -> Result<Receipt> {
+) -> Result<(Receipt, Option<(String, bool)>)> {
     let http = Http::new();
     let clock = Clock::start();
     let doc = &plan.doc;
@@ -184,32 +324,24 @@ async fn fire_async(
 
     // Reachability first: an endpoint that does not answer is a receipt, not a crash.
     let models_url = format!("{endpoint}/v1/models");
+    let unreachable = |cause: String| Execution::Unreachable {
+        url: models_url.clone(),
+        cause,
+    };
     let served = match http.get(&models_url, Duration::from_secs(10)).await {
         Ok((200, body)) => served_model(&body),
         Ok((status, _)) => {
-            return Ok(bare_receipt(
-                args,
-                stated,
-                plan,
-                Execution::Unreachable {
-                    url: models_url,
-                    cause: format!("HTTP {status}"),
-                },
-                evidence,
-                notes,
+            let execution = unreachable(format!("HTTP {status}"));
+            return Ok((
+                bare_receipt(args, stated, plan, execution, evidence, notes),
+                None,
             ));
         }
         Err(cause) => {
-            return Ok(bare_receipt(
-                args,
-                stated,
-                plan,
-                Execution::Unreachable {
-                    url: models_url,
-                    cause,
-                },
-                evidence,
-                notes,
+            let execution = unreachable(cause);
+            return Ok((
+                bare_receipt(args, stated, plan, execution, evidence, notes),
+                None,
             ));
         }
     };
@@ -245,49 +377,123 @@ async fn fire_async(
         },
     };
 
-    let install = match args.engine {
-        EngineArg::Vllm => {
+    let interval = Duration::from_millis(args.scrape_interval_ms.max(10));
+    let fired = match (args.engine, native) {
+        (EngineArg::Native, Some(inputs)) => {
+            fire_native(
+                plan,
+                inputs,
+                endpoint,
+                &model,
+                &http,
+                clock,
+                metrics_urls,
+                interval,
+                &mut evidence,
+                &mut notes,
+            )
+            .await?
+        }
+        (EngineArg::Native, None) => {
+            return Err(anyhow::anyhow!(
+                "the native engine's inputs were not prepared"
+            ));
+        }
+        (EngineArg::Vllm, _) => {
             let Some(python) = &args.python else {
                 return Err(BadInput(
                     "--engine vllm needs --python PATH: the interpreter whose vLLM is checked and run (never a bare `vllm` from PATH)".to_owned(),
                 )
                 .into());
             };
-            match vllm::resolve(python).await {
+            let install = match vllm::resolve(python).await {
                 Ok(install) => install,
                 Err(cause) => {
-                    return Ok(bare_receipt(
-                        args,
-                        stated,
-                        plan,
-                        Execution::NotStarted { cause },
-                        evidence,
-                        notes,
+                    let execution = Execution::NotStarted { cause };
+                    return Ok((
+                        bare_receipt(args, stated, plan, execution, evidence, notes),
+                        None,
                     ));
                 }
-            }
-        }
-        EngineArg::Native => {
-            return Err(BadInput(
-                "--engine native is not available in this build yet; use --engine vllm".to_owned(),
+            };
+            fire_vllm(
+                plan,
+                install,
+                argv,
+                endpoint,
+                &model,
+                tokenizer,
+                &http,
+                clock,
+                metrics_urls,
+                interval,
+                &mut evidence,
             )
-            .into());
+            .await
         }
     };
+    let Fired {
+        execution,
+        protocol,
+        mut scrapes,
+        report,
+    } = fired;
 
-    let mut scrapes = Scrapes::default();
-    scrapes
-        .take(&http, &clock, metrics_urls, Phase::Before)
-        .await;
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let during = tokio::spawn(scrape::during(
-        http.clone(),
-        clock,
-        metrics_urls.to_vec(),
-        Duration::from_millis(args.scrape_interval_ms.max(10)),
-        stop_rx,
-    ));
+    let simulator = scrapes
+        .first_body()
+        .is_some_and(|b| b.contains("loadproof_sim_info"));
+    evidence.extend(std::mem::take(&mut scrapes.blocks));
+    let mut subject = subject_for(args, stated, &model, engine_version, simulator);
+    if simulator {
+        subject.engine = Axis::Known {
+            value: "loadproof sim".to_owned(),
+            source: "/metrics (loadproof_sim_info)".to_owned(),
+        };
+        notes.push(
+            "the endpoint is `loadproof sim`, a simulator: its numbers describe the simulator, not a serving engine"
+                .to_owned(),
+        );
+    }
+    let report = report.map(|(text, clean)| {
+        (
+            format!(
+                "{text}\n{} scrapes; receipt written (a capture, not a qualification)",
+                scrapes.list.len()
+            ),
+            clean,
+        )
+    });
+    Ok((
+        Receipt {
+            schema: RECEIPT_SCHEMA.to_owned(),
+            protocol: protocol.sealed(),
+            subject,
+            provenance: stated.provenance.clone(),
+            execution,
+            scrapes: scrapes.list,
+            evidence,
+            notes,
+        },
+        report,
+    ))
+}
 
+/// The `vllm` engine: the planned argv through the checked install's console script.
+#[allow(clippy::too_many_arguments)]
+async fn fire_vllm(
+    plan: &PlanDir,
+    install: vllm::Install,
+    argv: Vec<String>,
+    endpoint: &str,
+    model: &str,
+    tokenizer: String,
+    http: &Http,
+    clock: Clock,
+    metrics_urls: &[String],
+    interval: Duration,
+    evidence: &mut BTreeMap<String, Evidence>,
+) -> Fired {
+    let doc = &plan.doc;
     let result_path = plan.dir.join(RESULT_DIR).join(RESULT_FILE);
     let _ = std::fs::remove_file(&result_path);
     let mut run_argv = argv.clone();
@@ -300,15 +506,12 @@ async fn fire_async(
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
-    let started = clock.stamp();
-    let outcome = vllm::run(&run_argv, &plan.dir, &env).await;
-    let ended = clock.stamp();
-    let _ = stop_tx.send(true);
-    if let Ok(taken) = during.await {
-        scrapes.extend(taken);
-    }
-    scrapes
-        .take(&http, &clock, metrics_urls, Phase::After)
+    let ((started, outcome, ended), scrapes) =
+        scraped(http, clock, metrics_urls, interval, async {
+            let started = clock.stamp();
+            let outcome = vllm::run(&run_argv, &plan.dir, &env).await;
+            (started, outcome, clock.stamp())
+        })
         .await;
 
     let execution = match outcome {
@@ -344,58 +547,140 @@ async fn fire_async(
             }
         }
     };
-    let simulator = scrapes
-        .first_body()
-        .is_some_and(|b| b.contains("loadproof_sim_info"));
-    evidence.extend(std::mem::take(&mut scrapes.blocks));
-
     let protocol = Protocol {
-        engine: Engine::VllmBenchServe,
         client_version: Some(install.version.clone()),
-        backend: doc.bench.value("--backend").map(str::to_owned),
-        endpoint: doc.bench.value("--endpoint").map(str::to_owned),
-        base_url: Some(endpoint.to_owned()),
-        model: Some(model.clone()),
+        model: Some(model.to_owned()),
         tokenizer: Some(tokenizer),
-        trace_sha256: Some(doc.source.sha256.clone()),
-        timed_trace_sha256: Some(doc.timed_trace.sha256.clone()),
-        plan_sha256: Some(sha256_hex(&plan.bytes)),
-        requests: Some(doc.timed_trace.lines),
-        chunk_size: Some(doc.timed_trace.chunk_size),
-        sec_multiplier: Some(doc.timed_trace.sec_multiplier.clone()),
         arrival: doc
             .bench
             .switch("--self-timed")
             .then(|| "self_timed".to_owned()),
         ignore_eos: Some(doc.bench.switch("--ignore-eos")),
-        max_concurrency: Some(0),
-        python_hash_seed: doc.bench.env.get("PYTHONHASHSEED").cloned(),
-        sampling: BTreeMap::new(),
         argv,
-        key: String::new(),
-    }
-    .sealed();
-    let mut subject = subject_for(args, stated, &model, engine_version, simulator);
-    if simulator {
-        subject.engine = Axis::Known {
-            value: "loadproof sim".to_owned(),
-            source: "/metrics (loadproof_sim_info)".to_owned(),
-        };
-        notes.push(
-            "the endpoint is `loadproof sim`, a simulator: its numbers describe the simulator, not a serving engine"
-                .to_owned(),
-        );
-    }
-    Ok(Receipt {
-        schema: RECEIPT_SCHEMA.to_owned(),
-        protocol,
-        subject,
-        provenance: stated.provenance.clone(),
+        ..planned_protocol(plan, Engine::VllmBenchServe, endpoint)
+    };
+    Fired {
         execution,
-        scrapes: scrapes.list,
-        evidence,
-        notes,
+        protocol,
+        scrapes,
+        report: None,
+    }
+}
+
+/// The `native` engine: loadproof's own open-loop client.
+#[allow(clippy::too_many_arguments)]
+async fn fire_native(
+    plan: &PlanDir,
+    inputs: NativeInputs,
+    endpoint: &str,
+    model: &str,
+    http: &Http,
+    clock: Clock,
+    metrics_urls: &[String],
+    interval: Duration,
+    evidence: &mut BTreeMap<String, Evidence>,
+    notes: &mut Vec<String>,
+) -> Result<Fired> {
+    // Ctrl-C from here on stops the run; the receipt is still written.
+    let (interrupt_tx, mut interrupts) = tokio::sync::mpsc::unbounded_channel();
+    let listener = tokio::spawn(async move {
+        while tokio::signal::ctrl_c().await.is_ok() {
+            if interrupt_tx.send(()).is_err() {
+                break;
+            }
+        }
+    });
+    let template = Arc::new(native::Template::new(model));
+    let (outcome, scrapes) = scraped(
+        http,
+        clock,
+        metrics_urls,
+        interval,
+        native::run(
+            Arc::clone(&inputs.schedule),
+            Arc::clone(&inputs.vocab),
+            template,
+            endpoint,
+            clock,
+            &inputs.options,
+            &mut interrupts,
+        ),
+    )
+    .await;
+    listener.abort();
+    let outcome = outcome.map_err(|e| BadInput(format!("--endpoint {endpoint}: {e}")))?;
+
+    let summary = native::summarize(
+        &outcome.records,
+        inputs.schedule.offered_rate(),
+        inputs.lag_bound_ns,
+    );
+    evidence.insert(
+        block::EVENTS.to_owned(),
+        Evidence::of(&event_log(&outcome.records)),
+    );
+    if inputs.vocab.tokenizer().is_none() {
+        notes.push(format!(
+            "no --tokenizer: prompt tokens were drawn from {}; a real model needs ids of its own vocabulary (pass --tokenizer)",
+            inputs.vocab.description()
+        ));
+    }
+    notes.push(format!(
+        "prompt tokens: {} (each hash id expands to the same {} tokens; a last partial block is a prefix of the full one), so token values differ from vllm bench serve's while lengths and prefix sharing are the same",
+        native::GENERATOR,
+        inputs.schedule.chunk
+    ));
+    if outcome.interrupted {
+        notes.push(format!(
+            "interrupted (Ctrl-C): dispatching stopped, requests in flight had {} s to finish",
+            native::GRACE.as_secs()
+        ));
+    }
+    if let Some(note) = &summary.fell_behind {
+        notes.push(note.clone());
+    }
+    let clean = !outcome.interrupted && summary.fell_behind.is_none();
+    let mut text = format!("fire: native client\n{}", summary.text);
+    if let Some(note) = &summary.fell_behind {
+        text.push_str(&format!("\nINVALID: {note}"));
+    }
+    if outcome.interrupted {
+        text.push_str("\ninterrupted (Ctrl-C)");
+    }
+    let protocol = Protocol {
+        client_version: Some(format!("loadproof {}", env!("CARGO_PKG_VERSION"))),
+        backend: Some("openai".to_owned()),
+        endpoint: Some(native::PATH.to_owned()),
+        model: Some(model.to_owned()),
+        tokenizer: inputs.vocab.tokenizer().map(|p| p.display().to_string()),
+        python_hash_seed: None,
+        argv: native::Template::describe(model, inputs.schedule.chunk, &inputs.vocab),
+        ..planned_protocol(plan, Engine::Native, endpoint)
+    };
+    Ok(Fired {
+        execution: Execution::Native {
+            events: block::EVENTS.to_owned(),
+            offered: outcome.records.len() as u64,
+            started: outcome.started,
+            ended: outcome.ended,
+            interrupted: outcome.interrupted.then_some(Interruption::Signal),
+            lag_bound_ns: inputs.lag_bound_ns,
+        },
+        protocol,
+        scrapes,
+        report: Some((text, clean)),
     })
+}
+
+/// The event log: one JSON line per record, in index order.
+fn event_log(records: &[RequestRecord]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(records.len() * 160);
+    for r in records {
+        if serde_json::to_writer(&mut out, r).is_ok() {
+            out.push(b'\n');
+        }
+    }
+    out
 }
 
 fn subject_for(
@@ -449,34 +734,21 @@ fn bare_receipt(
     evidence: BTreeMap<String, Evidence>,
     mut notes: Vec<String>,
 ) -> Receipt {
-    let doc = &plan.doc;
     notes.push("nothing was fired: see the execution for why".to_owned());
-    let protocol = Protocol {
-        engine: match args.engine {
-            EngineArg::Vllm => Engine::VllmBenchServe,
-            EngineArg::Native => Engine::Native,
-        },
-        client_version: None,
-        backend: doc.bench.value("--backend").map(str::to_owned),
-        endpoint: doc.bench.value("--endpoint").map(str::to_owned),
-        base_url: Some(args.endpoint.trim_end_matches('/').to_owned()),
+    let engine = match args.engine {
+        EngineArg::Vllm => Engine::VllmBenchServe,
+        EngineArg::Native => Engine::Native,
+    };
+    let mut protocol = Protocol {
         model: args.model.clone(),
         tokenizer: args.tokenizer.clone(),
-        trace_sha256: Some(doc.source.sha256.clone()),
-        timed_trace_sha256: Some(doc.timed_trace.sha256.clone()),
-        plan_sha256: Some(sha256_hex(&plan.bytes)),
-        requests: Some(doc.timed_trace.lines),
-        chunk_size: Some(doc.timed_trace.chunk_size),
-        sec_multiplier: Some(doc.timed_trace.sec_multiplier.clone()),
-        arrival: Some("self_timed".to_owned()),
-        ignore_eos: Some(true),
-        max_concurrency: Some(0),
-        python_hash_seed: doc.bench.env.get("PYTHONHASHSEED").cloned(),
-        sampling: BTreeMap::new(),
-        argv: doc.bench.argv.clone(),
-        key: String::new(),
+        ..planned_protocol(plan, engine, args.endpoint.trim_end_matches('/'))
+    };
+    if engine == Engine::Native {
+        protocol.client_version = Some(format!("loadproof {}", env!("CARGO_PKG_VERSION")));
+        protocol.python_hash_seed = None;
     }
-    .sealed();
+    let protocol = protocol.sealed();
     Receipt {
         schema: RECEIPT_SCHEMA.to_owned(),
         protocol,

@@ -30,6 +30,11 @@ impl Clock {
         i64::try_from(self.zero.elapsed().as_nanos()).unwrap_or(i64::MAX)
     }
 
+    /// The instant `mono_ns` after zero (zero itself for negative values).
+    pub fn instant(&self, mono_ns: i64) -> Instant {
+        self.zero + Duration::from_nanos(u64::try_from(mono_ns).unwrap_or(0))
+    }
+
     /// Now, both ways.
     pub fn stamp(&self) -> Stamp {
         Stamp {

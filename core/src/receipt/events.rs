@@ -45,6 +45,36 @@ pub enum Disposition {
         /// Why.
         reason: String,
     },
+    /// Sent, and still unfinished when the run was stopped (Ctrl-C) and its grace ran out.
+    Interrupted {
+        /// Chunks received before it was abandoned.
+        chunks: u64,
+    },
+    /// A 2xx stream that was not a clean completion stream: a `data:` message carrying an
+    /// `error` object (vLLM reports a failure mid-stream this way, then still sends `[DONE]`),
+    /// or one that is not JSON.
+    StreamError {
+        /// Chunks received before it.
+        chunks: u64,
+        /// The start of the offending message.
+        detail: String,
+    },
+}
+
+impl Disposition {
+    /// The variant's name as written in the event log (`ok`, `http`, `stream_cut`, …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Disposition::Ok => "ok",
+            Disposition::Http { .. } => "http",
+            Disposition::Transport { .. } => "transport",
+            Disposition::StreamCut { .. } => "stream_cut",
+            Disposition::Timeout { .. } => "timeout",
+            Disposition::NotSent { .. } => "not_sent",
+            Disposition::Interrupted { .. } => "interrupted",
+            Disposition::StreamError { .. } => "stream_error",
+        }
+    }
 }
 
 /// One offered request, from schedule to end. Times are monotonic ns since the run's zero.
@@ -70,4 +100,38 @@ pub struct RequestRecord {
     pub usage: Option<Usage>,
     /// How it ended.
     pub disposition: Disposition,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_is_the_serialized_tag() {
+        let all = [
+            Disposition::Ok,
+            Disposition::Http {
+                status: 500,
+                body: String::new(),
+            },
+            Disposition::Transport {
+                error: String::new(),
+            },
+            Disposition::StreamCut { chunks: 1 },
+            Disposition::Timeout { after_ns: 1 },
+            Disposition::NotSent {
+                reason: String::new(),
+            },
+            Disposition::Interrupted { chunks: 1 },
+            Disposition::StreamError {
+                chunks: 1,
+                detail: String::new(),
+            },
+        ];
+        for d in all {
+            let json = serde_json::to_value(&d).unwrap();
+            assert_eq!(json["kind"], d.kind());
+            assert_eq!(serde_json::from_value::<Disposition>(json).unwrap(), d);
+        }
+    }
 }

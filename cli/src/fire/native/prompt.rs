@@ -1,0 +1,422 @@
+//! What the native client sends: the plan's schedule read from the `timed_trace` file, the
+//! vocabulary prompt tokens are drawn from, each prompt built from its hash-id blocks, and the
+//! request body vLLM's `openai` backend sends.
+//!
+//! **Prompt tokens (generator `loadproof-blocks/v1`).** Hash id `h` always expands to the same
+//! `chunk` tokens: with `s = SplitMix64(h ⊕ 0x6c6f_6164_7072_6f66).next_u64()` (the tag is
+//! ASCII `loadprof`), token `j` of the block is `vocab[SplitMix64(s).below(|vocab|)]`, the
+//! `j`-th draw of that stream, `vocab` being the sorted usable ids. A prompt is its ids' blocks
+//! in order, cut to `input_length`; the last block is therefore a prefix of that id's full
+//! block, so rows that share leading ids share leading tokens exactly and hit a prefix cache.
+//! (vLLM's client seeds each block from Python's `hash(f"{h}:{size}")`, so its contents
+//! depend on `PYTHONHASHSEED` and a partial block differs from the full one; these contents
+//! are fixed by this version alone. Lengths and sharing are the same; token values are not.)
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use loadproof_core::plan::{PlanDoc, TimedTraceReader};
+use loadproof_core::receipt::sha256_hex;
+use loadproof_core::synth::SplitMix64;
+
+use crate::trace_cmd::BadInput;
+
+/// Names the prompt-token generator in the protocol; bump it if the function above changes.
+pub const GENERATOR: &str = "loadproof-blocks/v1";
+
+/// XORed into every hash id before seeding: ASCII `loadprof`.
+const SEED_TAG: u64 = 0x6c6f_6164_7072_6f66;
+
+/// The token ids prompts are drawn from, and how they were chosen.
+#[derive(Debug, Clone)]
+pub struct Vocab {
+    /// Usable ids, sorted, distinct, never empty.
+    ids: Vec<u32>,
+    /// For the protocol: `ids 0..N`, or the tokenizer file's digest and counts.
+    description: String,
+    /// The tokenizer file read, when there was one.
+    tokenizer: Option<PathBuf>,
+}
+
+impl Vocab {
+    /// Ids `0..size`, for an endpoint with no tokenizer to match (`loadproof sim`).
+    pub fn range(size: u32) -> Result<Vocab> {
+        if size == 0 {
+            return Err(BadInput("--vocab-size must be at least 1".to_owned()).into());
+        }
+        Ok(Vocab {
+            ids: (0..size).collect(),
+            description: format!("ids 0..{size}"),
+            tokenizer: None,
+        })
+    }
+
+    /// The vocabulary of a Hugging Face tokenizer (`tokenizer.json`, or a directory holding
+    /// one), minus its special tokens — the ids vLLM's client draws from (`get_vocab()` minus
+    /// `all_special_ids`). Added tokens that are not special stay, as they do there.
+    pub fn from_tokenizer(path: &Path) -> Result<Vocab> {
+        let file = if path.is_dir() {
+            path.join("tokenizer.json")
+        } else {
+            path.to_path_buf()
+        };
+        let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+        let tokenizer = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| {
+            BadInput(format!(
+                "{}: not a Hugging Face tokenizer.json: {e}",
+                file.display()
+            ))
+        })?;
+        let special: BTreeSet<u32> = tokenizer
+            .get_added_tokens_decoder()
+            .into_iter()
+            .filter(|(_, token)| token.special)
+            .map(|(id, _)| id)
+            .collect();
+        let all: BTreeSet<u32> = tokenizer.get_vocab(true).into_values().collect();
+        let ids: Vec<u32> = all.difference(&special).copied().collect();
+        if ids.is_empty() {
+            return Err(BadInput(format!(
+                "{}: the vocabulary has no token that is not special",
+                file.display()
+            ))
+            .into());
+        }
+        Ok(Vocab {
+            description: format!(
+                "{} sha256:{} ({} ids, {} special excluded)",
+                file.file_name().map_or_else(
+                    || file.display().to_string(),
+                    |n| n.to_string_lossy().into_owned()
+                ),
+                sha256_hex(&bytes),
+                ids.len(),
+                all.len() - ids.len()
+            ),
+            ids,
+            tokenizer: Some(file),
+        })
+    }
+
+    /// `ids 0..N` or `tokenizer.json sha256:… (N ids, K special excluded)`.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The tokenizer file read, if any.
+    pub fn tokenizer(&self) -> Option<&Path> {
+        self.tokenizer.as_deref()
+    }
+
+    /// The usable ids, sorted.
+    #[cfg(test)]
+    pub fn ids(&self) -> &[u32] {
+        &self.ids
+    }
+}
+
+/// The seed of hash id `id`'s block.
+pub fn block_seed(id: u64) -> u64 {
+    SplitMix64::new(id ^ SEED_TAG).next_u64()
+}
+
+/// Writes the prompt of a row with `ids` and `len` tokens into `out` (cleared first). `None`
+/// when the ids cover fewer than `len` tokens (a plan's tiling check rules that out).
+pub fn build_prompt(
+    vocab: &Vocab,
+    chunk: u32,
+    ids: &[u64],
+    len: u32,
+    out: &mut Vec<u32>,
+) -> Option<()> {
+    out.clear();
+    let len = len as usize;
+    let n = vocab.ids.len() as u64;
+    for &id in ids {
+        let need = len - out.len();
+        if need == 0 {
+            break;
+        }
+        let mut rng = SplitMix64::new(block_seed(id));
+        for _ in 0..need.min(chunk as usize) {
+            out.push(vocab.ids[rng.below(n) as usize]);
+        }
+    }
+    (out.len() == len).then_some(())
+}
+
+/// The plan's requests as the native client fires them: line `i` of the `timed_trace` file,
+/// read with the argv's multiplier and chunk size, as vLLM reads it.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    /// Arrival from the schedule's zero, ns (`timestamp × multiplier`), in file order.
+    pub arrival_ns: Vec<i64>,
+    /// `input_length` per line: the prompt's exact length.
+    pub input_tokens: Vec<u32>,
+    /// `output_length` per line: `max_tokens`.
+    pub output_tokens: Vec<u32>,
+    /// Tokens per hash id.
+    pub chunk: u32,
+    ids: Vec<u64>,
+    /// `ids[starts[i]..starts[i + 1]]` are line `i`'s.
+    starts: Vec<usize>,
+}
+
+impl Schedule {
+    /// Reads the planned file's bytes (already checked against the plan's sha256).
+    pub fn read(doc: &PlanDoc, bytes: &[u8]) -> Result<Schedule> {
+        let multiplier = doc.bench.sec_multiplier();
+        let chunk = doc.bench.chunk_size().ok_or_else(|| {
+            BadInput(
+                "the plan's --timed-trace-chunk-hash-size is not a positive integer".to_owned(),
+            )
+        })?;
+        let mut reader = TimedTraceReader::new(multiplier, chunk).map_err(BadInput)?;
+        reader.push(bytes);
+        let back = reader
+            .finish()
+            .map_err(|e| BadInput(format!("{}: {e}", doc.timed_trace.file)))?;
+        if let Some(line) = back.first_short_line {
+            return Err(BadInput(format!(
+                "{}: line {line}: its hash_ids cover fewer tokens than input_length at chunk {chunk}; re-plan",
+                doc.timed_trace.file
+            ))
+            .into());
+        }
+        #[derive(serde::Deserialize)]
+        struct Ids {
+            #[serde(default)]
+            hash_ids: Vec<u64>,
+        }
+        let mut ids = Vec::with_capacity(back.ids as usize);
+        let mut starts = Vec::with_capacity(back.lines as usize + 1);
+        starts.push(0);
+        for (k, line) in bytes
+            .split(|b| *b == b'\n')
+            .map(<[u8]>::trim_ascii)
+            .filter(|l| !l.is_empty())
+            .enumerate()
+        {
+            let parsed: Ids = serde_json::from_slice(line).map_err(|e| {
+                BadInput(format!(
+                    "{}: line {}, field \"hash_ids\": {e}",
+                    doc.timed_trace.file,
+                    k + 1
+                ))
+            })?;
+            ids.extend_from_slice(&parsed.hash_ids);
+            starts.push(ids.len());
+        }
+        if starts.len() as u64 != back.lines + 1 {
+            return Err(BadInput(format!(
+                "{}: {} lines read for hash_ids, {} by the timed_trace reader",
+                doc.timed_trace.file,
+                starts.len() - 1,
+                back.lines
+            ))
+            .into());
+        }
+        Ok(Schedule {
+            arrival_ns: back.arrival_ns,
+            input_tokens: back.input_tokens,
+            output_tokens: back.output_tokens,
+            chunk,
+            ids,
+            starts,
+        })
+    }
+
+    /// Requests offered.
+    pub fn len(&self) -> usize {
+        self.arrival_ns.len()
+    }
+
+    /// Line `i`'s hash ids.
+    pub fn ids(&self, i: usize) -> &[u64] {
+        match (self.starts.get(i), self.starts.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.ids.get(a..b).unwrap_or_default(),
+            _ => &[],
+        }
+    }
+
+    /// The rate the plan offers, requests per second over the arrival span (`None` below two
+    /// requests or for a zero span).
+    pub fn offered_rate(&self) -> Option<f64> {
+        let (first, last) = (self.arrival_ns.first()?, self.arrival_ns.last()?);
+        let span = last - first;
+        (self.len() > 1 && span > 0).then(|| (self.len() - 1) as f64 * 1e9 / span as f64)
+    }
+}
+
+/// The fixed parts of every request: what vLLM's `openai` backend sends to `/v1/completions`
+/// (`model, prompt, repetition_penalty: 1.0, max_tokens, logprobs: null, stream: true,
+/// stream_options.include_usage: true`, then `ignore_eos: true`; no temperature or other
+/// sampling field), with the prompt as token ids.
+#[derive(Debug, Clone)]
+pub struct Template {
+    /// The `model` field, JSON-encoded.
+    model_json: String,
+}
+
+/// The request path.
+pub const PATH: &str = "/v1/completions";
+
+impl Template {
+    /// For `model`.
+    pub fn new(model: &str) -> Template {
+        Template {
+            model_json: serde_json::Value::from(model).to_string(),
+        }
+    }
+
+    /// The body for `prompt` and `max_tokens`.
+    pub fn body(&self, prompt: &[u32], max_tokens: u32) -> Bytes {
+        let mut out = Vec::with_capacity(160 + prompt.len() * 7);
+        let mut num = itoa::Buffer::new();
+        out.extend_from_slice(b"{\"model\":");
+        out.extend_from_slice(self.model_json.as_bytes());
+        out.extend_from_slice(b",\"prompt\":[");
+        for (k, id) in prompt.iter().enumerate() {
+            if k > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(num.format(*id).as_bytes());
+        }
+        out.extend_from_slice(b"],\"repetition_penalty\":1.0,\"max_tokens\":");
+        out.extend_from_slice(num.format(max_tokens).as_bytes());
+        out.extend_from_slice(
+            b",\"logprobs\":null,\"stream\":true,\"stream_options\":{\"include_usage\":true},\"ignore_eos\":true}",
+        );
+        Bytes::from(out)
+    }
+
+    /// The canonical description of every request, for the protocol's `argv`.
+    pub fn describe(model: &str, chunk: u32, vocab: &Vocab) -> Vec<String> {
+        [
+            "POST".to_owned(),
+            PATH.to_owned(),
+            "content-type=application/json".to_owned(),
+            "x-request-id=loadproof-<line>".to_owned(),
+            format!("model={model}"),
+            "prompt=token_ids".to_owned(),
+            "repetition_penalty=1.0".to_owned(),
+            "max_tokens=output_length".to_owned(),
+            "logprobs=null".to_owned(),
+            "stream=true".to_owned(),
+            "include_usage=true".to_owned(),
+            "ignore_eos=true".to_owned(),
+            format!("prompt_tokens={GENERATOR} chunk={chunk}"),
+            format!("vocab={}", vocab.description()),
+        ]
+        .into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prompt(vocab: &Vocab, chunk: u32, ids: &[u64], len: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        build_prompt(vocab, chunk, ids, len, &mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn a_prompt_has_exactly_input_length_tokens() {
+        let v = Vocab::range(100).unwrap();
+        for len in [1, 15, 16, 17, 40, 48] {
+            assert_eq!(prompt(&v, 16, &[1, 2, 3], len).len(), len as usize);
+        }
+        let mut out = Vec::new();
+        assert_eq!(build_prompt(&v, 16, &[1, 2, 3], 49, &mut out), None);
+    }
+
+    #[test]
+    fn rows_sharing_leading_ids_share_leading_tokens() {
+        let v = Vocab::range(32_000).unwrap();
+        let a = prompt(&v, 16, &[7, 8, 9], 48);
+        let b = prompt(&v, 16, &[7, 8, 10], 40);
+        assert_eq!(a[..32], b[..32], "two shared blocks, 32 shared tokens");
+        assert_ne!(
+            a[32..40],
+            b[32..40],
+            "a different third id, different tokens"
+        );
+        let c = prompt(&v, 16, &[7, 8], 20);
+        assert_eq!(
+            c[..],
+            a[..20],
+            "a partial last block is a prefix of the full block"
+        );
+    }
+
+    #[test]
+    fn the_same_id_always_yields_the_same_block_wherever_it_sits() {
+        let v = Vocab::range(32_000).unwrap();
+        let a = prompt(&v, 4, &[1, 2, 3], 12);
+        let b = prompt(&v, 4, &[3, 2, 1], 12);
+        assert_eq!(a[8..12], b[..4]);
+        assert_eq!(a[4..8], b[4..8]);
+        // Pinned: the generator is part of the protocol; changing it must be deliberate.
+        assert_eq!(block_seed(0), SplitMix64::new(SEED_TAG).next_u64());
+        assert_eq!(prompt(&v, 4, &[0], 4), prompt(&v, 4, &[0], 4));
+    }
+
+    #[test]
+    fn tokens_are_drawn_from_the_whole_vocabulary() {
+        let v = Vocab::range(10).unwrap();
+        let p = prompt(&v, 1000, &[42], 1000);
+        let distinct: BTreeSet<u32> = p.iter().copied().collect();
+        assert_eq!(distinct.len(), 10);
+        assert!(p.iter().all(|&t| t < 10));
+    }
+
+    #[test]
+    fn special_tokens_are_not_drawn() {
+        let dir = std::env::temp_dir().join(format!("loadproof-vocab-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let json = r#"{
+          "version": "1.0", "truncation": null, "padding": null,
+          "added_tokens": [
+            {"id": 0, "content": "<s>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+            {"id": 1, "content": "</s>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true},
+            {"id": 6, "content": "<extra>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": true, "special": false}
+          ],
+          "normalizer": null, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": null, "decoder": null,
+          "model": {"type": "WordLevel", "vocab": {"<s>": 0, "</s>": 1, "a": 2, "b": 3, "c": 4, "d": 5}, "unk_token": "a"}
+        }"#;
+        std::fs::write(dir.join("tokenizer.json"), json).unwrap();
+        let v = Vocab::from_tokenizer(&dir).unwrap();
+        assert_eq!(v.ids(), [2, 3, 4, 5, 6]);
+        assert!(v.description().starts_with("tokenizer.json sha256:"));
+        assert!(v.description().ends_with("(5 ids, 2 special excluded)"));
+        let p = prompt(&v, 500, &[1], 500);
+        assert!(p.iter().all(|t| (2..=6).contains(t)));
+        assert!(Vocab::from_tokenizer(&dir.join("missing.json")).is_err());
+        std::fs::write(dir.join("bad.json"), "{}").unwrap();
+        let err = Vocab::from_tokenizer(&dir.join("bad.json")).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("not a Hugging Face tokenizer.json"),
+            "{err}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_body_is_what_vllms_openai_backend_sends() {
+        let body = Template::new("m\"x").body(&[5, 6, 7], 3);
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "model": "m\"x", "prompt": [5, 6, 7], "repetition_penalty": 1.0,
+                "max_tokens": 3, "logprobs": null, "stream": true,
+                "stream_options": {"include_usage": true}, "ignore_eos": true
+            })
+        );
+    }
+}
