@@ -508,8 +508,22 @@ async fn fire_vllm(
         .collect();
     let ((started, outcome, ended), scrapes) =
         scraped(http, clock, metrics_urls, interval, async {
+            // The client's own progress output is captured as evidence; on a terminal, show
+            // that it runs and for how long.
+            let spinner = std::io::stderr().is_terminal().then(|| {
+                let bar = indicatif::ProgressBar::new_spinner();
+                bar.set_message(format!(
+                    "vllm bench serve: {} requests (its output is captured into the receipt)",
+                    doc.timed_trace.lines
+                ));
+                bar.enable_steady_tick(Duration::from_millis(200));
+                bar
+            });
             let started = clock.stamp();
             let outcome = vllm::run(&run_argv, &plan.dir, &env).await;
+            if let Some(bar) = spinner {
+                bar.finish_and_clear();
+            }
             (started, outcome, clock.stamp())
         })
         .await;
