@@ -1,26 +1,12 @@
 //! `loadproof fire`: a receipt is written whatever happens; exit codes keep capture apart from
 //! failure. (Runs against `loadproof sim` and real vLLM live in their own tests and tiers.)
 
+mod common;
+
+use common::*;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn shared(rel: &str) -> PathBuf {
-    std::env::var_os("LOADPROOF_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-        .join(rel)
-}
-
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadproof"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use std::process::Command;
 
 fn planned(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("loadproof-fire-{}-{name}", std::process::id()));
@@ -127,49 +113,9 @@ fn bad_caller_statements_are_usage_errors_before_anything_fires() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `loadproof sim --port 0`, killed on drop; its address read from the first stderr line.
-struct Sim {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Sim {
-    fn start() -> Sim {
-        use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
-            .args(["sim", "--port", "0"])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("loadproof sim listening on ")
-            .and_then(|r| r.strip_suffix(" (simulator, not vLLM)"))
-            .unwrap_or_else(|| panic!("{line:?}"))
-            .to_owned();
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut sink);
-        });
-        Sim { child, url }
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn a_python_without_vllm_is_a_not_started_receipt() {
-    let sim = Sim::start();
+    let sim = Sim::start(&[]);
     let dir = planned("novllm");
     let receipt = dir.join("receipt.json");
     let out = run(&[
@@ -249,7 +195,7 @@ fn receipt_of(path: &Path) -> loadproof_core::receipt::Receipt {
 
 #[test]
 fn a_clean_client_run_keeps_stdout_stderr_and_the_result_json() {
-    let sim = Sim::start();
+    let sim = Sim::start(&[]);
     let dir = planned("clean");
     let python = fake_install(
         "clean",
@@ -296,7 +242,7 @@ fn a_clean_client_run_keeps_stdout_stderr_and_the_result_json() {
 
 #[test]
 fn a_crashed_or_signalled_client_is_a_ran_receipt_with_its_exit_status() {
-    let sim = Sim::start();
+    let sim = Sim::start(&[]);
     for (name, script, code, signal) in [
         (
             "exit3",
@@ -325,7 +271,7 @@ fn a_crashed_or_signalled_client_is_a_ran_receipt_with_its_exit_status() {
 
 #[test]
 fn an_old_vllm_is_not_started_and_named() {
-    let sim = Sim::start();
+    let sim = Sim::start(&[]);
     let dir = planned("old");
     let python = fake_install("old", "0.22.1", "exit 0");
     let receipt = dir.join("r.json");
@@ -345,7 +291,7 @@ fn an_old_vllm_is_not_started_and_named() {
 
 #[test]
 fn ctrl_c_stops_the_client_and_still_writes_the_receipt() {
-    let sim = Sim::start();
+    let sim = Sim::start(&[]);
     let dir = planned("ctrlc");
     let python = fake_install("ctrlc", "0.32.0", "echo started; sleep 30");
     let receipt = dir.join("r.json");

@@ -10,19 +10,12 @@ use loadproof_core::receipt::{
     Disposition, Engine, Execution, Interruption, Phase, Receipt, RequestRecord, ScrapeOutcome,
 };
 
+mod common;
+
+use common::{FAST, Sim, s, stderr};
+
 fn loadproof(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadproof"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    common::run(args)
 }
 
 /// One row of a Mooncake trace.
@@ -66,58 +59,10 @@ fn planned(name: &str, rows: &[Row]) -> PathBuf {
     dir
 }
 
-/// `loadproof sim --port 0` with fast model knobs (plus `extra`), killed on drop; its address
-/// read from the first stderr line.
-struct Sim {
-    child: std::process::Child,
-    url: String,
-}
-
-impl Sim {
-    fn start(extra: &[&str]) -> Sim {
-        use std::io::BufRead;
-        let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
-            .args([
-                "sim",
-                "--port",
-                "0",
-                "--prefill-tokens-per-s",
-                "100000000",
-                "--decode-step-ms",
-                "1",
-                "--decode-ms-per-seq",
-                "0",
-                "--max-num-seqs",
-                "4096",
-            ])
-            .args(extra)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("loadproof sim listening on ")
-            .and_then(|r| r.strip_suffix(" (simulator, not vLLM)"))
-            .unwrap_or_else(|| panic!("{line:?}"))
-            .to_owned();
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = std::io::Read::read_to_string(&mut stderr, &mut sink);
-        });
-        Sim { child, url }
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// `loadproof sim --port 0` with fast model knobs plus `extra`.
+fn sim(extra: &[&str]) -> Sim {
+    let args: Vec<&str> = FAST.iter().copied().chain(extra.iter().copied()).collect();
+    Sim::start(&args)
 }
 
 /// Fires `dir/plan` natively at `url` with `extra` flags; the exit code and the receipt.
@@ -200,7 +145,7 @@ fn chunks_total(records: &[RequestRecord]) -> f64 {
 
 #[test]
 fn a_clean_run_records_every_request_ok_and_the_sims_counters_agree() {
-    let sim = Sim::start(&[]);
+    let sim = sim(&[]);
     let rows = rows(30, 10);
     let dir = planned("clean", &rows);
     let (code, err, r) = fire(&dir, &sim.url, &[]);
@@ -282,7 +227,7 @@ fn a_clean_run_records_every_request_ok_and_the_sims_counters_agree() {
 
 /// Fires 12 requests at a sim with `fault`; checks the counts add up and returns the records.
 fn faulted(name: &str, fault: &str, extra: &[&str]) -> (Receipt, Vec<RequestRecord>) {
-    let sim = Sim::start(&["--fault", fault]);
+    let sim = sim(&["--fault", fault]);
     let rows = rows(12, 5);
     let dir = planned(name, &rows);
     let (code, err, r) = fire(&dir, &sim.url, extra);
@@ -384,7 +329,7 @@ fn an_unreachable_endpoint_is_a_native_receipt_and_exit_1() {
 
 #[test]
 fn ctrl_c_stops_dispatching_and_still_writes_every_record() {
-    let sim = Sim::start(&[]);
+    let sim = sim(&[]);
     let dir = planned("ctrlc", &rows(200, 20)); // 4 s of schedule
     let receipt = dir.join("receipt.json");
     let child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
@@ -433,7 +378,7 @@ fn ctrl_c_stops_dispatching_and_still_writes_every_record() {
 
 #[test]
 fn a_client_that_falls_behind_its_bound_is_marked_invalid() {
-    let sim = Sim::start(&[]);
+    let sim = sim(&[]);
     let dir = planned("behind", &rows(5, 10));
     let (code, err, r) = fire(&dir, &sim.url, &["--lag-bound-ms", "0"]);
     assert_eq!(code, Some(1), "{err}");
@@ -457,7 +402,7 @@ fn a_client_that_falls_behind_its_bound_is_marked_invalid() {
 
 #[test]
 fn a_tokenizer_sets_the_vocabulary_and_is_named_in_the_protocol() {
-    let sim = Sim::start(&[]);
+    let sim = sim(&[]);
     let dir = planned("tokenizer", &rows(4, 10));
     let tok = dir.join("tokenizer.json");
     std::fs::write(

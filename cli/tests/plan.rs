@@ -1,34 +1,15 @@
 //! `loadproof plan` and `loadproof plan check` end to end: files written, exit codes, refusals.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn shared(rel: &str) -> PathBuf {
-    std::env::var_os("LOADPROOF_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-        .join(rel)
-}
+use common::*;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadproof"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::path::PathBuf;
 
 fn tmp(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("loadproof-plan-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {

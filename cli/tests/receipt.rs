@@ -1,21 +1,10 @@
 //! `loadproof receipt import` and `receipt verify` on the real vLLM captures in ../shared.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
 
-fn shared(rel: &str) -> PathBuf {
-    std::env::var_os("LOADPROOF_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-        .join(rel)
-}
+use common::*;
 
-fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_loadproof"))
-        .args(args)
-        .output()
-        .unwrap()
-}
+use std::process::Output;
 
 fn capture(file: &str) -> String {
     shared(&format!("vllm/real-runs/vllm-cpu/{file}"))

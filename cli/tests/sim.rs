@@ -1,48 +1,27 @@
 //! `loadproof sim` end to end: a real process on a free port, raw HTTP/1.1 over
 //! `std::net::TcpStream` (no client library between the test and the bytes on the wire).
 
-use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 use serde_json::Value;
 
-/// A running simulator, killed on drop.
-struct Sim {
-    child: Child,
-    addr: String,
+mod common;
+
+use common::{Sim, shared};
+
+/// Raw HTTP/1.1 to a running simulator.
+trait Wire {
+    fn connect(&self) -> TcpStream;
+    fn raw(&self, method: &str, path: &str, body: &str) -> Vec<u8>;
+    fn request(&self, method: &str, path: &str, body: &str) -> Reply;
+    fn complete(&self, body: &Value) -> Reply;
+    fn metrics(&self) -> String;
 }
 
-impl Sim {
-    fn start(extra: &[&str]) -> Sim {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
-            .args(["sim", "--port", "0"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let rest = line
-            .strip_prefix("loadproof sim listening on http://")
-            .unwrap_or_else(|| panic!("unexpected first stderr line {line:?}"));
-        let addr = rest
-            .strip_suffix(" (simulator, not vLLM)\n")
-            .unwrap_or_else(|| panic!("unexpected first stderr line {line:?}"))
-            .to_string();
-        // Keep draining stderr so the child never blocks on a full pipe.
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = stderr.read_to_string(&mut sink);
-        });
-        Sim { child, addr }
-    }
-
+impl Wire for Sim {
     fn connect(&self) -> TcpStream {
         let stream = TcpStream::connect(&self.addr).unwrap();
         stream
@@ -72,13 +51,6 @@ impl Sim {
         let reply = self.request("GET", "/metrics", "");
         assert_eq!(reply.status, 200);
         String::from_utf8(reply.body).unwrap()
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -256,11 +228,11 @@ fn prints_loopback_address_and_stops_cleanly_on_sigterm() {
     let port: u16 = sim.addr.rsplit(':').next().unwrap().parse().unwrap();
     assert_ne!(port, 0);
     let status = Command::new("kill")
-        .args(["-TERM", &sim.child.id().to_string()])
+        .args(["-TERM", &sim.pid().to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    let exit = sim.child.wait().unwrap();
+    let exit = sim.wait();
     assert_eq!(exit.code(), Some(0));
 }
 
@@ -403,13 +375,6 @@ fn counters_equal_the_tokens_streamed_and_histograms_count_completions() {
     )));
     let start = sample(&metrics, "process_start_time_seconds");
     assert!(start > 1.7e9 && start.fract() != 0.0, "{start}");
-}
-
-fn shared(rel: &str) -> PathBuf {
-    std::env::var_os("LOADPROOF_SHARED")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared"))
-        .join(rel)
 }
 
 #[test]
