@@ -11,7 +11,6 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BENCH="$ROOT/bench"
-OUT="$BENCH/out"
 RUNS=3
 ROWS=5000000
 # The generator's parameters and stamp are trace_inspect.sh's: both benches share one file.
@@ -30,35 +29,15 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 
-say() { printf '== %s\n' "$*" >&2; }
+source "$ROOT/bench/lib.sh"
 
-# 1. Tools: GNU time (for peak RSS), the release binary. The peer is stdlib-only Python.
-if ! /usr/bin/time -v true >/dev/null 2>&1; then
-  say "installing GNU time (Debian package 'time')"
-  if [[ $(id -u) -eq 0 ]]; then SUDO=(); else SUDO=(sudo); fi
-  "${SUDO[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq time >/dev/null
-fi
+# 1. Tools and the release binary.
+ensure_gnu_time
 PYTHON="${PYTHON:-python3}"
-BIN="$ROOT/target/release/loadproof"
-if [[ ! -x "$BIN" || "${BENCH_NO_BUILD:-0}" != 1 ]]; then
-  say "building $BIN"
-  (cd "$ROOT" && cargo build --release -p loadproof_cli)
-fi
+ensure_bin
 
-# 2. The data: deterministic, generated once and cached (bench/out/ is gitignored), the same file
-#    and stamp as bench/trace_inspect.sh.
-mkdir -p "$OUT"
-DATA="$OUT/burstgpt_${ROWS}.csv"
-STAMP="$DATA.stamp"
-WANT_STAMP="synth v3 rows=$ROWS seed=$SEED rate=$RATE failure_share=$FAILURE_SHARE"
-if [[ ! -s "$DATA" || ! -f "$STAMP" || "$(cat "$STAMP")" != "$WANT_STAMP" ]]; then
-  say "generating $DATA ($ROWS rows)"
-  "$BIN" trace synth --out "$DATA" --rows "$ROWS" --seed "$SEED" --rate "$RATE" \
-    --failure-share "$FAILURE_SHARE" >&2
-  printf '%s' "$WANT_STAMP" >"$STAMP"
-fi
-say "data: $DATA ($(stat -c %s "$DATA") bytes)"
+# 2. The data: one cached file shared by the bench scripts.
+ensure_data "$ROWS" "$SEED" "$RATE" "$FAILURE_SHARE"
 
 # 3. Time both, check they agree, print the table.
 say "timing loadproof plan and the Python peer (re-implemented from the spec), best of $RUNS"

@@ -1,0 +1,40 @@
+# Shared by the bench scripts (source it): tools, the release binary, the cached 5M-row file.
+# Expects ROOT; sets BIN and DATA.
+
+say() { printf '== %s\n' "$*" >&2; }
+
+# GNU time (for peak RSS), installed from Debian when missing.
+ensure_gnu_time() {
+  if ! /usr/bin/time -v true >/dev/null 2>&1; then
+    say "installing GNU time (Debian package 'time')"
+    if [[ $(id -u) -eq 0 ]]; then SUDO=(); else SUDO=(sudo); fi
+    "${SUDO[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq time >/dev/null
+  fi
+}
+
+# The release binary, rebuilt unless BENCH_NO_BUILD=1 (a no-op when up to date, so numbers are
+# never of a stale binary).
+ensure_bin() {
+  BIN="$ROOT/target/release/loadproof"
+  if [[ ! -x "$BIN" || "${BENCH_NO_BUILD:-0}" != 1 ]]; then
+    say "building $BIN"
+    (cd "$ROOT" && cargo build --release -p loadproof_cli >&2)
+  fi
+}
+
+# ensure_data ROWS SEED RATE FAILURE_SHARE: the deterministic synthetic BurstGPT file, generated
+# once into bench/out/ (gitignored) and reused while its stamp (generator parameters) matches.
+ensure_data() {
+  local rows="$1" seed="$2" rate="$3" failure_share="$4" out="$ROOT/bench/out"
+  mkdir -p "$out"
+  DATA="$out/burstgpt_${rows}.csv"
+  local stamp="$DATA.stamp" want="synth v3 rows=$rows seed=$seed rate=$rate failure_share=$failure_share"
+  if [[ ! -s "$DATA" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    say "generating $DATA ($rows rows)"
+    "$BIN" trace synth --out "$DATA" --rows "$rows" --seed "$seed" --rate "$rate" \
+      --failure-share "$failure_share" >&2
+    printf '%s' "$want" >"$stamp"
+  fi
+  say "data: $DATA ($(stat -c %s "$DATA") bytes)"
+}
