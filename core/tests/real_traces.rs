@@ -139,6 +139,10 @@ fn real_trace_digests_match_the_manifest() {
     {
         let (sha, rel) = line.split_once("  ").unwrap();
         let rel = rel.trim_start_matches("../shared/");
+        // The manifest also pins the vLLM captures; the ingester's digest is checked on traces.
+        if !rel.starts_with("traces/") {
+            continue;
+        }
         let t = ingest(&shared(rel)).unwrap();
         assert_eq!(t.meta().source_sha256, sha, "{rel}");
     }
