@@ -12,46 +12,15 @@ Exit code 4 means loadproof missed its targets (only with --enforce-targets).
 import argparse
 import json
 import os
-import subprocess
 import sys
-import tempfile
-import time
+
+from gnu_time import run_timed
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGET_S = 0.5
 TARGET_MB = 150.0
 REL_TOL = 1e-9
 FLOAT_KEYS = ("rate_rps", "burstiness", "input_p50", "input_p95", "output_p50", "output_p95")
-
-
-def run_timed(cmd):
-    with tempfile.NamedTemporaryFile(prefix="bench-time-", suffix=".txt", delete=False) as tf:
-        time_out = tf.name
-    try:
-        start = time.perf_counter()
-        proc = subprocess.run(
-            ["/usr/bin/time", "-v", "-o", time_out, *cmd],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            check=False,
-        )
-        wall = time.perf_counter() - start
-        if proc.returncode != 0:
-            sys.stderr.write(proc.stderr.decode(errors="replace"))
-            raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}")
-        rss_kb = None
-        cpu = 0.0
-        with open(time_out, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                if "Maximum resident set size" in line:
-                    rss_kb = int(line.rsplit(":", 1)[1])
-                elif "User time (seconds)" in line or "System time (seconds)" in line:
-                    cpu += float(line.rsplit(":", 1)[1])
-        if rss_kb is None:
-            raise SystemExit("/usr/bin/time -v printed no 'Maximum resident set size'")
-        return wall, cpu, rss_kb / 1024.0, proc.stdout.decode()
-    finally:
-        os.unlink(time_out)
 
 
 def loadproof_values(stdout):
@@ -97,7 +66,7 @@ def main():
     for name, cmd, parse in tools:
         runs, values = [], None
         for i in range(args.runs):
-            wall, cpu, rss, out = run_timed(cmd)
+            wall, cpu, rss, out, _ = run_timed(cmd)
             runs.append((wall, cpu, rss))
             values = parse(out)
             print(
