@@ -197,6 +197,9 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
         scrapes,
         evidence,
         notes,
+        lease: None,
+        implementation: None,
+        derived: None,
     };
     write_atomically(&args.out, |w| {
         Ok(w.write_all((receipt.to_json() + "\n").as_bytes())?)

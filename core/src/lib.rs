@@ -15,6 +15,7 @@
     )
 )]
 
+pub mod audit;
 pub mod decimal;
 pub mod plan;
 pub mod receipt;

@@ -473,6 +473,9 @@ async fn fire_async(
             scrapes: scrapes.list,
             evidence,
             notes,
+            lease: None,
+            implementation: None,
+            derived: None,
         },
         report,
     ))
@@ -772,5 +775,8 @@ fn bare_receipt(
         scrapes: Vec::new(),
         evidence,
         notes,
+        lease: None,
+        implementation: None,
+        derived: None,
     }
 }

@@ -12,6 +12,7 @@
 
 mod events;
 mod evidence;
+mod lease;
 
 use std::collections::BTreeMap;
 
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use events::{Disposition, RequestRecord, Usage};
 pub use evidence::{Encoding, Evidence, EvidenceError, sha256_hex};
+pub use lease::{LEASE_SCHEMA, Lease, LeaseError};
 
 /// Schema identity of [`Receipt`].
 pub const RECEIPT_SCHEMA: &str = "loadproof.receipt/v1";
@@ -37,6 +39,8 @@ pub mod block {
     pub const EVENTS: &str = "native/events.jsonl";
     /// The prefix of scrape blocks: `metrics/0`, `metrics/1`, …
     pub const METRICS_PREFIX: &str = "metrics/";
+    /// The lease the run held, as the lessor returned it.
+    pub const LEASE: &str = "window/lease.json";
 }
 
 /// A moment on the firing machine: monotonic nanoseconds since the run's start (for intervals)
@@ -360,6 +364,23 @@ pub enum ScrapeOutcome {
     },
 }
 
+/// The client program that fired, bound by a digest of its source (vLLM's `serve.py`) or
+/// binary (loadproof's own executable), so a reader knows which implementation produced the
+/// labels, the semaphore semantics and the summary it printed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Implementation {
+    /// `vllm bench serve` or `loadproof native`.
+    pub name: String,
+    /// Its version, when known.
+    pub version: Option<String>,
+    /// The file the digest covers.
+    pub source: Option<String>,
+    /// sha256 of that file, lowercase hex; `None`: unbound, and why is in `unbound`.
+    pub source_sha256: Option<String>,
+    /// Why the digest is missing, when it is.
+    pub unbound: Option<String>,
+}
+
 /// A receipt: one fired (or imported) run, self-contained.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Receipt {
@@ -379,6 +400,17 @@ pub struct Receipt {
     pub evidence: BTreeMap<String, Evidence>,
     /// Things a reader should know (labelled as notes, never facts).
     pub notes: Vec<String>,
+    /// The lease the run held: the name of its evidence block ([`block::LEASE`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<String>,
+    /// The client implementation, bound or not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implementation: Option<Implementation>,
+    /// Numbers the writer derived when it wrote the file (the audit's facts at write time).
+    /// Never trusted: the audit recomputes them from the evidence and reports any difference
+    /// as an inconsistent receipt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived: Option<serde_json::Value>,
 }
 
 /// Why bytes are not a receipt.
@@ -471,6 +503,9 @@ impl Receipt {
             }
             Execution::Native { events, .. } => names.push(events.as_str()),
             Execution::NotStarted { .. } | Execution::Unreachable { .. } => {}
+        }
+        if let Some(lease) = &self.lease {
+            names.push(lease.as_str());
         }
         for s in &self.scrapes {
             if let ScrapeOutcome::Response { body, .. } = &s.outcome {
@@ -589,6 +624,9 @@ mod tests {
             }],
             evidence,
             notes: vec![],
+            lease: None,
+            implementation: None,
+            derived: None,
         };
         let json = receipt.to_json();
         let back = Receipt::from_json(json.as_bytes()).unwrap();

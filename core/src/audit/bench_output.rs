@@ -1,0 +1,1 @@
+//! vLLM `bench serve` output: the stdout summary and the `--save-result` JSON.

@@ -1,0 +1,1 @@
+//! Prometheus text exposition (the classical format `/metrics` serves), read exactly.
