@@ -2,8 +2,8 @@
 # Quick start, command 1: install what is missing, build the CLI and the web app, run the main
 # job on the bundled default (a deterministic SYNTHETIC trace in BurstGPT_1's layout, generated
 # here, never a copied published file: inspect it, plan its vLLM replay (first 200 requests,
-# 20x faster) and re-check the plan, fire it at `loadproof sim` with the native client and
-# verify the receipt),
+# 20x faster) and re-check the plan, fire it at `loadproof sim` with the native client under
+# the sim's lease, verify the receipt and audit it),
 # inspect a real trace from ../shared when it is there,
 # then serve the web app on 127.0.0.1 until Ctrl-C.
 set -euo pipefail
@@ -34,8 +34,16 @@ sim_pid=$!
 trap 'kill "$sim_pid" 2>/dev/null || true' EXIT
 for _ in $(seq 50); do grep -q "listening on" "$out/sim.log" 2>/dev/null && break; sleep 0.1; done
 sim_url="$(sed -n 's/^loadproof sim listening on \(http[^ ]*\).*/\1/p' "$out/sim.log")"
-"$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --out "$out/receipt.json"
+# --acquire-lease: the sim grants an exclusive window bound to its subject and route, which is
+# what lets the audit call the window isolated.
+"$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --acquire-lease 600 \
+  --out "$out/receipt.json"
 "$lp" receipt verify "$out/receipt.json"
+printf '\n== main job: audit the receipt (every number recomputed from its raw evidence) ==\n'
+"$lp" receipt audit "$out/receipt.json"
+"$lp" receipt qualify "$out/receipt.json" >/dev/null \
+  && echo "receipt qualify: exit 0 (qualified, of loadproof sim, a simulator)" \
+  || echo "receipt qualify: exit $? (unqualified: see the refusals above)"
 kill "$sim_pid" 2>/dev/null || true
 
 real="$root/../shared/traces/burstgpt/BurstGPT_1.first400.csv"

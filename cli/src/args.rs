@@ -91,6 +91,16 @@ pub struct FireArgs {
     /// Milliseconds between /metrics scrapes while requests are in flight.
     #[arg(long, value_name = "MS", default_value_t = 250)]
     pub scrape_interval_ms: u64,
+    /// A lease on the endpoint obtained elsewhere (an operator's gateway, `POST
+    /// /loadproof/lease`): a `loadproof.lease/v1` JSON file, kept byte for byte as the receipt's
+    /// `window/lease.json`. Its token, if any, is sent as `Authorization: Bearer` (native) or
+    /// `OPENAI_API_KEY` (vllm); it is not written anywhere else in the receipt.
+    #[arg(long, value_name = "FILE", conflicts_with = "acquire_lease")]
+    pub lease: Option<PathBuf>,
+    /// Ask the endpoint for an exclusive lease of SECONDS before the first scrape (`POST
+    /// ENDPOINT/loadproof/lease`, as `loadproof sim` grants); a refusal is exit 2.
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=604_800))]
+    pub acquire_lease: Option<u64>,
     #[command(flatten)]
     pub subject: SubjectArgs,
 }
@@ -103,6 +113,25 @@ pub enum ReceiptCommand {
     Import(Box<ImportArgs>),
     /// Check every evidence block's sha256. Exit 0 all verify, 1 a block fails, 2 unreadable.
     Verify(VerifyArgs),
+    /// Recompute every fact from the raw evidence and print it all: digests, the execution
+    /// gate, ledger, client rate, latency, engine counters, foreign work, occupancy, every
+    /// standing and the qualification. Exit 0 printed (whatever it found), 2 unreadable.
+    Audit(AuditArgs),
+    /// Exit 0 when the receipt holds a captured raw observation (digests verify, client facts
+    /// read), 1 when it does not, 2 unreadable. Says nothing about qualification.
+    CaptureCheck(AuditArgs),
+    /// Exit 0 when qualified, 1 unqualified (every refusal listed), 2 invalid receipt.
+    Qualify(AuditArgs),
+}
+
+/// `loadproof receipt audit|capture-check|qualify`
+#[derive(Debug, clap::Args)]
+pub struct AuditArgs {
+    /// The receipt.
+    pub receipt: PathBuf,
+    /// Print the audit as JSON (`loadproof.audit/v1`, documented in the README).
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `loadproof receipt import`
@@ -150,6 +179,10 @@ pub struct ImportArgs {
     /// The version of `vllm bench serve` that ran.
     #[arg(long, value_name = "VERSION")]
     pub client_version: Option<String>,
+    /// The client's source as it ran (`…/site-packages/vllm/benchmarks/serve.py`): its sha256
+    /// binds the receipt's implementation.
+    #[arg(long, value_name = "FILE")]
+    pub client_source: Option<PathBuf>,
     #[command(flatten)]
     pub subject: SubjectArgs,
     /// Where to write the receipt (atomically).
@@ -181,8 +214,11 @@ pub struct SubjectArgs {
 ///
 /// Streams placeholder tokens from `POST /v1/completions` on the schedule of a simple
 /// continuous-batching model, and serves `GET /metrics` (vLLM's metric names, plus
-/// `loadproof_sim_info`), `GET /health` and `GET /v1/models`. Prints "loadproof sim listening
-/// on http://HOST:PORT (simulator, not vLLM)" on stderr; stops on SIGINT or SIGTERM (exit 0).
+/// `loadproof_sim_info`), `GET /health` and `GET /v1/models`. `POST /loadproof/lease` with
+/// `{"holder": "...", "seconds": N}` grants one exclusive lease at a time: while it holds,
+/// completions without its `Authorization: Bearer` token get 423. Prints "loadproof sim
+/// listening on http://HOST:PORT (simulator, not vLLM)" on stderr; stops on SIGINT or SIGTERM
+/// (exit 0).
 #[derive(Debug, clap::Args)]
 pub struct SimArgs {
     /// Address to listen on [default: 127.0.0.1]. Anything but loopback (0.0.0.0, say) only
@@ -217,6 +253,12 @@ pub struct SimArgs {
     /// the first matching flag wins.
     #[arg(long, value_name = "KIND[:EVERY_N]")]
     pub fault: Vec<String>,
+    /// The model revision the simulator states (lease subject, `loadproof_sim_info{revision}`).
+    #[arg(long, value_name = "REV", default_value = "none (simulator)")]
+    pub model_revision: String,
+    /// The accelerator the simulator states (lease subject, `loadproof_sim_info{gpu_sku}`).
+    #[arg(long, value_name = "SKU", default_value = "none (simulator)")]
+    pub gpu_sku: String,
 }
 
 /// `loadproof receipt verify`

@@ -1,6 +1,7 @@
 //! The `loadproof` binary: a thin `main` over `run`, which returns the exit code.
 
 mod args;
+mod audit_cmd;
 mod fire;
 mod plan_cmd;
 mod receipt_cmd;
@@ -32,6 +33,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let code = match r {
                 ReceiptCommand::Import(a) => receipt_cmd::import(a, &mut out)?,
                 ReceiptCommand::Verify(a) => receipt_cmd::verify(a, &mut out)?,
+                ReceiptCommand::Audit(a) => audit_cmd::audit(a, &mut out)?,
+                ReceiptCommand::CaptureCheck(a) => audit_cmd::capture_check(a, &mut out)?,
+                ReceiptCommand::Qualify(a) => audit_cmd::qualify(a, &mut out)?,
             };
             out.flush()?;
             return Ok(code);

@@ -198,7 +198,25 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
         evidence,
         notes,
         lease: None,
-        implementation: None,
+        implementation: Some(match &args.client_source {
+            Some(path) => loadproof_core::receipt::Implementation {
+                name: "vllm bench serve".to_owned(),
+                version: args.client_version.clone(),
+                source: Some(path.display().to_string()),
+                source_sha256: Some(sha256_hex(&read(path)?)),
+                unbound: None,
+            },
+            None => loadproof_core::receipt::Implementation {
+                name: "vllm bench serve".to_owned(),
+                version: args.client_version.clone(),
+                source: None,
+                source_sha256: None,
+                unbound: Some(
+                    "imported: pass --client-source …/vllm/benchmarks/serve.py to bind the implementation"
+                        .to_owned(),
+                ),
+            },
+        }),
         derived: None,
     };
     write_atomically(&args.out, |w| {

@@ -1,5 +1,7 @@
 //! `loadproof fire`: a receipt is written whatever happens; exit codes keep capture apart from
-//! failure. (Runs against `loadproof sim` and real vLLM live in their own tests and tiers.)
+//! failure; a lease's token reaches `vllm bench serve` as `OPENAI_API_KEY` and nothing else;
+//! the client's `serve.py` binds the implementation (fired or imported). (Runs against
+//! `loadproof sim` and real vLLM live in their own tests and tiers.)
 
 mod common;
 
@@ -237,6 +239,21 @@ fn a_clean_client_run_keeps_stdout_stderr_and_the_result_json() {
     assert_eq!(phases.last(), Some(&Phase::After));
     assert!(phases.contains(&Phase::During), "{phases:?}");
     assert_eq!(r.protocol.client_version.as_deref(), Some("0.32.0"));
+    // This interpreter does not say where serve.py is: the implementation is named, unbound.
+    let imp = r.implementation.as_ref().unwrap();
+    assert_eq!(
+        (
+            imp.name.as_str(),
+            imp.version.as_deref(),
+            imp.source_sha256.as_deref()
+        ),
+        ("vllm bench serve", Some("0.32.0"), None)
+    );
+    assert!(
+        imp.unbound.as_deref().unwrap().contains("serve.py"),
+        "{imp:?}"
+    );
+    assert_eq!(r.lease, None);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -320,6 +337,146 @@ fn ctrl_c_stops_the_client_and_still_writes_the_receipt() {
         r.scrapes
             .iter()
             .any(|s| s.phase == loadproof_core::receipt::Phase::After)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A fake install whose interpreter also says where its `vllm/benchmarks/serve.py` is (a file
+/// beside it), as the real probe prints `Distribution.locate_file`; returns the interpreter.
+fn fake_install_with_source(name: &str, script: &str) -> (PathBuf, PathBuf) {
+    let python = fake_install(name, "0.32.0", script);
+    let dir = python.parent().unwrap().to_path_buf();
+    let serve = dir.join("site-packages/vllm/benchmarks/serve.py");
+    std::fs::create_dir_all(serve.parent().unwrap()).unwrap();
+    std::fs::write(&serve, "# the bench client, as installed\n").unwrap();
+    std::fs::write(
+        &python,
+        format!("#!/bin/sh\necho 0.32.0\necho {}\n", s(&serve)),
+    )
+    .unwrap();
+    (python, serve)
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn a_lease_token_reaches_vllm_bench_serve_as_openai_api_key_and_its_source_is_bound() {
+    let sim = Sim::start(&[]);
+    let dir = planned("leased-vllm");
+    // The stand-in client prints the sha256 of the key it was given, never the key.
+    let (python, serve) = fake_install_with_source(
+        "leased",
+        "printf %s \"$OPENAI_API_KEY\" | sha256sum | cut -d' ' -f1; echo 'Successful requests: 5'",
+    );
+    let receipt = dir.join("r.json");
+    let out = run(&[
+        "fire",
+        s(&dir),
+        "--endpoint",
+        &sim.url,
+        "--engine",
+        "vllm",
+        "--python",
+        s(&python),
+        "--acquire-lease",
+        "30",
+        "--out",
+        s(&receipt),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = receipt_of(&receipt);
+    assert!(r.verify_evidence().is_empty());
+    use loadproof_core::receipt::{Execution, Lease, block};
+    let lease = Lease::from_json(&r.block(block::LEASE).unwrap()).unwrap();
+    let token = lease.token.clone().unwrap();
+    let stdout = String::from_utf8(r.block("bench/stdout").unwrap()).unwrap();
+    assert_eq!(
+        stdout.lines().next(),
+        Some(hex_sha256(token.as_bytes()).as_str())
+    );
+    let Execution::Ran { env, .. } = &r.execution else {
+        panic!("{:?}", r.execution)
+    };
+    assert!(!env.contains_key("OPENAI_API_KEY"), "{env:?}");
+    let mut without_lease = r.clone();
+    without_lease.evidence.remove(block::LEASE);
+    assert!(!without_lease.to_json().contains(&token));
+    assert!(r.notes.iter().any(|n| n.contains("OPENAI_API_KEY")));
+
+    let imp = r.implementation.as_ref().unwrap();
+    assert_eq!(imp.name, "vllm bench serve");
+    assert_eq!(imp.version.as_deref(), Some("0.32.0"));
+    assert_eq!(imp.source.as_deref(), Some(s(&serve)));
+    assert_eq!(
+        imp.source_sha256.as_deref(),
+        Some(hex_sha256(&std::fs::read(&serve).unwrap()).as_str())
+    );
+    assert_eq!(imp.unbound, None);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(python.parent().unwrap());
+}
+
+#[test]
+fn receipt_import_binds_the_client_source_only_when_given() {
+    let dir = std::env::temp_dir().join(format!("loadproof-fire-{}-import", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (out_file, err_file, serve) =
+        (dir.join("stdout"), dir.join("stderr"), dir.join("serve.py"));
+    std::fs::write(&out_file, "Successful requests: 5\n").unwrap();
+    std::fs::write(&err_file, "").unwrap();
+    std::fs::write(&serve, "# serve.py\n").unwrap();
+    let import = |extra: &[&str]| {
+        let receipt = dir.join("r.json");
+        let mut args = vec![
+            "receipt",
+            "import",
+            "--stdout",
+            s(&out_file),
+            "--stderr",
+            s(&err_file),
+            "--exit-code",
+            "0",
+            "--client-version",
+            "0.32.0",
+            "--out",
+            s(&receipt),
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        receipt_of(&receipt).implementation.unwrap()
+    };
+    let bound = import(&["--client-source", s(&serve)]);
+    assert_eq!(bound.name, "vllm bench serve");
+    assert_eq!(bound.version.as_deref(), Some("0.32.0"));
+    assert_eq!(bound.source.as_deref(), Some(s(&serve)));
+    assert_eq!(bound.source_sha256, Some(hex_sha256(b"# serve.py\n")));
+    let unbound = import(&[]);
+    assert_eq!(unbound.source_sha256, None);
+    assert!(
+        unbound
+            .unbound
+            .as_deref()
+            .unwrap()
+            .contains("pass --client-source"),
+        "{unbound:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

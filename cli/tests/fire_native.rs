@@ -1,13 +1,15 @@
 //! `loadproof fire --engine native` against `loadproof sim`: every offered request ends with
 //! exactly one record, faults become named dispositions, the sim's own counters agree with
 //! the records, and Ctrl-C, an unreachable endpoint or a client that fell behind still leave
-//! a receipt.
+//! a receipt. A run may hold the sim's lease: its token goes with every request, strangers are
+//! refused, and the receipt keeps the lease raw, the binary's digest and the sim's own subject.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use loadproof_core::receipt::{
-    Disposition, Engine, Execution, Interruption, Phase, Receipt, RequestRecord, ScrapeOutcome,
+    Axis, Disposition, Engine, Execution, Interruption, Lease, Phase, Receipt, RequestRecord,
+    ScrapeOutcome, block,
 };
 
 mod common;
@@ -59,10 +61,31 @@ fn planned(name: &str, rows: &[Row]) -> PathBuf {
     dir
 }
 
-/// `loadproof sim --port 0` with fast model knobs plus `extra`.
-fn sim(extra: &[&str]) -> Sim {
+/// A sim held for one test at a time: every native fire first hashes the (debug, ~100 MB)
+/// executable for its implementation digest, a core-second of work that would otherwise land
+/// on another test's dispatcher and push its lag over the bound.
+struct Serial {
+    sim: Sim,
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for Serial {
+    type Target = Sim;
+    fn deref(&self) -> &Sim {
+        &self.sim
+    }
+}
+
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// `loadproof sim --port 0` with fast model knobs plus `extra`, for this test alone.
+fn sim(extra: &[&str]) -> Serial {
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let args: Vec<&str> = FAST.iter().copied().chain(extra.iter().copied()).collect();
-    Sim::start(&args)
+    Serial {
+        sim: Sim::start(&args),
+        _turn: turn,
+    }
 }
 
 /// Fires `dir/plan` natively at `url` with `extra` flags; the exit code and the receipt.
@@ -347,7 +370,16 @@ fn ctrl_c_stops_dispatching_and_still_writes_every_record() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // Interrupt 0.8 s into the schedule (the client hashes its executable first).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while sim_sample(&sim, "vllm:prompt_tokens_total") == 0.0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(800));
     let kill = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
@@ -441,5 +473,271 @@ fn a_tokenizer_sets_the_vocabulary_and_is_named_in_the_protocol() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("fetches nothing"), "{}", stderr(&out));
     assert!(!dir.join("r2.json").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One HTTP/1.1 exchange with `Connection: close` (whole-body responses only); status and body.
+fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, raw[split + 4..].to_vec())
+}
+
+/// Σ of `name`'s samples in the sim's /metrics now.
+fn sim_sample(sim: &Sim, name: &str) -> f64 {
+    let (status, body) = http(&sim.addr, "GET", "/metrics", "");
+    assert_eq!(status, 200);
+    let text = String::from_utf8(body).unwrap();
+    text.lines()
+        .filter(|l| {
+            l.strip_prefix(name)
+                .is_some_and(|r| r.starts_with([' ', '{']))
+        })
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<f64>().unwrap())
+        .sum()
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A completion request as a stranger would send it: no token.
+fn foreign_completion() -> String {
+    serde_json::json!({"model": "sim", "prompt": [1, 2, 3], "max_tokens": 2, "stream": true})
+        .to_string()
+}
+
+#[test]
+fn an_acquired_lease_is_kept_raw_its_token_sent_and_strangers_are_refused_during_the_run() {
+    let sim = sim(&["--model-revision", "rev-abc", "--gpu-sku", "sku-x"]);
+    let dir = planned("acquire", &rows(40, 25)); // 1 s of schedule
+    let plan = dir.join("plan");
+    let receipt = dir.join("receipt.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
+        .args([
+            "fire",
+            s(&plan),
+            "--endpoint",
+            &sim.url,
+            "--engine",
+            "native",
+            "--acquire-lease",
+            "60",
+            "--scrape-interval-ms",
+            "100",
+            "--out",
+            s(&receipt),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the run holds its lease and is firing (its before-scrape taken), a stranger's
+    // request is refused, and counted.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while sim_sample(&sim, "vllm:prompt_tokens_total") == 0.0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(sim_sample(&sim, "loadproof_sim_lease_active"), 1.0);
+    let (status, body) = http(&sim.addr, "POST", "/v1/completions", &foreign_completion());
+    assert_eq!(status, 423, "{}", String::from_utf8_lossy(&body));
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = Receipt::from_json(&std::fs::read(&receipt).unwrap()).unwrap();
+
+    // Every request of the run carried the token: all ok.
+    let recs = records(&r);
+    assert_eq!(count(&recs, "ok"), 40);
+    assert_eq!(counter_delta(&r, "vllm:request_success_total"), 40.0);
+    // The stranger shows in the receipt's own scrapes.
+    assert_eq!(counter_delta(&r, "loadproof_sim_lease_refused_total"), 1.0);
+
+    // The lease block: the lessor's bytes, bound to this route and subject, covering the run.
+    assert_eq!(r.lease.as_deref(), Some(block::LEASE));
+    let lease = Lease::from_json(&r.block(block::LEASE).unwrap()).unwrap();
+    assert_eq!(lease.holder, format!("loadproof fire {}", s(&plan)));
+    assert_eq!(lease.route, sim.url);
+    assert_eq!(lease.subject["model"], "sim");
+    assert_eq!(lease.subject["model_revision"], "rev-abc");
+    assert_eq!(lease.subject["gpu_sku"], "sku-x");
+    let Execution::Native { started, ended, .. } = &r.execution else {
+        unreachable!()
+    };
+    assert!(lease.from_unix_ns <= started.unix_ns && ended.unix_ns <= lease.until_unix_ns);
+    // The first scrape already sees the lease.
+    let ScrapeOutcome::Response { body, .. } = &r.scrapes[0].outcome else {
+        panic!("{:?}", r.scrapes[0])
+    };
+    let first = String::from_utf8(r.block(body).unwrap()).unwrap();
+    assert!(
+        first.contains("\nloadproof_sim_lease_active 1.0\n"),
+        "{first}"
+    );
+
+    // The token is in the lease block and nowhere else.
+    let token = lease.token.clone().unwrap();
+    let mut without_lease = r.clone();
+    without_lease.evidence.remove(block::LEASE);
+    assert!(!without_lease.to_json().contains(&token));
+    assert!(
+        r.notes
+            .iter()
+            .any(|n| n.contains("holds the lease's bearer token")),
+        "{:?}",
+        r.notes
+    );
+
+    // The implementation is bound to this very executable.
+    let imp = r.implementation.as_ref().unwrap();
+    assert_eq!(imp.name, "loadproof native");
+    assert_eq!(imp.version.as_deref(), Some(env!("CARGO_PKG_VERSION")));
+    assert_eq!(imp.unbound, None);
+    let exe = std::fs::canonicalize(env!("CARGO_BIN_EXE_loadproof")).unwrap();
+    assert_eq!(imp.source.as_deref(), Some(s(&exe)));
+    assert_eq!(
+        imp.source_sha256.as_deref(),
+        Some(hex_sha256(&std::fs::read(&exe).unwrap()).as_str())
+    );
+
+    // The subject's axes come from the sim's own statement.
+    let from_metrics = |value: &str| Axis::Known {
+        value: value.to_owned(),
+        source: "/metrics (loadproof_sim_info)".to_owned(),
+    };
+    assert_eq!(r.subject.engine, from_metrics("loadproof sim"));
+    assert_eq!(
+        r.subject.engine_version,
+        from_metrics(env!("CARGO_PKG_VERSION"))
+    );
+    assert_eq!(r.subject.model_revision, from_metrics("rev-abc"));
+    assert_eq!(r.subject.gpu_sku, from_metrics("sku-x"));
+    assert!(r.verify_evidence().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_lease_file_is_kept_byte_for_byte_and_without_it_the_leased_sim_refuses_every_request() {
+    let sim = sim(&[]);
+    let dir = planned("leasefile", &rows(6, 10));
+    let (status, raw) = http(
+        &sim.addr,
+        "POST",
+        "/loadproof/lease",
+        r#"{"holder": "operator gateway", "seconds": 60}"#,
+    );
+    assert_eq!(status, 200);
+    let file = dir.join("lease.json");
+    std::fs::write(&file, &raw).unwrap();
+
+    // Without the lease, every request is refused: the exclusion is real.
+    let (code, err, r) = fire(&dir, &sim.url, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    let recs = records(&r);
+    assert!(
+        recs.iter()
+            .all(|rec| matches!(rec.disposition, Disposition::Http { status: 423, .. })),
+        "{recs:?}"
+    );
+    assert_eq!(r.lease, None);
+
+    // With it, every request passes; the caller's statement that disagrees with the sim is
+    // kept, and the disagreement noted.
+    let (code, err, r) = fire(
+        &dir,
+        &sim.url,
+        &["--lease", s(&file), "--gpu-sku", "NVIDIA H100 80GB HBM3"],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(count(&records(&r), "ok"), 6);
+    assert_eq!(r.block(block::LEASE).unwrap(), raw, "the bytes as read");
+    assert_eq!(r.lease.as_deref(), Some(block::LEASE));
+    assert_eq!(
+        r.subject.gpu_sku,
+        Axis::Known {
+            value: "NVIDIA H100 80GB HBM3".to_owned(),
+            source: "caller".to_owned(),
+        }
+    );
+    assert!(
+        r.notes.iter().any(|n| n.contains("--gpu-sku")
+            && n.contains("none (simulator)")
+            && n.contains("caller's value is kept")),
+        "{:?}",
+        r.notes
+    );
+    assert_eq!(counter_delta(&r, "loadproof_sim_lease_refused_total"), 0.0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_refused_or_malformed_lease_is_bad_input_and_nothing_is_written() {
+    let sim = sim(&[]);
+    let dir = planned("badlease", &rows(3, 10));
+    let plan = dir.join("plan");
+    let receipt = dir.join("r.json");
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "fire",
+            s(&plan),
+            "--endpoint",
+            &sim.url,
+            "--engine",
+            "native",
+            "--out",
+            s(&receipt),
+        ];
+        args.extend_from_slice(extra);
+        let out = loadproof(&args);
+        assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+        assert!(!receipt.exists());
+        stderr(&out)
+    };
+
+    let not_a_lease = dir.join("not-a-lease.json");
+    std::fs::write(&not_a_lease, "{\"schema\": \"loadproof.lease/v1\"}").unwrap();
+    let err = run(&["--lease", s(&not_a_lease)]);
+    assert!(
+        err.contains(s(&not_a_lease)) && err.contains("not a loadproof lease"),
+        "{err}"
+    );
+
+    let err = run(&["--lease", s(&not_a_lease), "--acquire-lease", "5"]);
+    assert!(err.contains("cannot be used with"), "{err}");
+
+    // Someone else holds the endpoint: the lessor's 409 and its body.
+    let (status, _) = http(
+        &sim.addr,
+        "POST",
+        "/loadproof/lease",
+        r#"{"holder": "someone else", "seconds": 60}"#,
+    );
+    assert_eq!(status, 200);
+    let err = run(&["--acquire-lease", "5"]);
+    assert!(
+        err.contains("HTTP 409") && err.contains("someone else") && err.contains("until_unix_ns"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -370,9 +370,11 @@ fn counters_equal_the_tokens_streamed_and_histograms_count_completions() {
     assert_eq!(counter(&metrics, "vllm:num_requests_waiting"), 0.0);
     assert_eq!(counter(&metrics, "vllm:kv_cache_usage_perc"), 0.0);
     assert!(metrics.contains(&format!(
-        "loadproof_sim_info{{version=\"{}\"}} 1.0\n",
+        "loadproof_sim_info{{gpu_sku=\"none (simulator)\",revision=\"none (simulator)\",version=\"{}\"}} 1.0\n",
         env!("CARGO_PKG_VERSION")
     )));
+    assert_eq!(sample(&metrics, "loadproof_sim_lease_active"), 0.0);
+    assert_eq!(sample(&metrics, "loadproof_sim_lease_refused_total"), 0.0);
     let start = sample(&metrics, "process_start_time_seconds");
     assert!(start > 1.7e9 && start.fract() != 0.0, "{start}");
 }
@@ -385,7 +387,8 @@ fn metric_help_type_and_buckets_match_the_real_vllm_scrape() {
     let ours = sim.metrics();
     let mut checked = 0;
     for line in ours.lines() {
-        if line.contains("loadproof_sim_info") {
+        // loadproof's own families (info, lease) are not vLLM's.
+        if line.contains("loadproof_sim_") {
             continue;
         }
         if line.starts_with('#') {
@@ -628,4 +631,132 @@ fn kv_capacity_refuses_oversized_requests_and_queues_the_rest() {
     let metrics = sim.metrics();
     assert!(counter(&metrics, "vllm:request_queue_time_seconds_sum") >= 0.1);
     assert_eq!(success(&metrics, "length"), 2.0);
+}
+
+/// One request with extra header lines (`"Name: value"`), `Connection: close`.
+fn request_with(sim: &Sim, method: &str, path: &str, body: &str, headers: &[&str]) -> Reply {
+    let mut stream = sim.connect();
+    let extra: String = headers.iter().map(|h| format!("{h}\r\n")).collect();
+    let req = format!(
+        "{method} {path} HTTP/1.1\r\nHost: sim\r\nContent-Type: application/json\r\n{extra}\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(req.as_bytes()).unwrap();
+    let mut out = Vec::new();
+    let _ = stream.read_to_end(&mut out);
+    Reply::parse(&out)
+}
+
+fn lease_request(holder: &str, seconds: f64) -> String {
+    serde_json::json!({"holder": holder, "seconds": seconds}).to_string()
+}
+
+#[test]
+fn a_lease_binds_route_and_subject_and_keeps_untokened_completions_out_with_423() {
+    let sim = Sim::start(&["--model-revision", "rev-1", "--gpu-sku", "sku 9"]);
+    let reply = sim.request("POST", "/loadproof/lease", &lease_request("ops", 60.0));
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    let lease = loadproof_core::receipt::Lease::from_json(&reply.body).unwrap();
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(lease.issuer, format!("loadproof sim {version}"));
+    assert_eq!(lease.holder, "ops");
+    assert_eq!(lease.route, "http://sim", "the Host the client addressed");
+    let subject: Vec<(&str, &str)> = lease
+        .subject
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    assert_eq!(
+        subject,
+        [
+            ("engine", "loadproof sim"),
+            ("engine_version", version),
+            ("gpu_sku", "sku 9"),
+            ("model", "sim"),
+            ("model_revision", "rev-1"),
+        ]
+    );
+    assert_eq!(lease.until_unix_ns - lease.from_unix_ns, 60_000_000_000);
+    assert!(lease.exclusion.contains("423") && lease.exclusion.contains("Bearer"));
+    let token = lease.token.unwrap();
+    assert!(token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()));
+
+    let metrics = sim.metrics();
+    assert_eq!(sample(&metrics, "loadproof_sim_lease_active"), 1.0);
+    let body = stream_body(4, 3).to_string();
+    let untokened = sim.complete(&stream_body(4, 3));
+    assert_eq!(untokened.status, 423);
+    assert_eq!(untokened.json()["error"]["type"], "Locked");
+    assert!(
+        untokened.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"ops\"")
+    );
+    let wrong = request_with(
+        &sim,
+        "POST",
+        "/v1/completions",
+        &body,
+        &["Authorization: Bearer 0000"],
+    );
+    assert_eq!(wrong.status, 423);
+    let bearer = format!("Authorization: Bearer {token}");
+    let tokened = request_with(&sim, "POST", "/v1/completions", &body, &[&bearer]);
+    assert_eq!(tokened.status, 200);
+    check_token_chunks(&tokened.events(), 3);
+    // Everything but completions stays open.
+    assert_eq!(sim.request("GET", "/health", "").status, 200);
+    assert_eq!(sim.request("GET", "/v1/models", "").status, 200);
+    let metrics = sim.metrics();
+    assert_eq!(sample(&metrics, "loadproof_sim_lease_refused_total"), 2.0);
+    assert_eq!(
+        success(&metrics, "length"),
+        1.0,
+        "refused requests never ran"
+    );
+    assert_eq!(counter(&metrics, "vllm:prompt_tokens_total"), 4.0);
+    assert!(metrics.contains(&format!(
+        "loadproof_sim_info{{gpu_sku=\"sku 9\",revision=\"rev-1\",version=\"{version}\"}} 1.0\n"
+    )));
+}
+
+#[test]
+fn a_second_lease_while_one_holds_is_409_and_an_expired_one_opens_the_endpoint() {
+    let sim = Sim::start(&[]);
+    let first = sim.request("POST", "/loadproof/lease", &lease_request("first", 0.5));
+    assert_eq!(first.status, 200);
+    let first = loadproof_core::receipt::Lease::from_json(&first.body).unwrap();
+    let second = sim.request("POST", "/loadproof/lease", &lease_request("second", 10.0));
+    assert_eq!(second.status, 409);
+    let err = &second.json()["error"];
+    assert_eq!(err["holder"], "first");
+    assert_eq!(err["until_unix_ns"], first.until_unix_ns);
+    assert!(err["message"].as_str().unwrap().contains("\"first\""));
+    assert_eq!(sim.complete(&stream_body(2, 2)).status, 423);
+
+    // Past its until, the lease no longer holds: completions pass and a new lease is granted.
+    std::thread::sleep(Duration::from_millis(600));
+    assert_eq!(sample(&sim.metrics(), "loadproof_sim_lease_active"), 0.0);
+    assert_eq!(sim.complete(&stream_body(2, 2)).status, 200);
+    let third = sim.request("POST", "/loadproof/lease", &lease_request("third", 10.0));
+    assert_eq!(third.status, 200);
+    let third = loadproof_core::receipt::Lease::from_json(&third.body).unwrap();
+    assert_ne!(third.token, first.token);
+    assert_eq!(
+        sample(&sim.metrics(), "loadproof_sim_lease_refused_total"),
+        1.0
+    );
+
+    // Malformed requests are 400; the lessor only takes POST.
+    for body in ["{}", r#"{"holder": "x", "seconds": -1}"#, "not json"] {
+        assert_eq!(
+            sim.request("POST", "/loadproof/lease", body).status,
+            400,
+            "{body}"
+        );
+    }
+    assert_eq!(sim.request("GET", "/loadproof/lease", "").status, 405);
 }

@@ -4,6 +4,9 @@
 //! stamps or BurstGPT's `19440110.0` never drifts the way `f64` seconds would. Token counts
 //! are integers; `12.0` is accepted (it is exactly an integer), `1.5` is not.
 
+use std::cmp::Ordering;
+use std::fmt::{self, Write as _};
+
 /// Why a cell is not a usable number. Maps one-to-one onto a [`crate::DropReason`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NumberError {
@@ -242,6 +245,255 @@ impl Decimal {
     pub fn is_zero(self) -> bool {
         self.mantissa == 0
     }
+
+    /// Zero.
+    pub const ZERO: Decimal = Decimal {
+        negative: false,
+        mantissa: 0,
+        exponent: 0,
+    };
+
+    /// The exact sum, or `None` when the digits no longer fit in 128 bits. Counter deltas and
+    /// totals are summed here so that `2283.0 + 0.5` is `2283.5`, never a float's neighbour.
+    /// The result keeps the finer of the two exponents (`1.50 + 1` is `2.50`): compare results
+    /// with [`Decimal::cmp_value`], not `==`.
+    pub fn checked_add(self, other: Decimal) -> Option<Decimal> {
+        if other.mantissa == 0 {
+            return Some(self.without_negative_zero());
+        }
+        if self.mantissa == 0 {
+            return Some(other);
+        }
+        let (a, b, exponent) = match Decimal::aligned(self, other) {
+            Some(aligned) => aligned,
+            // A scale that overflows may fit once trailing zeros are folded into the exponent.
+            None => Decimal::aligned(self.trimmed(), other.trimmed())?,
+        };
+        let (negative, mantissa) = if self.negative == other.negative {
+            (self.negative, a.checked_add(b)?)
+        } else if a >= b {
+            (self.negative, a - b)
+        } else {
+            (other.negative, b - a)
+        };
+        Some(Decimal {
+            negative: negative && mantissa != 0,
+            mantissa,
+            exponent,
+        })
+    }
+
+    /// The exact difference `self − other`, or `None` when the digits no longer fit.
+    pub fn checked_sub(self, other: Decimal) -> Option<Decimal> {
+        self.checked_add(Decimal {
+            negative: !other.negative,
+            ..other
+        })
+    }
+
+    /// Compares values, not spellings: `1.50` and `1.5` are `Equal`, so are `0` and `-0`.
+    /// The derived `==` compares the representation and would call them different.
+    pub fn cmp_value(self, other: Decimal) -> Ordering {
+        let sign = |d: Decimal| match (d.mantissa == 0, d.negative) {
+            (true, _) => 0i8,
+            (false, true) => -1,
+            (false, false) => 1,
+        };
+        let (sa, sb) = (sign(self), sign(other));
+        if sa != sb || sa == 0 {
+            return sa.cmp(&sb);
+        }
+        let magnitude = Decimal::cmp_magnitude(self, other);
+        if sa < 0 {
+            magnitude.reverse()
+        } else {
+            magnitude
+        }
+    }
+
+    /// True when both are the same number, however spelled (`1512.0` and `1512`).
+    pub fn value_eq(self, other: Decimal) -> bool {
+        self.cmp_value(other) == Ordering::Equal
+    }
+
+    /// True when the value is an integer (`12.0` is, `12.5` is not).
+    pub fn is_whole(self) -> bool {
+        if self.mantissa == 0 || self.exponent >= 0 {
+            return true;
+        }
+        match POW10.get(self.exponent.unsigned_abs() as usize) {
+            Some(&div) => self.mantissa.is_multiple_of(div),
+            // 10^39 exceeds every u128, so no nonzero mantissa is a multiple of it.
+            None => false,
+        }
+    }
+
+    /// The value as an exact whole `u64`: `1512.0` is 1512; a fraction (`1512.0005`) or a
+    /// value beyond `u64` is `OutOfRange`, a value below zero is `Negative`. Token counts in
+    /// `/metrics` are written as floats; this is where a fraction of a token gets refused.
+    pub fn whole_u64(self) -> Result<u64, NumberError> {
+        if self.mantissa == 0 {
+            return Ok(0);
+        }
+        if self.negative {
+            return Err(NumberError::Negative);
+        }
+        let value = if self.exponent >= 0 {
+            let pow = POW10
+                .get(self.exponent as usize)
+                .ok_or(NumberError::OutOfRange)?;
+            self.mantissa
+                .checked_mul(*pow)
+                .ok_or(NumberError::OutOfRange)?
+        } else {
+            if !self.is_whole() {
+                return Err(NumberError::OutOfRange);
+            }
+            let div = POW10
+                .get(self.exponent.unsigned_abs() as usize)
+                .ok_or(NumberError::OutOfRange)?;
+            self.mantissa / div
+        };
+        u64::try_from(value).map_err(|_| NumberError::OutOfRange)
+    }
+
+    /// The nearest `f64`, for display and plotting only: every check stays on the exact value.
+    /// Beyond `f64`'s range this is `±inf` (or `±0` below it).
+    pub fn to_f64(self) -> f64 {
+        let sign = if self.negative { "-" } else { "" };
+        // Rust's float parser rounds correctly, so the only error is the final rounding.
+        format!("{sign}{}e{}", self.mantissa, self.exponent)
+            .parse::<f64>()
+            .unwrap_or(f64::NAN)
+    }
+
+    /// The power of ten of the leading digit (`1795940336.77` → 9, `0.05` → −2); `None` for
+    /// zero. Lets a caller bound a value's magnitude without converting it.
+    pub fn adjusted_exponent(self) -> Option<i64> {
+        let digits = self.mantissa.checked_ilog10()?;
+        Some(i64::from(self.exponent) + i64::from(digits))
+    }
+
+    /// `self` with `negative` cleared on zero, so that zero has one representation of sign.
+    fn without_negative_zero(self) -> Decimal {
+        Decimal {
+            negative: self.negative && self.mantissa != 0,
+            ..self
+        }
+    }
+
+    /// The same value with the mantissa's trailing zeros moved into the exponent.
+    fn trimmed(self) -> Decimal {
+        let mut d = self.without_negative_zero();
+        if d.mantissa == 0 {
+            return Decimal::ZERO;
+        }
+        while d.mantissa.is_multiple_of(10) {
+            let Some(exponent) = d.exponent.checked_add(1) else {
+                break;
+            };
+            d.mantissa /= 10;
+            d.exponent = exponent;
+        }
+        d
+    }
+
+    /// Both mantissas scaled to the smaller exponent: `(a, b, exponent)` with
+    /// `a × 10^exponent = |x|` and `b × 10^exponent = |y|`; `None` when a scaled one overflows.
+    fn aligned(x: Decimal, y: Decimal) -> Option<(u128, u128, i32)> {
+        let exponent = x.exponent.min(y.exponent);
+        let scale = |d: Decimal| -> Option<u128> {
+            let diff = i64::from(d.exponent) - i64::from(exponent);
+            if diff == 0 || d.mantissa == 0 {
+                return Some(d.mantissa);
+            }
+            let pow = POW10.get(usize::try_from(diff).ok()?)?;
+            d.mantissa.checked_mul(*pow)
+        };
+        Some((scale(x)?, scale(y)?, exponent))
+    }
+
+    /// Compares `|a|` and `|b|`, both nonzero.
+    fn cmp_magnitude(a: Decimal, b: Decimal) -> Ordering {
+        let (Some(top_a), Some(top_b)) = (a.adjusted_exponent(), b.adjusted_exponent()) else {
+            return a.mantissa.cmp(&b.mantissa);
+        };
+        if top_a != top_b {
+            return top_a.cmp(&top_b);
+        }
+        // Same leading power of ten: the exponents differ by at most 38 (the digit counts
+        // differ by that much), so one mantissa scales to the other's exponent, or overflows
+        // (and then it is the larger).
+        let diff = i64::from(a.exponent) - i64::from(b.exponent);
+        let scaled = |m: u128, by: i64| {
+            usize::try_from(by)
+                .ok()
+                .and_then(|k| POW10.get(k))
+                .and_then(|pow| m.checked_mul(*pow))
+        };
+        match diff.cmp(&0) {
+            Ordering::Equal => a.mantissa.cmp(&b.mantissa),
+            Ordering::Greater => match scaled(a.mantissa, diff) {
+                Some(sa) => sa.cmp(&b.mantissa),
+                None => Ordering::Greater,
+            },
+            Ordering::Less => match scaled(b.mantissa, -diff) {
+                Some(sb) => a.mantissa.cmp(&sb),
+                None => Ordering::Less,
+            },
+        }
+    }
+}
+
+/// Digits printed before [`Decimal`]'s `Display` switches to an exponent: beyond this many
+/// integer digits or leading fractional zeros, `1e300` reads better than 301 characters (and
+/// [`Decimal::parse`] keeps at most 36 significant digits).
+const DISPLAY_MAX_INTEGER_DIGITS: i64 = 36;
+const DISPLAY_MAX_FRACTION_DIGITS: i64 = 400;
+
+/// The exact value, canonically: no exponent, no trailing zeros after the point, no point on
+/// an integer (`1.79594033677e+09` → `1795940336.77`, `2283.0` → `2283`, `-0` → `0`). Values
+/// that would need more than 36 integer digits, or more than 400 digits after the point, are
+/// written `<digits>e<exponent>` (`1e300`) instead. A value [`Decimal::parse`] produced reads
+/// back to the same value (up to exponents of six digits, the most `parse` reads); sums and
+/// products with over 36 significant digits print, but do not read back.
+impl fmt::Display for Decimal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let d = self.trimmed();
+        if d.mantissa == 0 {
+            return f.write_str("0");
+        }
+        if d.negative {
+            f.write_char('-')?;
+        }
+        let mut buf = itoa::Buffer::new();
+        let digits = buf.format(d.mantissa);
+        let n_digits = digits.len() as i64;
+        let exponent = i64::from(d.exponent);
+        let zeros = |f: &mut fmt::Formatter<'_>, n: i64| -> fmt::Result {
+            for _ in 0..n {
+                f.write_char('0')?;
+            }
+            Ok(())
+        };
+        if exponent == 0 || (exponent > 0 && n_digits + exponent <= DISPLAY_MAX_INTEGER_DIGITS) {
+            f.write_str(digits)?;
+            zeros(f, exponent)
+        } else if exponent < 0 && -exponent <= DISPLAY_MAX_FRACTION_DIGITS {
+            let fraction_digits = -exponent;
+            if n_digits > fraction_digits {
+                let split = usize::try_from(n_digits - fraction_digits).unwrap_or(0);
+                let (int_part, frac_part) = digits.split_at_checked(split).unwrap_or((digits, ""));
+                write!(f, "{int_part}.{frac_part}")
+            } else {
+                f.write_str("0.")?;
+                zeros(f, fraction_digits - n_digits)?;
+                f.write_str(digits)
+            }
+        } else {
+            write!(f, "{digits}e{exponent}")
+        }
+    }
 }
 
 fn is_non_finite_word(s: &[u8]) -> bool {
@@ -320,6 +572,133 @@ mod tests {
         assert!(d("0.000").is_zero());
     }
 
+    fn d(s: &str) -> Decimal {
+        Decimal::parse(s.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn sums_and_differences_are_exact_across_exponents() {
+        let sum = d("2283.0").checked_add(d("0.5")).unwrap();
+        assert_eq!(sum.to_string(), "2283.5");
+        assert_eq!(
+            d("1512.0").checked_sub(d("1000.0")).unwrap().to_string(),
+            "512"
+        );
+        assert_eq!(d("1").checked_sub(d("1.5")).unwrap().to_string(), "-0.5");
+        assert!(d("-1.25").checked_add(d("1.25")).unwrap().is_zero());
+        assert!(!d("-1.25").checked_add(d("1.25")).unwrap().is_negative());
+        assert_eq!(
+            d("1.79594033677e+09")
+                .checked_sub(d("1795940336"))
+                .unwrap()
+                .to_string(),
+            "0.77"
+        );
+        // Zero never forces an alignment, however far its exponent.
+        assert_eq!(
+            d("0e999999")
+                .checked_add(d("1e-999999"))
+                .unwrap()
+                .to_string(),
+            "1e-999999"
+        );
+        // Trailing zeros fold into the exponent before giving up.
+        let one = Decimal {
+            negative: false,
+            mantissa: 10u128.pow(38),
+            exponent: -38,
+        };
+        assert_eq!(one.checked_add(d("5")).unwrap().to_string(), "6");
+        assert_eq!(
+            d("1e30").checked_add(d("1e-10")),
+            None,
+            "41 digits do not fit"
+        );
+        assert_eq!(d("1e38").checked_add(d("1e-38")), None);
+        let max = Decimal {
+            negative: false,
+            mantissa: u128::MAX,
+            exponent: 0,
+        };
+        assert_eq!(max.checked_add(d("1")), None);
+        assert_eq!(
+            max.checked_sub(d("1")).unwrap().to_string(),
+            "340282366920938463463374607431768211454"
+        );
+    }
+
+    #[test]
+    fn values_compare_by_value_not_spelling() {
+        assert_eq!(d("1.50").cmp_value(d("1.5")), Ordering::Equal);
+        assert!(d("1512.0").value_eq(d("1512")));
+        assert_ne!(d("1512.0"), d("1512"), "the derived == compares spelling");
+        assert!(d("-0").value_eq(d("0.000")));
+        assert_eq!(d("-1").cmp_value(d("0")), Ordering::Less);
+        assert_eq!(d("-1").cmp_value(d("-2")), Ordering::Greater);
+        assert_eq!(d("1e3").cmp_value(d("999.999")), Ordering::Greater);
+        assert_eq!(d("0.001").cmp_value(d("1e-3")), Ordering::Equal);
+        assert_eq!(d("9e-40").cmp_value(d("1e-39")), Ordering::Less);
+        assert_eq!(d("11e-40").cmp_value(d("1e-39")), Ordering::Greater);
+        let max = Decimal {
+            negative: false,
+            mantissa: u128::MAX,
+            exponent: -38,
+        };
+        assert_eq!(max.cmp_value(d("3.4")), Ordering::Greater);
+        assert_eq!(d("3.5").cmp_value(max), Ordering::Greater);
+    }
+
+    #[test]
+    fn whole_u64_refuses_fractions_negatives_and_overflow() {
+        assert_eq!(d("1512.0").whole_u64(), Ok(1512));
+        assert_eq!(d("2.e+06").whole_u64(), Ok(2_000_000));
+        assert_eq!(d("1512.0005").whole_u64(), Err(NumberError::OutOfRange));
+        assert_eq!(d("-3").whole_u64(), Err(NumberError::Negative));
+        assert_eq!(d("-0.0").whole_u64(), Ok(0));
+        assert_eq!(d("18446744073709551615").whole_u64(), Ok(u64::MAX));
+        assert_eq!(
+            d("18446744073709551616").whole_u64(),
+            Err(NumberError::OutOfRange)
+        );
+        assert_eq!(d("1e39").whole_u64(), Err(NumberError::OutOfRange));
+        assert_eq!(d("5e-50").whole_u64(), Err(NumberError::OutOfRange));
+        assert!(d("12.000").is_whole());
+        assert!(!d("12.001").is_whole());
+        assert!(d("1e5").is_whole());
+    }
+
+    #[test]
+    fn display_is_exact_and_canonical() {
+        for (input, shown) in [
+            ("1.79594033677e+09", "1795940336.77"),
+            ("2283.0", "2283"),
+            ("0.6495661079997035", "0.6495661079997035"),
+            ("4.2e-05", "0.000042"),
+            ("2.e+06", "2000000"),
+            ("-0", "0"),
+            ("-12.500", "-12.5"),
+            ("1e35", "100000000000000000000000000000000000"),
+            ("1e36", "1e36"),
+            ("1.7976931348623157e308", "17976931348623157e292"),
+            ("5e-324", &format!("0.{}5", "0".repeat(323))),
+            ("1e-401", "1e-401"),
+        ] {
+            let value = d(input);
+            assert_eq!(value.to_string(), shown, "{input}");
+            assert!(d(shown).value_eq(value), "{shown} reads back");
+        }
+    }
+
+    #[test]
+    fn to_f64_and_adjusted_exponent_are_for_display() {
+        assert_eq!(d("1.79594033677e+09").to_f64(), 1795940336.77);
+        assert_eq!(d("-0.1").to_f64(), -0.1);
+        assert_eq!(d("1e400").to_f64(), f64::INFINITY);
+        assert_eq!(d("1795940336.77").adjusted_exponent(), Some(9));
+        assert_eq!(d("0.05").adjusted_exponent(), Some(-2));
+        assert_eq!(d("0").adjusted_exponent(), None);
+    }
+
     proptest::proptest! {
         #[test]
         fn parse_never_panics(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..64)) {
@@ -332,6 +711,27 @@ mod tests {
         #[test]
         fn integers_round_trip(v in 0u32..) {
             proptest::prop_assert_eq!(tokens(&v.to_string()), Ok(v));
+        }
+
+        #[test]
+        fn arithmetic_agrees_with_integers(
+            a in -3_000_000_000i64..3_000_000_000,
+            b in -3_000_000_000i64..3_000_000_000,
+            sa in 0u32..10,
+            sb in 0u32..10,
+        ) {
+            // a / 10^sa and b / 10^sb, compared and combined at the common scale 10^-9.
+            let da = Decimal::parse(format!("{a}e-{sa}").as_bytes()).unwrap();
+            let db = Decimal::parse(format!("{b}e-{sb}").as_bytes()).unwrap();
+            let wide = |v: i64, s: u32| i128::from(v) * 10i128.pow(9 - s);
+            let (wa, wb) = (wide(a, sa), wide(b, sb));
+            let at_scale = |d: Decimal| d.scaled_i64(9).unwrap();
+            proptest::prop_assert_eq!(da.cmp_value(db), wa.cmp(&wb));
+            proptest::prop_assert_eq!(i128::from(at_scale(da.checked_add(db).unwrap())), wa + wb);
+            proptest::prop_assert_eq!(i128::from(at_scale(da.checked_sub(db).unwrap())), wa - wb);
+            let shown = da.to_string();
+            proptest::prop_assert!(Decimal::parse(shown.as_bytes()).unwrap().value_eq(da), "{}", shown);
+            proptest::prop_assert_eq!(da.to_f64(), (a as f64) / 10f64.powi(sa as i32));
         }
     }
 }

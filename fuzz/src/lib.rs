@@ -242,3 +242,179 @@ pub fn check_plan_round_trip(data: &[u8]) {
     let fidelity = plan.verify(&back, &bench);
     assert!(fidelity.pass, "{:?}", fidelity.failures().collect::<Vec<_>>());
 }
+
+/// Reads `data` (layout: `[flags, body…]`) as a `vllm bench serve` stdout and as a result JSON.
+/// Flag bit 0 puts the summary header line before the body and bit 1 the closing line after
+/// it, so the fuzzer starts inside a summary block. Checks: no panic; a summary's lines lie
+/// inside the input, and cutting it just before its closing line gives `Truncated`; a result's
+/// per-request arrays share one length and its bucket peak recomputes to at most the number of
+/// requests; both sweeps, fed the body as raw `f64`/`i64` pairs, stay within the pair count.
+pub fn check_bench_output(data: &[u8]) {
+    use loadproof_core::audit::bench_output::{
+        SUMMARY_CLOSING, SUMMARY_HEADER, SummaryError, disagreements, exact_peak, parse_result,
+        parse_summary, second_bucket_peak,
+    };
+    let flags = data.first().copied().unwrap_or(0);
+    let body = data.get(1..).unwrap_or_default();
+    let mut stdout = Vec::with_capacity(body.len() + 110);
+    if flags & 1 != 0 {
+        stdout.extend_from_slice(SUMMARY_HEADER.as_bytes());
+        stdout.push(b'\n');
+    }
+    stdout.extend_from_slice(body);
+    if flags & 2 != 0 {
+        stdout.push(b'\n');
+        stdout.extend_from_slice(SUMMARY_CLOSING.as_bytes());
+        stdout.push(b'\n');
+    }
+
+    let summary = parse_summary(&stdout);
+    if let Ok(s) = &summary {
+        let n_lines = stdout.split(|&b| b == b'\n').count();
+        assert!(
+            s.header_line < s.closing_line && s.closing_line <= n_lines,
+            "{s:?}"
+        );
+        for o in &s.other {
+            assert!(s.header_line < o.line && o.line < s.closing_line, "{o:?}");
+        }
+        // The byte where the closing line starts: the input cut there is a truncated stdout.
+        let closing_start = stdout
+            .iter()
+            .enumerate()
+            .filter(|&(_, &b)| b == b'\n')
+            .nth(s.closing_line - 2)
+            .map(|(i, _)| i + 1)
+            .expect("the closing line follows a newline");
+        assert_eq!(
+            parse_summary(&stdout[..closing_start]),
+            Err(SummaryError::Truncated {
+                line: s.header_line
+            })
+        );
+    }
+
+    let result = parse_result(body);
+    if let Ok(r) = &result {
+        if let Some(d) = &r.detailed {
+            let n = d.input_lens.len();
+            assert_eq!(d.output_lens.len(), n);
+            assert_eq!(d.ttfts_s.len(), n);
+            assert_eq!(d.itls_s.len(), n);
+            assert_eq!(d.errors.len(), n);
+            assert!(d.start_times_s.as_ref().is_none_or(|v| v.len() == n));
+            assert!(d.latencies_s.as_ref().is_none_or(|v| v.len() == n));
+            if let Some(spans) = d.successful_spans_s() {
+                assert!(second_bucket_peak(&spans).is_none_or(|p| p <= spans.len() as u64));
+            }
+        }
+        if let Ok(s) = &summary {
+            let _ = disagreements(s, r);
+        }
+    }
+
+    let word = |chunk: &[u8]| {
+        let mut bytes = [0u8; 8];
+        bytes.copy_from_slice(chunk);
+        bytes
+    };
+    let pairs: Vec<([u8; 8], [u8; 8])> = body
+        .chunks_exact(16)
+        .map(|c| (word(&c[..8]), word(&c[8..])))
+        .collect();
+    let spans_s: Vec<(f64, f64)> = pairs
+        .iter()
+        .map(|&(a, b)| (f64::from_le_bytes(a), f64::from_le_bytes(b)))
+        .collect();
+    let spans_ns: Vec<(i64, i64)> = pairs
+        .iter()
+        .map(|&(a, b)| (i64::from_le_bytes(a), i64::from_le_bytes(b)))
+        .collect();
+    assert!(second_bucket_peak(&spans_s).is_none_or(|p| p <= pairs.len() as u64));
+    assert!(exact_peak(&spans_ns) <= pairs.len() as u64);
+}
+
+/// Reads `data` as a `/metrics` scrape body. Checks: no panic; an error names a line of the
+/// input; on success, every sample sits in the family `family_of` names for it, at a line of
+/// the input, with sorted distinct labels and values that print and read back as themselves;
+/// a scrape compared with itself has every counter delta 0 and every histogram delta 0; the
+/// canonical render reads back and renders identically; `scan` for some of its sample names
+/// keeps exactly `parse`'s families for them.
+pub fn check_exposition(data: &[u8]) {
+    use loadproof_core::audit::exposition::{
+        DeltaError, MetricType, SampleValue, counter_delta, histogram_delta, parse, scan,
+    };
+    let n_lines = data.iter().filter(|&&b| b == b'\n').count() + 1;
+    let parsed = match parse(data) {
+        Err(e) => {
+            assert!(
+                (1..=n_lines).contains(&e.line()),
+                "error at line {} of {n_lines}: {e}",
+                e.line()
+            );
+            return;
+        }
+        Ok(parsed) => parsed,
+    };
+    let mut names: Vec<&str> = Vec::new();
+    for family in parsed.families() {
+        assert!((1..=n_lines).contains(&family.line));
+        for s in &family.samples {
+            assert!((1..=n_lines).contains(&s.line), "sample line {}", s.line);
+            let owner = parsed.family_of(&s.name).map(|f| f.name.as_str());
+            assert_eq!(owner, Some(family.name.as_str()), "{}", s.name);
+            assert!(
+                s.labels.windows(2).all(|w| w[0].0 < w[1].0),
+                "labels unsorted or repeated: {:?}",
+                s.labels
+            );
+            if let SampleValue::Finite(d) = s.value {
+                let shown = d.to_string();
+                let back = Decimal::parse(shown.as_bytes()).expect("a value prints readably");
+                assert!(back.value_eq(d), "{shown}");
+            }
+            if !names.contains(&s.name.as_str()) {
+                names.push(&s.name);
+            }
+        }
+        match family.kind {
+            MetricType::Counter => {
+                for name in [family.name.clone(), format!("{}_total", family.name)] {
+                    match counter_delta(&parsed, &parsed, &name) {
+                        Ok(d) => assert!(d.is_zero(), "{name}: self-delta {d}"),
+                        Err(DeltaError::Invalid { .. } | DeltaError::Overflow { .. }) => {}
+                        Err(e) => panic!("{name}: self-delta refused: {e}"),
+                    }
+                }
+            }
+            MetricType::Histogram => {
+                if let Ok(h) = histogram_delta(&parsed, &parsed, &family.name) {
+                    assert!(h.count.is_zero() && h.sum.is_zero());
+                    assert!(h.buckets.iter().all(|(_, n)| n.is_zero()));
+                }
+            }
+            _ => {}
+        }
+        let _ = parsed.total(&family.name);
+    }
+    let _ = parsed.process_start_time();
+
+    let rendered = parsed.render();
+    let again = parse(rendered.as_bytes()).expect("the canonical render reads back");
+    assert_eq!(again.render(), rendered, "render is not stable");
+    assert_eq!(again.families().len(), parsed.families().len());
+
+    for wanted in [names.get(..1), names.get(..3), names.get(names.len() / 2..)] {
+        let Some(wanted) = wanted else { continue };
+        let part = scan(data, wanted).expect("scan reads what parse reads");
+        for family in part.families() {
+            assert_eq!(Some(family), parsed.family(&family.name));
+        }
+        for name in wanted {
+            assert_eq!(
+                part.family_of(name).map(|f| &f.name),
+                parsed.family_of(name).map(|f| &f.name)
+            );
+        }
+    }
+}

@@ -1,10 +1,11 @@
-//! A small HTTP/1 GET client over hyper, for `/metrics`, `/health`, `/version`, `/v1/models`.
-//! Plain `http://` only: the endpoints a plan is fired at are on the operator's network.
+//! A small HTTP/1 client over hyper: GET for `/metrics`, `/health`, `/version`, `/v1/models`,
+//! and one JSON POST (`/loadproof/lease`). Plain `http://` only: the endpoints a plan is fired
+//! at are on the operator's network.
 
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Empty, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -13,6 +14,7 @@ use hyper_util::rt::TokioExecutor;
 #[derive(Clone)]
 pub struct Http {
     client: Client<HttpConnector, Empty<Bytes>>,
+    poster: Client<HttpConnector, Full<Bytes>>,
 }
 
 impl Http {
@@ -21,34 +23,71 @@ impl Http {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         Http {
-            client: Client::builder(TokioExecutor::new()).build(connector),
+            client: Client::builder(TokioExecutor::new()).build(connector.clone()),
+            poster: Client::builder(TokioExecutor::new()).build(connector),
         }
     }
 
     /// GET `url`; the status and whole body, or what went wrong, within `timeout`.
     pub async fn get(&self, url: &str, timeout: Duration) -> Result<(u16, Vec<u8>), String> {
-        let uri: hyper::Uri = url
-            .parse()
-            .map_err(|e| format!("{url:?} is not a URL: {e}"))?;
-        if uri.scheme_str() != Some("http") {
-            return Err(format!("{url}: only http:// endpoints are supported"));
-        }
+        let uri = http_uri(url)?;
         let request = async {
             let response = self.client.get(uri).await.map_err(|e| describe(&e))?;
-            let status = response.status().as_u16();
-            let body = response
-                .into_body()
-                .collect()
-                .await
-                .map_err(|e| format!("reading the body: {e}"))?
-                .to_bytes();
-            Ok((status, body.to_vec()))
+            whole(response).await
         };
         match tokio::time::timeout(timeout, request).await {
             Ok(result) => result,
             Err(_) => Err(format!("no response within {} ms", timeout.as_millis())),
         }
     }
+
+    /// POST `json` to `url`; the status and whole body, or what went wrong, within `timeout`.
+    pub async fn post_json(
+        &self,
+        url: &str,
+        json: String,
+        timeout: Duration,
+    ) -> Result<(u16, Vec<u8>), String> {
+        let uri = http_uri(url)?;
+        let request = hyper::Request::post(uri)
+            .header(hyper::header::CONTENT_TYPE, "application/json")
+            .body(Full::new(Bytes::from(json)))
+            .map_err(|e| format!("building the request to {url}: {e}"))?;
+        let exchange = async {
+            let response = self
+                .poster
+                .request(request)
+                .await
+                .map_err(|e| describe(&e))?;
+            whole(response).await
+        };
+        match tokio::time::timeout(timeout, exchange).await {
+            Ok(result) => result,
+            Err(_) => Err(format!("no response within {} ms", timeout.as_millis())),
+        }
+    }
+}
+
+fn http_uri(url: &str) -> Result<hyper::Uri, String> {
+    let uri: hyper::Uri = url
+        .parse()
+        .map_err(|e| format!("{url:?} is not a URL: {e}"))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(format!("{url}: only http:// endpoints are supported"));
+    }
+    Ok(uri)
+}
+
+/// The status and the whole body of `response`.
+async fn whole(response: hyper::Response<hyper::body::Incoming>) -> Result<(u16, Vec<u8>), String> {
+    let status = response.status().as_u16();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map_err(|e| format!("reading the body: {e}"))?
+        .to_bytes();
+    Ok((status, body.to_vec()))
 }
 
 /// The whole error chain in one line (hyper's top-level message alone says little).

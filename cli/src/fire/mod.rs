@@ -9,8 +9,15 @@
 //! are to `vllm bench serve`) — a capture, not a qualification; 1 a receipt was written for a
 //! run that failed, was refused, was interrupted or fell behind its schedule; 2 bad input,
 //! nothing written.
+//!
+//! A run may hold a lease on the endpoint ([`lease`]: `--lease FILE` or `--acquire-lease`),
+//! kept raw in the receipt, its token handed to the client only. Every run that fires names its
+//! client implementation, bound by a digest ([`implementation`]). Against `loadproof sim`, the
+//! subject's engine, version, revision and GPU come from its `loadproof_sim_info`.
 
 mod http;
+mod implementation;
+mod lease;
 mod native;
 mod scrape;
 mod vllm;
@@ -29,8 +36,8 @@ use loadproof_core::plan::{
     TOKENIZER_PLACEHOLDER,
 };
 use loadproof_core::receipt::{
-    Axis, Engine, Evidence, Execution, ExitStatus, Interruption, Phase, Protocol, RECEIPT_SCHEMA,
-    Receipt, RequestRecord, ResultFile, Subject, block, sha256_hex,
+    Axis, Engine, Evidence, Execution, ExitStatus, Implementation, Interruption, Phase, Protocol,
+    RECEIPT_SCHEMA, Receipt, RequestRecord, ResultFile, Subject, block, sha256_hex,
 };
 
 use crate::args::{EngineArg, FireArgs};
@@ -140,6 +147,7 @@ fn native_inputs(args: &FireArgs, plan: &PlanDir) -> Result<NativeInputs> {
         options: native::Options {
             request_timeout: Duration::from_secs_f64(args.request_timeout),
             progress: std::io::stderr().is_terminal(),
+            authorization: None,
         },
         lag_bound_ns: (args.lag_bound_ms * 1e6).round() as i64,
     })
@@ -157,6 +165,7 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
         EngineArg::Native => Some(native_inputs(args, &plan)?),
         EngineArg::Vllm => None,
     };
+    let leased = args.lease.as_deref().map(lease::read).transpose()?;
     let endpoint = args.endpoint.trim_end_matches('/').to_owned();
     let metrics_urls = if args.metrics_urls.is_empty() {
         vec![format!("{endpoint}/metrics")]
@@ -172,12 +181,18 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
         &stated,
         &plan,
         native,
+        leased,
         &endpoint,
         &metrics_urls,
     ))?;
     // Idle pooled connections are dropped, and no blocking-pool thread (a resolver stuck on
     // a hostname) holds the process open once the receipt is decided.
     runtime.shutdown_background();
+    // The receipt carries its own audit's numbers as `derived`: readable in the file, and
+    // checked (never trusted) by every later audit.
+    let mut receipt = receipt;
+    let audit = loadproof_core::audit::audit(&receipt);
+    receipt.derived = Some(audit.derived());
     write_atomically(&args.out, |w| {
         Ok(w.write_all((receipt.to_json() + "\n").as_bytes())?)
     })?;
@@ -186,6 +201,26 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     #[allow(clippy::print_stderr)]
     {
         eprintln!("{summary}");
+        let refused: Vec<&str> = loadproof_core::audit::STANDINGS
+            .into_iter()
+            .filter(|n| audit.standings.get(*n).is_some_and(|s| !s.positive))
+            .collect();
+        eprintln!(
+            "audit: {}; {} (`loadproof receipt audit {}` for everything)",
+            if audit.captured {
+                "captured"
+            } else {
+                "not captured"
+            },
+            if audit.qualified {
+                "qualified".to_owned()
+            } else if refused.is_empty() {
+                format!("unqualified ({} refusals)", audit.refusals.len())
+            } else {
+                format!("unqualified: {} not positive", refused.join(", "))
+            },
+            args.out.display()
+        );
     }
     Ok(if clean {
         ExitCode::SUCCESS
@@ -290,14 +325,20 @@ struct Fired {
     report: Option<(String, bool)>,
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn fire_async(
     args: &FireArgs,
     stated: &Stated,
     plan: &PlanDir,
     native: Option<NativeInputs>,
+    leased: Option<lease::Held>,
     endpoint: &str,
     metrics_urls: &[String],
 ) -> Result<(Receipt, Option<(String, bool)>)> {
+    // The native client is this executable: hash it (tens of MB) while the endpoint is checked.
+    let native_implementation = native
+        .is_some()
+        .then(|| tokio::task::spawn_blocking(implementation::native));
     let http = Http::new();
     let clock = Clock::start();
     let doc = &plan.doc;
@@ -377,10 +418,69 @@ async fn fire_async(
         },
     };
 
+    // The vllm client is checked before a lease is asked for: a client that cannot start
+    // should not hold the endpoint.
+    let install = match args.engine {
+        EngineArg::Native => None,
+        EngineArg::Vllm => {
+            let Some(python) = &args.python else {
+                return Err(BadInput(
+                    "--engine vllm needs --python PATH: the interpreter whose vLLM is checked and run (never a bare `vllm` from PATH)".to_owned(),
+                )
+                .into());
+            };
+            match vllm::resolve(python).await {
+                Ok(install) => Some(install),
+                Err(cause) => {
+                    let execution = Execution::NotStarted { cause };
+                    return Ok((
+                        bare_receipt(args, stated, plan, execution, evidence, notes),
+                        None,
+                    ));
+                }
+            }
+        }
+    };
+
+    // The native client is bound before it fires, and never hashes while it fires (the
+    // dispatcher's timing shares the cores).
+    let native_implementation = match native_implementation {
+        Some(hashing) => Some(hashing.await.unwrap_or_else(|e| Implementation {
+            name: implementation::NATIVE.to_owned(),
+            version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            source: None,
+            source_sha256: None,
+            unbound: Some(format!("hashing the executable failed: {e}")),
+        })),
+        None => None,
+    };
+
+    // The lease, last thing before the first scrape.
+    let leased = match (leased, args.acquire_lease) {
+        (Some(held), _) => Some(held),
+        (None, Some(seconds)) => {
+            let holder = format!("loadproof fire {}", args.plan.display());
+            Some(lease::acquire(&http, endpoint, &holder, seconds).await?)
+        }
+        (None, None) => None,
+    };
+    let bearer = leased.as_ref().and_then(lease::Held::bearer);
+
     let interval = Duration::from_millis(args.scrape_interval_ms.max(10));
-    let fired = match (args.engine, native) {
-        (EngineArg::Native, Some(inputs)) => {
-            fire_native(
+    let (fired, implementation) = match (native, install) {
+        (Some(mut inputs), None) => {
+            if let Some(token) = bearer {
+                let mut value = hyper::header::HeaderValue::from_str(&format!("Bearer {token}"))
+                    .map_err(|_| {
+                        BadInput(
+                            "the lease's token has characters an HTTP header cannot carry"
+                                .to_owned(),
+                        )
+                    })?;
+                value.set_sensitive(true);
+                inputs.options.authorization = Some(value);
+            }
+            let fired = fire_native(
                 plan,
                 inputs,
                 endpoint,
@@ -392,44 +492,44 @@ async fn fire_async(
                 &mut evidence,
                 &mut notes,
             )
-            .await?
+            .await?;
+            let implementation = native_implementation.unwrap_or_else(implementation::native);
+            (fired, implementation)
         }
-        (EngineArg::Native, None) => {
-            return Err(anyhow::anyhow!(
-                "the native engine's inputs were not prepared"
-            ));
-        }
-        (EngineArg::Vllm, _) => {
-            let Some(python) = &args.python else {
-                return Err(BadInput(
-                    "--engine vllm needs --python PATH: the interpreter whose vLLM is checked and run (never a bare `vllm` from PATH)".to_owned(),
-                )
-                .into());
-            };
-            let install = match vllm::resolve(python).await {
-                Ok(install) => install,
-                Err(cause) => {
-                    let execution = Execution::NotStarted { cause };
-                    return Ok((
-                        bare_receipt(args, stated, plan, execution, evidence, notes),
-                        None,
-                    ));
-                }
-            };
-            fire_vllm(
+        (None, Some(install)) => {
+            let implementation = implementation::bind(
+                implementation::VLLM,
+                Some(install.version.clone()),
+                install.serve_py.clone(),
+            );
+            if bearer.is_some() {
+                notes.push(
+                    "vllm bench serve ran with OPENAI_API_KEY set to the lease token (its openai backend sends it as `Authorization: Bearer`); execution.env lists only the plan's environment"
+                        .to_owned(),
+                );
+            }
+            let fired = fire_vllm(
                 plan,
                 install,
                 argv,
                 endpoint,
                 &model,
                 tokenizer,
+                bearer,
                 &http,
                 clock,
                 metrics_urls,
                 interval,
                 &mut evidence,
             )
-            .await
+            .await;
+            (fired, implementation)
+        }
+        _ => {
+            return Err(anyhow::anyhow!(
+                "the {:?} engine's inputs were not prepared",
+                args.engine
+            ));
         }
     };
     let Fired {
@@ -442,17 +542,24 @@ async fn fire_async(
     let simulator = scrapes
         .first_body()
         .is_some_and(|b| b.contains("loadproof_sim_info"));
+    let sim_info = scrapes.first_body().and_then(sim_info).unwrap_or_default();
     evidence.extend(std::mem::take(&mut scrapes.blocks));
     let mut subject = subject_for(args, stated, &model, engine_version, simulator);
     if simulator {
         subject.engine = Axis::Known {
             value: "loadproof sim".to_owned(),
-            source: "/metrics (loadproof_sim_info)".to_owned(),
+            source: SIM_INFO_SOURCE.to_owned(),
         };
         notes.push(
             "the endpoint is `loadproof sim`, a simulator: its numbers describe the simulator, not a serving engine"
                 .to_owned(),
         );
+        notes.extend(sim_axes(&mut subject, &args.subject, &sim_info));
+    }
+    if let Some(held) = &leased {
+        let run = run_interval(&execution);
+        notes.extend(held.notes(endpoint, run, crate::receipt_cmd::unix_ns_now()));
+        evidence.insert(block::LEASE.to_owned(), Evidence::of(&held.raw));
     }
     let report = report.map(|(text, clean)| {
         (
@@ -473,12 +580,106 @@ async fn fire_async(
             scrapes: scrapes.list,
             evidence,
             notes,
-            lease: None,
-            implementation: None,
+            lease: leased.map(|_| block::LEASE.to_owned()),
+            implementation: Some(implementation),
             derived: None,
         },
         report,
     ))
+}
+
+/// Where subject axes read from the sim's `/metrics` say they came from.
+const SIM_INFO_SOURCE: &str = "/metrics (loadproof_sim_info)";
+
+/// The labels of the `loadproof_sim_info` sample in a scrape body (empty when it has none).
+fn sim_info(body: &str) -> Option<BTreeMap<String, String>> {
+    let line = body
+        .lines()
+        .find(|l| l.starts_with("loadproof_sim_info{") || l.starts_with("loadproof_sim_info "))?;
+    let mut labels = BTreeMap::new();
+    let Some(mut rest) = line.strip_prefix("loadproof_sim_info{") else {
+        return Some(labels);
+    };
+    loop {
+        rest = rest.trim_start_matches(',');
+        if rest.starts_with('}') || rest.is_empty() {
+            return Some(labels);
+        }
+        let (name, after) = rest.split_once("=\"")?;
+        let mut value = String::new();
+        let mut chars = after.char_indices();
+        let end = loop {
+            match chars.next()? {
+                (i, '"') => break i,
+                (_, '\\') => match chars.next()?.1 {
+                    'n' => value.push('\n'),
+                    c => value.push(c),
+                },
+                (_, c) => value.push(c),
+            }
+        };
+        labels.insert(name.trim().to_owned(), value);
+        rest = after.get(end + 1..)?;
+    }
+}
+
+/// Sets the engine version, model revision and GPU SKU from the sim's own statement, unless
+/// the caller stated another value: then the caller's is kept and the disagreement is a note.
+fn sim_axes(
+    subject: &mut Subject,
+    stated: &crate::args::SubjectArgs,
+    info: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (label, flag, caller, axis) in [
+        (
+            "version",
+            "--engine-version",
+            &stated.engine_version,
+            &mut subject.engine_version,
+        ),
+        (
+            "revision",
+            "--model-revision",
+            &stated.model_revision,
+            &mut subject.model_revision,
+        ),
+        (
+            "gpu_sku",
+            "--gpu-sku",
+            &stated.gpu_sku,
+            &mut subject.gpu_sku,
+        ),
+    ] {
+        let Some(read) = info.get(label) else {
+            continue;
+        };
+        match caller {
+            Some(value) if value != read => notes.push(format!(
+                "the caller stated {flag} {value:?} but the endpoint's /metrics says {label}={read:?} (loadproof_sim_info): the caller's value is kept"
+            )),
+            _ => {
+                *axis = Axis::Known {
+                    value: read.clone(),
+                    source: SIM_INFO_SOURCE.to_owned(),
+                }
+            }
+        }
+    }
+    notes
+}
+
+/// The run's start and end on the wall clock, when the execution has them.
+fn run_interval(execution: &Execution) -> Option<(i64, i64)> {
+    match execution {
+        Execution::Native { started, ended, .. } => Some((started.unix_ns, ended.unix_ns)),
+        Execution::Ran {
+            started: Some(started),
+            ended: Some(ended),
+            ..
+        } => Some((started.unix_ns, ended.unix_ns)),
+        _ => None,
+    }
 }
 
 /// The `vllm` engine: the planned argv through the checked install's console script.
@@ -490,6 +691,7 @@ async fn fire_vllm(
     endpoint: &str,
     model: &str,
     tokenizer: String,
+    bearer: Option<&str>,
     http: &Http,
     clock: Clock,
     metrics_urls: &[String],
@@ -503,12 +705,18 @@ async fn fire_vllm(
     if let Some(first) = run_argv.first_mut() {
         *first = install.program.to_string_lossy().into_owned();
     }
-    let env: Vec<(String, String)> = doc
+    let mut env: Vec<(String, String)> = doc
         .bench
         .env
         .iter()
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
+    // vllm bench serve's request functions send `Authorization: Bearer $OPENAI_API_KEY`
+    // (`vllm/benchmarks/lib/endpoint_request_func.py`, `_get_headers`). Set for the child
+    // only: `Execution::Ran.env` below is the plan's environment, without the token.
+    if let Some(token) = bearer {
+        env.push(("OPENAI_API_KEY".to_owned(), token.to_owned()));
+    }
     let ((started, outcome, ended), scrapes) =
         scraped(http, clock, metrics_urls, interval, async {
             // The client's own progress output is captured as evidence; on a terminal, show
@@ -778,5 +986,25 @@ fn bare_receipt(
         lease: None,
         implementation: None,
         derived: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sim_info;
+
+    #[test]
+    fn sim_info_labels_are_read_with_their_escapes() {
+        let body = "vllm:x 1.0\nloadproof_sim_info{gpu_sku=\"a \\\"b\\\" c\",revision=\"x\\\\y\",version=\"0.1.0\"} 1.0\n";
+        let labels = sim_info(body).unwrap();
+        assert_eq!(labels["gpu_sku"], "a \"b\" c");
+        assert_eq!(labels["revision"], "x\\y");
+        assert_eq!(labels["version"], "0.1.0");
+        assert_eq!(
+            sim_info("loadproof_sim_info 1.0\n").map(|l| l.len()),
+            Some(0)
+        );
+        assert_eq!(sim_info("vllm:x 1.0\n"), None);
+        assert_eq!(sim_info("loadproof_sim_info{version=\"unterminated"), None);
     }
 }

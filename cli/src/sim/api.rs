@@ -37,7 +37,7 @@ pub struct CompletionRequest {
 /// Why a request is refused: an HTTP status and an OpenAI-style error body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
-    /// 400, 404, 413 or 500.
+    /// 400, 404, 413, 423 (a lease holds) or 500.
     pub status: u16,
     /// `BadRequestError`, `NotFoundError`, …
     pub err_type: &'static str,

@@ -8,7 +8,9 @@
 //! Python floats), `_count`, `_sum`, then a `NAME_created` gauge family; label names are
 //! sorted; values are written the way `prometheus_client`'s `floatToGoString` writes them
 //! (`2283.0`, `1.79594033677e+09`). Only the families an audit reads are served, plus
-//! `loadproof_sim_info{version}` so every scrape says it came from a simulator.
+//! loadproof's own: `loadproof_sim_info{gpu_sku,revision,version}` so every scrape says it came
+//! from a simulator (and what it states as its subject), `loadproof_sim_lease_active` and
+//! `loadproof_sim_lease_refused_total` (completions refused with 423 while a lease held).
 //!
 //! Counters are integers (exact below 2^53): generation tokens count tokens handed to a
 //! response stream, prompt tokens count prompts prefilled.
@@ -184,10 +186,23 @@ pub struct ExpositionInfo {
     pub start_unix_secs: f64,
     /// loadproof's version (`loadproof_sim_info{version}`).
     pub version: &'static str,
+    /// The model revision the simulator states (`loadproof_sim_info{revision}`).
+    pub revision: String,
+    /// The accelerator the simulator states (`loadproof_sim_info{gpu_sku}`).
+    pub gpu_sku: String,
+}
+
+/// The lease state at the moment of a scrape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaseGauges {
+    /// A lease holds now.
+    pub active: bool,
+    /// Completions refused with 423 since the start.
+    pub refused: u64,
 }
 
 /// Renders the Prometheus text exposition (format 0.0.4).
-pub fn render(m: &EngineMetrics, info: &ExpositionInfo) -> String {
+pub fn render(m: &EngineMetrics, info: &ExpositionInfo, lease: LeaseGauges) -> String {
     let mut out = String::with_capacity(16 * 1024);
     let labels = format!(
         "engine=\"0\",model_name=\"{}\"",
@@ -325,8 +340,32 @@ pub fn render(m: &EngineMetrics, info: &ExpositionInfo) -> String {
     );
     let _ = writeln!(
         out,
-        "loadproof_sim_info{{version=\"{}\"}} 1.0",
+        "loadproof_sim_info{{gpu_sku=\"{}\",revision=\"{}\",version=\"{}\"}} 1.0",
+        escape_label(&info.gpu_sku),
+        escape_label(&info.revision),
         escape_label(info.version)
+    );
+    family(
+        &mut out,
+        "loadproof_sim_lease_active",
+        "gauge",
+        "1 while a lease granted by POST /loadproof/lease holds, else 0.",
+    );
+    let _ = writeln!(
+        out,
+        "loadproof_sim_lease_active {}",
+        count(u64::from(lease.active))
+    );
+    family(
+        &mut out,
+        "loadproof_sim_lease_refused_total",
+        "counter",
+        "Completion requests refused with 423 because a lease held and they lacked its token.",
+    );
+    let _ = writeln!(
+        out,
+        "loadproof_sim_lease_refused_total {}",
+        count(lease.refused)
     );
     out
 }
@@ -468,8 +507,17 @@ mod tests {
             kv_capacity_tokens: 10,
             start_unix_secs: 1.5e9,
             version: "0.1.0",
+            revision: "r\"1".into(),
+            gpu_sku: "none (simulator)".into(),
         };
-        let text = render(&m, &info);
+        let text = render(
+            &m,
+            &info,
+            LeaseGauges {
+                active: true,
+                refused: 3,
+            },
+        );
         let line = |prefix: &str| {
             text.lines()
                 .find(|l| l.starts_with(prefix))
@@ -496,6 +544,18 @@ mod tests {
         assert_eq!(
             line("process_start_time_seconds "),
             "process_start_time_seconds 1.5e+09"
+        );
+        assert_eq!(
+            line("loadproof_sim_info{"),
+            "loadproof_sim_info{gpu_sku=\"none (simulator)\",revision=\"r\\\"1\",version=\"0.1.0\"} 1.0"
+        );
+        assert_eq!(
+            line("loadproof_sim_lease_active "),
+            "loadproof_sim_lease_active 1.0"
+        );
+        assert_eq!(
+            line("loadproof_sim_lease_refused_total "),
+            "loadproof_sim_lease_refused_total 3.0"
         );
     }
 }

@@ -2,10 +2,13 @@
 //! demos and fast tests. It is not vLLM and runs no model: it streams placeholder tokens on
 //! the schedule of a simple continuous-batching model (`model.rs`), serves `/metrics` with
 //! vLLM's metric names (`metrics.rs`, plus `loadproof_sim_info` so every scrape says it is a
-//! simulator), and injects faults on request (`faults.rs`).
+//! simulator), injects faults on request (`faults.rs`) and grants exclusive leases
+//! (`lease.rs`).
 //!
 //! Routes: `POST /v1/completions` (streaming or not; `api.rs`), `GET /metrics`,
-//! `GET /health`, `GET /v1/models`. HTTP/1.1 only (hyper), keep-alive, `TCP_NODELAY`.
+//! `GET /health`, `GET /v1/models`, `POST /loadproof/lease`. HTTP/1.1 only (hyper),
+//! keep-alive, `TCP_NODELAY`. While a lease holds, completions without its bearer token are
+//! refused with 423; every other route stays open.
 //!
 //! Threads: a tokio multi-thread runtime; one task per connection, one engine task. A request
 //! handler validates the body, submits it to the engine over a channel and gets back a
@@ -14,6 +17,7 @@
 
 mod api;
 mod faults;
+mod lease;
 mod metrics;
 mod model;
 
@@ -28,7 +32,7 @@ use anyhow::{Context, bail};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
@@ -39,11 +43,18 @@ use tokio::sync::mpsc;
 
 use crate::args::SimArgs;
 use faults::{FaultKind, FaultSpec};
-use metrics::{EngineMetrics, ExpositionInfo};
+use lease::{Lessor, LessorConfig};
+use metrics::{EngineMetrics, ExpositionInfo, LeaseGauges};
 use model::{EngineHandle, ModelConfig, Submission};
 
 /// Largest request body read (a 128k-token prompt as JSON ids is ~1 MB).
 const MAX_BODY_BYTES: usize = 64 << 20;
+
+/// Largest lease request body read.
+const MAX_LEASE_BODY_BYTES: usize = 16 << 10;
+
+/// What the simulator calls itself (the lease issuer, the engine axis of its subject).
+const ENGINE: &str = "loadproof sim";
 
 /// Runs the simulator until SIGINT or SIGTERM.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
@@ -65,6 +76,8 @@ struct SimConfig {
     model: String,
     engine: ModelConfig,
     faults: Vec<FaultSpec>,
+    model_revision: String,
+    gpu_sku: String,
 }
 
 impl SimConfig {
@@ -111,6 +124,8 @@ impl SimConfig {
                 kv_capacity_tokens: args.kv_capacity_tokens,
             },
             faults,
+            model_revision: args.model_revision.clone(),
+            gpu_sku: args.gpu_sku.clone(),
         })
     }
 }
@@ -126,6 +141,8 @@ struct App {
     start_unix_secs: u64,
     /// Valid completion requests accepted so far (fault numbering).
     accepted: AtomicU64,
+    /// The exclusive lease, when one holds.
+    lessor: Lessor,
 }
 
 async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
@@ -159,9 +176,25 @@ async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
             kv_capacity_tokens: cfg.engine.kv_capacity_tokens,
             start_unix_secs: start.as_secs_f64(),
             version: env!("CARGO_PKG_VERSION"),
+            revision: cfg.model_revision.clone(),
+            gpu_sku: cfg.gpu_sku.clone(),
         },
         start_unix_secs: start.as_secs(),
         accepted: AtomicU64::new(0),
+        lessor: Lessor::new(LessorConfig {
+            issuer: format!("{ENGINE} {}", env!("CARGO_PKG_VERSION")),
+            subject: [
+                ("model", cfg.model.as_str()),
+                ("engine", ENGINE),
+                ("engine_version", env!("CARGO_PKG_VERSION")),
+                ("model_revision", cfg.model_revision.as_str()),
+                ("gpu_sku", cfg.gpu_sku.as_str()),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect(),
+            fallback_route: format!("http://{local}"),
+        }),
     });
 
     if !local.ip().is_loopback() {
@@ -223,14 +256,19 @@ async fn handle(
     let path = req.uri().path();
     let known = matches!(
         path,
-        "/v1/completions" | "/metrics" | "/health" | "/v1/models"
+        "/v1/completions" | "/metrics" | "/health" | "/v1/models" | "/loadproof/lease"
     );
     match (req.method(), path) {
         (&Method::POST, "/v1/completions") => completions(app, req).await,
+        (&Method::POST, "/loadproof/lease") => grant_lease(app, req).await,
         (&Method::GET, "/metrics") => {
+            let lease = LeaseGauges {
+                active: app.lessor.active(unix_ns_now()),
+                refused: app.lessor.refused(),
+            };
             let text = {
                 let m = model::lock(&app.metrics);
-                metrics::render(&m, &app.exposition)
+                metrics::render(&m, &app.exposition, lease)
             };
             Ok(full(
                 StatusCode::OK,
@@ -257,11 +295,67 @@ async fn handle(
     }
 }
 
+/// Unix ns now (the lessor's clock).
+fn unix_ns_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// `POST /loadproof/lease`: a lease JSON (200), or 400 / 409 with a JSON error.
+async fn grant_lease(
+    app: Arc<App>,
+    req: Request<Incoming>,
+) -> Result<Response<SimBody>, CloseConnection> {
+    let host = req
+        .headers()
+        .get(HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = match Limited::new(req.into_body(), MAX_LEASE_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
+            return Ok(error_response(&api::ApiError {
+                status: 413,
+                err_type: "BadRequestError",
+                param: Some("body"),
+                message: format!("the body is larger than {MAX_LEASE_BODY_BYTES} bytes"),
+            }));
+        }
+        Err(_) => return Err(CloseConnection),
+    };
+    match app.lessor.grant(&body, host.as_deref(), unix_ns_now()) {
+        Ok(json) => Ok(full(StatusCode::OK, "application/json", json)),
+        Err(refusal) => Ok(full(
+            StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST),
+            "application/json",
+            refusal.body,
+        )),
+    }
+}
+
 async fn completions(
     app: Arc<App>,
     req: Request<Incoming>,
 ) -> Result<Response<SimBody>, CloseConnection> {
     let arrival = Instant::now();
+    // A lease keeps out everyone without its token, before the body is even read.
+    let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+    if let Err(locked) = app.lessor.admit(authorization, unix_ns_now()) {
+        return Ok(error_response(&api::ApiError {
+            status: 423,
+            err_type: "Locked",
+            param: None,
+            message: format!(
+                "a lease held by {:?} keeps this endpoint until {} (Unix ns): /v1/completions needs `Authorization: Bearer <the lease token>`",
+                locked.holder, locked.until_unix_ns
+            ),
+        }));
+    }
     let request_id = req
         .headers()
         .get("x-request-id")

@@ -1,5 +1,777 @@
 //! The receipt audit: every fact recomputed from a receipt's raw evidence, every standing with
-//! its reason, and one qualification that consumes them all.
+//! its reason and what would settle it, and one qualification that consumes them all.
+//!
+//! Nothing here trusts a derived number written in the receipt: [`audit`] verifies every
+//! evidence block, reads the client's facts through the execution gate (`client`), the
+//! engine's through the scrapes (`engine`), joins them (agreement, foreign work, occupancy),
+//! judges each standing (`standing`), and compares what it recomputed with the receipt's
+//! `derived` section. Capture and qualification are separate answers: [`Audit::captured`] says
+//! a raw observation exists; [`Audit::qualification`] says whether it supports a claim.
 
 pub mod bench_output;
+mod client;
+mod engine;
 pub mod exposition;
+mod standing;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+pub use client::{
+    ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LatencyFacts, LedgerFacts, parse_events,
+};
+pub use engine::{EngineFacts, OCCUPANCY_MAX_GAP_NS, OccupancyFacts};
+pub use standing::{Qualification, STANDINGS, Standing};
+
+use crate::receipt::{Axis, Execution, Lease, Receipt, Subject};
+
+/// Schema identity of [`Audit`] (the `--json` interface).
+pub const AUDIT_SCHEMA: &str = "loadproof.audit/v1";
+
+/// One evidence block's verification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockCheck {
+    /// The block's name.
+    pub block: String,
+    /// Bytes.
+    pub bytes: u64,
+    /// True when the bytes hash to the recorded digest.
+    pub ok: bool,
+    /// Why not.
+    pub error: Option<String>,
+}
+
+/// Engine generation vs client output: agreement, a surplus (a bound on foreign work), or a
+/// contradiction.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForeignWork {
+    /// Engine generation delta − client output tokens, when the engine counted more.
+    pub surplus_tokens: Option<u64>,
+    /// Engine prompt delta − client input tokens, when the engine counted more.
+    pub prompt_surplus_tokens: Option<u64>,
+    /// True when the client counted more than the engine: never "zero foreign work".
+    pub contradiction: bool,
+    /// One line.
+    pub reason: String,
+}
+
+/// Everything the audit found. Field names are a documented interface (`receipt audit --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Audit {
+    /// [`AUDIT_SCHEMA`].
+    pub schema: String,
+    /// Every evidence block verified.
+    pub digests_ok: bool,
+    /// Per block.
+    pub digests: Vec<BlockCheck>,
+    /// Whether client facts were read, and why (not).
+    pub execution_gate: Gate,
+    /// The operation ledger.
+    pub ledger: Option<LedgerFacts>,
+    /// Client token totals over the client's own interval.
+    pub client: Option<ClientFacts>,
+    /// Latency distributions as observed.
+    pub latency: Vec<LatencyFacts>,
+    /// The ITL tail, cause unestablished.
+    pub itl_tail: Option<ItlTail>,
+    /// Client peaks (never engine concurrency).
+    pub concurrency: Option<Concurrency>,
+    /// Arrival, observed or declared.
+    pub arrival: Option<ArrivalFacts>,
+    /// Engine counter deltas.
+    pub engine: EngineFacts,
+    /// Agreement / foreign work.
+    pub foreign_work: ForeignWork,
+    /// The occupancy series.
+    pub occupancy: OccupancyFacts,
+    /// Every standing by name.
+    pub standings: BTreeMap<String, Standing>,
+    /// True only when every standing is positive and nothing refused the receipt.
+    pub qualified: bool,
+    /// Every reason it is not.
+    pub refusals: Vec<String>,
+    /// Evidence in the receipt that contradicts other evidence or the receipt's own derived
+    /// numbers (a tampered or mixed receipt).
+    pub inconsistencies: Vec<String>,
+    /// True when a raw observation was captured (digests verify and client facts were read).
+    pub captured: bool,
+    /// True when the endpoint was `loadproof sim`.
+    pub simulator: bool,
+}
+
+impl Audit {
+    /// The qualification, rebuilt through its one constructor.
+    pub fn qualification(&self) -> Qualification {
+        Qualification::from_standings(&self.standings, &self.receipt_refusals())
+    }
+
+    fn receipt_refusals(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for d in self.digests.iter().filter(|d| !d.ok) {
+            out.push(format!(
+                "evidence: block {:?} fails verification{}",
+                d.block,
+                d.error
+                    .as_deref()
+                    .map_or(String::new(), |e| format!(": {e}"))
+            ));
+        }
+        for i in &self.inconsistencies {
+            out.push(format!("inconsistent receipt: {i}"));
+        }
+        if !self.execution_gate.read {
+            out.push(format!("execution: {}", self.execution_gate.reason));
+        }
+        out
+    }
+
+    /// The facts a writer stores as `derived` (and the audit compares): the ledger, client,
+    /// engine and foreign-work sections.
+    pub fn derived(&self) -> serde_json::Value {
+        serde_json::json!({
+            "ledger": self.ledger,
+            "client": self.client,
+            "engine": {
+                "generation_tokens_delta": self.engine.generation_tokens_delta,
+                "prompt_tokens_delta": self.engine.prompt_tokens_delta,
+                "continuous": self.engine.continuous,
+            },
+            "foreign_work": {
+                "surplus_tokens": self.foreign_work.surplus_tokens,
+                "contradiction": self.foreign_work.contradiction,
+            },
+        })
+    }
+}
+
+/// Audits a receipt.
+pub fn audit(receipt: &Receipt) -> Audit {
+    // 1. Digests: a block that fails stops every fact that depends on it.
+    let failures = receipt.verify_evidence();
+    let mut bad: BTreeMap<String, String> = BTreeMap::new();
+    for e in &failures {
+        let name = match e {
+            crate::receipt::EvidenceError::Undecodable { block }
+            | crate::receipt::EvidenceError::DigestMismatch { block, .. }
+            | crate::receipt::EvidenceError::LengthMismatch { block, .. }
+            | crate::receipt::EvidenceError::Missing { block } => block.clone(),
+        };
+        bad.insert(name, e.to_string());
+    }
+    let mut digests: Vec<BlockCheck> = receipt
+        .evidence
+        .iter()
+        .map(|(name, e)| BlockCheck {
+            block: name.clone(),
+            bytes: e.bytes,
+            ok: !bad.contains_key(name),
+            error: bad.get(name).cloned(),
+        })
+        .collect();
+    for (name, why) in &bad {
+        if !receipt.evidence.contains_key(name) {
+            digests.push(BlockCheck {
+                block: name.clone(),
+                bytes: 0,
+                ok: false,
+                error: Some(why.clone()),
+            });
+        }
+    }
+    // Every block was hashed once above; reading one afterwards only decodes it.
+    let block = |name: &str| -> Result<std::borrow::Cow<'_, [u8]>, String> {
+        if let Some(why) = bad.get(name) {
+            return Err(why.clone());
+        }
+        match receipt.evidence.get(name) {
+            Some(e) => e.decoded(name).map_err(|e| e.to_string()),
+            None => Err(format!("evidence block {name:?} is missing")),
+        }
+    };
+
+    // 2. Facts.
+    let side = client::read(receipt, &block);
+    let eng = engine::read(receipt, &block, side.run_mono_ns, &side.spans_ns);
+    let mut inconsistencies = side.inconsistencies.clone();
+    if receipt.protocol.canonical_key() != receipt.protocol.key {
+        inconsistencies.push(format!(
+            "the protocol key {} is not the key of its fields ({}): the protocol was edited",
+            receipt.protocol.key,
+            receipt.protocol.canonical_key()
+        ));
+    }
+    if let (Some(recorded), Some(plan)) = (
+        &receipt.protocol.plan_sha256,
+        receipt.evidence.get(crate::receipt::block::PLAN),
+    ) && plan.sha256 != *recorded
+    {
+        inconsistencies
+            .push("plan.json is not the plan the protocol names (plan_sha256 differs)".to_owned());
+    }
+    let foreign_work = foreign_work(side.client.as_ref(), &eng.engine);
+    let simulator = receipt.subject.simulator || eng.readback.contains_key("engine");
+
+    // 3. Standings.
+    let gate = side.gate.clone().unwrap_or(Gate {
+        read: false,
+        reason: "no execution".to_owned(),
+    });
+    let mut standings = BTreeMap::new();
+    standings.insert(
+        "subject".to_owned(),
+        subject_standing(&receipt.subject, &eng.readback),
+    );
+    standings.insert(
+        "implementation".to_owned(),
+        implementation_standing(receipt),
+    );
+    standings.insert(
+        "window".to_owned(),
+        window_standing(receipt, &block, side.run_unix_ns, &foreign_work),
+    );
+    standings.insert(
+        "arrival".to_owned(),
+        arrival_standing(&gate, side.arrival.as_ref()),
+    );
+    standings.insert(
+        "occupancy".to_owned(),
+        occupancy_standing(&eng.occupancy, receipt.protocol.max_concurrency),
+    );
+    standings.insert(
+        "counter_agreement".to_owned(),
+        agreement_standing(&gate, side.client.as_ref(), &eng.engine, &foreign_work),
+    );
+    standings.insert("continuity".to_owned(), continuity_standing(&eng.engine));
+    standings.insert(
+        "ledger".to_owned(),
+        ledger_standing(&gate, side.ledger.as_ref()),
+    );
+
+    let mut out = Audit {
+        schema: AUDIT_SCHEMA.to_owned(),
+        digests_ok: bad.is_empty(),
+        digests,
+        captured: bad.is_empty() && gate.read && side.ledger.is_some(),
+        execution_gate: gate,
+        ledger: side.ledger,
+        client: side.client,
+        latency: side.latency,
+        itl_tail: side.itl_tail,
+        concurrency: side.concurrency,
+        arrival: side.arrival,
+        engine: eng.engine,
+        foreign_work,
+        occupancy: eng.occupancy,
+        standings,
+        qualified: false,
+        refusals: Vec::new(),
+        inconsistencies,
+        simulator,
+    };
+    // 4. Derived numbers in the file are compared, never trusted.
+    if let Some(stored) = &receipt.derived {
+        let recomputed = out.derived();
+        for diff in json_differences("derived", stored, &recomputed) {
+            out.inconsistencies.push(diff);
+        }
+    }
+    let q = out.qualification();
+    out.qualified = q.is_qualified();
+    out.refusals = q.refusals().to_vec();
+    out
+}
+
+/// Paths where two JSON values differ (numbers compare by value).
+fn json_differences(path: &str, a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter()
+                .flat_map(|k| {
+                    json_differences(
+                        &format!("{path}.{k}"),
+                        x.get(k).unwrap_or(&Value::Null),
+                        y.get(k).unwrap_or(&Value::Null),
+                    )
+                })
+                .collect()
+        }
+        (Value::Number(x), Value::Number(y)) if x.as_f64() == y.as_f64() => Vec::new(),
+        _ if a == b => Vec::new(),
+        _ => vec![format!(
+            "{path} is {a} in the file, {b} recomputed from the evidence"
+        )],
+    }
+}
+
+fn foreign_work(client: Option<&ClientFacts>, engine: &EngineFacts) -> ForeignWork {
+    let (Some(c), Some(e)) = (client, engine.generation_tokens_delta) else {
+        return ForeignWork {
+            surplus_tokens: None,
+            prompt_surplus_tokens: None,
+            contradiction: false,
+            reason: "unread: needs both client output tokens and an engine generation delta"
+                .to_owned(),
+        };
+    };
+    let prompt_surplus = engine
+        .prompt_tokens_delta
+        .and_then(|p| p.checked_sub(c.input_tokens));
+    if c.output_tokens > e {
+        return ForeignWork {
+            surplus_tokens: None,
+            prompt_surplus_tokens: prompt_surplus,
+            contradiction: true,
+            reason: format!(
+                "contradiction: the client counted {} output tokens, the engine generated {e}: the scrapes, the interval or the identity do not match this run (never read as zero foreign work)",
+                c.output_tokens
+            ),
+        };
+    }
+    let surplus = e - c.output_tokens;
+    ForeignWork {
+        surplus_tokens: Some(surplus),
+        prompt_surplus_tokens: prompt_surplus,
+        contradiction: false,
+        reason: if surplus == 0 {
+            format!("agreement: engine generation delta {e} = client output tokens")
+        } else {
+            format!(
+                "the engine generated {surplus} tokens this client did not receive within the scrape envelope: a bound on foreign work, not its cause"
+            )
+        },
+    }
+}
+
+fn subject_standing(subject: &Subject, readback: &BTreeMap<String, String>) -> Standing {
+    let axes = [
+        ("model", &subject.model),
+        ("model_revision", &subject.model_revision),
+        ("gpu_sku", &subject.gpu_sku),
+        ("engine", &subject.engine),
+        ("engine_version", &subject.engine_version),
+    ];
+    let mut unknown = Vec::new();
+    let mut believed = Vec::new();
+    let mut established = Vec::new();
+    let mut contradicted = Vec::new();
+    for (name, axis) in axes {
+        match axis {
+            Axis::Unknown { reason } => unknown.push(format!("{name} ({reason})")),
+            Axis::Known { value, source } => {
+                if let Some(seen) = readback.get(name)
+                    && seen != value
+                {
+                    contradicted.push(format!(
+                        "{name}: stated {value:?}, the server says {seen:?}"
+                    ));
+                } else if source == "caller" && !readback.contains_key(name) {
+                    believed.push(format!("{name}={value}"));
+                } else {
+                    established.push(format!("{name}={value}"));
+                }
+            }
+        }
+    }
+    if !contradicted.is_empty() {
+        return Standing::refused(
+            format!(
+                "contradicted by the server's own /metrics: {}",
+                contradicted.join("; ")
+            ),
+            "fire at the subject the receipt names, or correct the stated axes",
+        );
+    }
+    if !unknown.is_empty() {
+        return Standing::refused(
+            format!(
+                "partial: unknown {}{}",
+                unknown.join(", "),
+                if believed.is_empty() {
+                    String::new()
+                } else {
+                    format!("; believed (caller-stated) {}", believed.join(", "))
+                }
+            ),
+            "state every axis (--model-revision, --gpu-sku, --engine-version) or fire at an endpoint that reports them",
+        );
+    }
+    Standing::positive(format!(
+        "established{}{}",
+        if established.is_empty() {
+            String::new()
+        } else {
+            format!(" from the server: {}", established.join(", "))
+        },
+        if believed.is_empty() {
+            String::new()
+        } else {
+            format!("; caller-stated: {}", believed.join(", "))
+        }
+    ))
+}
+
+fn implementation_standing(receipt: &Receipt) -> Standing {
+    match &receipt.implementation {
+        Some(i) => match (&i.version, &i.source_sha256) {
+            (Some(v), Some(d)) => Standing::positive(format!(
+                "bound: {} {v}, {} sha256 {d}",
+                i.name,
+                i.source.as_deref().unwrap_or("source")
+            )),
+            _ => Standing::refused(
+                format!(
+                    "unbound: {} {}{}",
+                    i.name,
+                    i.version.as_deref().unwrap_or("(version unknown)"),
+                    i.unbound
+                        .as_deref()
+                        .map_or(String::new(), |u| format!(": {u}"))
+                ),
+                "fire with loadproof (it hashes the installed client) or import with --client-source",
+            ),
+        },
+        None => Standing::refused(
+            "unbound: the receipt does not say which client implementation produced it",
+            "fire with loadproof (it hashes the installed client) or import with --client-source",
+        ),
+    }
+}
+
+const LEASE_SETTLE: &str = "hold a lease from the route's lessor bound to this subject and route for the whole run (`fire --acquire-lease SECONDS`, or `--lease FILE`)";
+
+fn window_standing(
+    receipt: &Receipt,
+    block: &client::BlockReader<'_>,
+    run_unix_ns: Option<(i64, i64)>,
+    foreign: &ForeignWork,
+) -> Standing {
+    let Some(name) = &receipt.lease else {
+        return Standing::refused(
+            "isolation not established: no lease (a statement that nothing else ran is not isolation)",
+            LEASE_SETTLE,
+        );
+    };
+    let lease = match block(name).and_then(|b| Lease::from_json(&b).map_err(|e| e.to_string())) {
+        Ok(l) => l,
+        Err(why) => {
+            return Standing::refused(format!("the lease cannot be used: {why}"), LEASE_SETTLE);
+        }
+    };
+    if lease.subject.is_empty() {
+        return Standing::refused(
+            format!(
+                "lease {} is generic (bound to no subject): a generic lease is not isolation",
+                lease.id
+            ),
+            LEASE_SETTLE,
+        );
+    }
+    let s = &receipt.subject;
+    for (axis, bound) in &lease.subject {
+        let ours = match axis.as_str() {
+            "model" => &s.model,
+            "model_revision" => &s.model_revision,
+            "gpu_sku" => &s.gpu_sku,
+            "engine" => &s.engine,
+            "engine_version" => &s.engine_version,
+            other => {
+                return Standing::refused(
+                    format!(
+                        "lease {} binds an axis this receipt does not carry: {other}",
+                        lease.id
+                    ),
+                    LEASE_SETTLE,
+                );
+            }
+        };
+        match ours {
+            Axis::Known { value, .. } if value == bound => {}
+            Axis::Known { value, .. } => {
+                return Standing::refused(
+                    format!(
+                        "lease {} is for another subject ({axis} {bound:?}, this run's is {value:?}): it does not isolate this window",
+                        lease.id
+                    ),
+                    LEASE_SETTLE,
+                );
+            }
+            Axis::Unknown { .. } => {
+                return Standing::refused(
+                    format!(
+                        "lease {} binds {axis} = {bound:?} but this run's {axis} is unknown",
+                        lease.id
+                    ),
+                    LEASE_SETTLE,
+                );
+            }
+        }
+    }
+    let route = lease.route.trim_end_matches('/');
+    if receipt
+        .protocol
+        .base_url
+        .as_deref()
+        .map(|u| u.trim_end_matches('/'))
+        != Some(route)
+    {
+        return Standing::refused(
+            format!(
+                "lease {} protects {route}, this run fired at {}",
+                lease.id,
+                receipt
+                    .protocol
+                    .base_url
+                    .as_deref()
+                    .unwrap_or("an unstated URL")
+            ),
+            LEASE_SETTLE,
+        );
+    }
+    if lease.exclusion.trim().is_empty() {
+        return Standing::refused(
+            format!("lease {} states no exclusion mechanism", lease.id),
+            LEASE_SETTLE,
+        );
+    }
+    let Some((start, end)) = run_unix_ns else {
+        return Standing::refused(
+            "the run's interval is not in the receipt: the lease cannot be placed over it",
+            LEASE_SETTLE,
+        );
+    };
+    if lease.from_unix_ns > start || lease.until_unix_ns < end {
+        return Standing::refused(
+            format!(
+                "lease {} does not cover the run (lease {}..{}, run {start}..{end} Unix ns)",
+                lease.id, lease.from_unix_ns, lease.until_unix_ns
+            ),
+            LEASE_SETTLE,
+        );
+    }
+    if foreign.surplus_tokens.is_some_and(|s| s > 0) {
+        return Standing::refused(
+            format!(
+                "lease {} held, but the engine counted work this client did not send: the exclusion did not hold",
+                lease.id
+            ),
+            "find and stop the foreign traffic; re-run under the lease",
+        );
+    }
+    Standing::positive(format!(
+        "isolated: lease {} from {} bound to {} at {route}, covering the run; exclusion: {}",
+        lease.id,
+        lease.issuer,
+        lease
+            .subject
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        lease.exclusion
+    ))
+}
+
+fn arrival_standing(gate: &Gate, arrival: Option<&ArrivalFacts>) -> Standing {
+    let settle = "fire with the native engine (per-request send times against the schedule)";
+    let Some(a) = arrival.filter(|_| gate.read) else {
+        return Standing::refused(format!("unread: {}", gate.reason), settle);
+    };
+    if !a.observed {
+        return Standing::refused(
+            format!("declared, not observed: {}", a.source),
+            "retain per-request send times: --save-detailed on vLLM ≥ 0.15 (start_times) or the native engine",
+        );
+    }
+    let (Some(max), Some(bound)) = (a.lag_max_ms, a.bound_ms) else {
+        return Standing::refused(
+            format!("observed but not joined to the schedule: {}", a.source),
+            settle,
+        );
+    };
+    if a.not_sent > 0 {
+        return Standing::refused(
+            format!("{} offered requests were never sent", a.not_sent),
+            settle,
+        );
+    }
+    if a.early > 0 {
+        return Standing::refused(
+            format!("{} requests were sent before their scheduled time", a.early),
+            "fix the client's clock handling and re-run",
+        );
+    }
+    if max > bound {
+        return Standing::refused(
+            format!(
+                "the client fell behind its schedule: largest send lag {max:.3} ms > the bound {bound:.3} ms"
+            ),
+            "re-run on a less loaded client machine, or lower the offered rate",
+        );
+    }
+    Standing::positive(format!(
+        "observed: {} sends, lag p50 {:.3} / p99 {:.3} / max {max:.3} ms within {bound:.3} ms",
+        a.sent,
+        a.lag_p50_ms.unwrap_or(f64::NAN),
+        a.lag_p99_ms.unwrap_or(f64::NAN)
+    ))
+}
+
+fn occupancy_standing(o: &OccupancyFacts, cap: Option<u64>) -> Standing {
+    let settle = "scrape /metrics during the run (fire does every 250 ms) with no gap over 1 s";
+    if o.samples == 0 {
+        return Standing::refused(o.reason.clone(), settle);
+    }
+    if let Some(g) = o.max_gap_ms
+        && g > OCCUPANCY_MAX_GAP_NS as f64 / 1e6
+    {
+        return Standing::refused(
+            format!(
+                "the series has a {g:.0} ms gap (> {} ms): the interval is not covered",
+                OCCUPANCY_MAX_GAP_NS / 1_000_000
+            ),
+            settle,
+        );
+    }
+    if o.max_gap_ms.is_none() {
+        return Standing::refused(o.reason.clone(), settle);
+    }
+    if let Some(why) = &o.engine_over_client {
+        return Standing::refused(
+            format!("foreign requests observed (unattributed): {why}"),
+            "isolate the window (a lease with exclusion) and re-run",
+        );
+    }
+    if let (Some(c), Some(r)) = (cap.filter(|c| *c > 0), o.max_running)
+        && r > c as f64
+    {
+        return Standing::refused(
+            format!("the engine ran {r} requests, above the declared cap {c}"),
+            "isolate the window and re-run",
+        );
+    }
+    match o.preemptions_delta {
+        None => {
+            return Standing::refused(
+                "preemptions unread (vllm:num_preemptions_total absent from a boundary scrape)",
+                "scrape an engine that exports vllm:num_preemptions_total",
+            );
+        }
+        Some(p) if p > 0 => {
+            return Standing::refused(
+                format!("{p} preemptions during the run: the engine ran out of KV capacity"),
+                "lower the offered load or raise KV capacity; the rate measured here is of a preempting engine",
+            );
+        }
+        Some(_) => {}
+    }
+    if let Some(w) = o.max_waiting
+        && w > 0.0
+    {
+        return Standing::refused(
+            format!("up to {w} requests waited for admission: the engine was at capacity"),
+            "lower the offered load; the rate measured here is of a saturated engine",
+        );
+    }
+    Standing::positive(format!(
+        "{}; max running {}, no waiting, no preemptions, KV usage ≤ {:.3}",
+        o.reason,
+        o.max_running.map_or("-".to_owned(), |r| r.to_string()),
+        o.max_kv_usage.unwrap_or(f64::NAN)
+    ))
+}
+
+fn agreement_standing(
+    gate: &Gate,
+    client: Option<&ClientFacts>,
+    engine: &EngineFacts,
+    foreign: &ForeignWork,
+) -> Standing {
+    let settle = "readable before and after scrapes of the same incarnation, and client facts";
+    if !gate.read {
+        return Standing::refused(format!("unread: {}", gate.reason), settle);
+    }
+    let (Some(c), Some(e)) = (client, engine.generation_tokens_delta) else {
+        return Standing::refused(format!("unread: {}", engine.reason), settle);
+    };
+    if foreign.contradiction {
+        return Standing::refused(
+            foreign.reason.clone(),
+            "check that the scrapes are of this run's server",
+        );
+    }
+    if e != c.output_tokens {
+        return Standing::refused(foreign.reason.clone(), "isolate the window and re-run");
+    }
+    match engine.prompt_tokens_delta {
+        Some(p) if p == c.input_tokens => Standing::positive(format!(
+            "engine and client agree: generation {e} = output {}, prompt {p} = input {}",
+            c.output_tokens, c.input_tokens
+        )),
+        Some(p) => Standing::refused(
+            format!(
+                "generation agrees ({e}) but the engine counted {p} prompt tokens, the client {}",
+                c.input_tokens
+            ),
+            "isolate the window and re-run",
+        ),
+        None => Standing::refused("prompt token delta unread", settle),
+    }
+}
+
+fn continuity_standing(engine: &EngineFacts) -> Standing {
+    if engine.continuous {
+        Standing::positive(engine.incarnations.join("; "))
+    } else {
+        Standing::refused(
+            engine.reason.clone(),
+            "scrape one server incarnation before, during and after the run",
+        )
+    }
+}
+
+fn ledger_standing(gate: &Gate, ledger: Option<&LedgerFacts>) -> Standing {
+    let settle = "a run in which every offered request completes";
+    let Some(l) = ledger.filter(|_| gate.read) else {
+        return Standing::refused(format!("unread: {}", gate.reason), settle);
+    };
+    let offered = l.offered.map_or("unstated".to_owned(), |o| o.to_string());
+    if !l.closed {
+        return Standing::refused(
+            format!(
+                "not closed: {} completed, {} failed of {offered} offered ({})",
+                l.completed,
+                l.failed.map_or("unknown".to_owned(), |f| f.to_string()),
+                l.source
+            ),
+            settle,
+        );
+    }
+    match l.failed {
+        Some(0) => Standing::positive(format!(
+            "closed: {} of {offered} completed, none failed{}",
+            l.completed,
+            if l.aggregate {
+                " (aggregate: closed only because every request succeeded)"
+            } else {
+                ""
+            }
+        )),
+        Some(f) => Standing::refused(
+            format!(
+                "{f} of {offered} failed ({} after streaming tokens): a broken service is not a slow one",
+                l.failed_after_tokens
+                    .map_or("unknown".to_owned(), |n| n.to_string())
+            ),
+            settle,
+        ),
+        None => Standing::refused("failures unknown (the summary has no Failed line)", settle),
+    }
+}
+
+/// True when a receipt's execution is the native client (per-request records exist).
+pub fn is_native(receipt: &Receipt) -> bool {
+    matches!(receipt.execution, Execution::Native { .. })
+}

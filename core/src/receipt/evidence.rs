@@ -93,16 +93,24 @@ impl Evidence {
         }
     }
 
+    /// The raw bytes, decoded but *not* checked: for a caller that has already verified this
+    /// block (the audit hashes each block once, then reads it), borrowed when it is text.
+    pub fn decoded(&self, name: &str) -> Result<std::borrow::Cow<'_, [u8]>, EvidenceError> {
+        Ok(match self.encoding {
+            Encoding::Utf8 => std::borrow::Cow::Borrowed(self.content.as_bytes()),
+            Encoding::Base64 => std::borrow::Cow::Owned(
+                base64::engine::general_purpose::STANDARD
+                    .decode(&self.content)
+                    .map_err(|_| EvidenceError::Undecodable {
+                        block: name.to_owned(),
+                    })?,
+            ),
+        })
+    }
+
     /// The raw bytes, checked against the digest and length; `name` labels errors.
     pub fn verified(&self, name: &str) -> Result<Vec<u8>, EvidenceError> {
-        let raw = match self.encoding {
-            Encoding::Utf8 => self.content.as_bytes().to_vec(),
-            Encoding::Base64 => base64::engine::general_purpose::STANDARD
-                .decode(&self.content)
-                .map_err(|_| EvidenceError::Undecodable {
-                    block: name.to_owned(),
-                })?,
-        };
+        let raw = self.decoded(name)?.into_owned();
         let actual = sha256_hex(&raw);
         if actual != self.sha256 {
             return Err(EvidenceError::DigestMismatch {

@@ -1,0 +1,290 @@
+//! `loadproof receipt audit|capture-check|qualify`: one audit (core), three answers.
+//!
+//! `audit` prints everything and exits 0 whatever it found; `capture-check` answers only "was a
+//! raw observation captured"; `qualify` only "does it qualify". Keeping them apart is the
+//! point: a caller that checks the capture's exit code cannot mistake it for a qualification.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use loadproof_core::audit::{self, Audit, LatencyFacts};
+use loadproof_core::receipt::Receipt;
+
+use crate::args::AuditArgs;
+use crate::trace_cmd::BadInput;
+
+/// Reads and audits a receipt; an unreadable file or a non-receipt is bad input (exit 2).
+pub fn load(path: &Path) -> Result<(Receipt, Audit)> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let receipt =
+        Receipt::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+    let audit = audit::audit(&receipt);
+    Ok((receipt, audit))
+}
+
+fn json(audit: &Audit, out: &mut impl Write) -> Result<()> {
+    serde_json::to_writer_pretty(&mut *out, audit)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// `loadproof receipt audit`.
+pub fn audit(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let (receipt, audit) = load(&args.receipt)?;
+    if args.json {
+        json(&audit, out)?;
+    } else {
+        render(&args.receipt, &receipt, &audit, out)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `loadproof receipt capture-check`.
+pub fn capture_check(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let (_, audit) = load(&args.receipt)?;
+    if args.json {
+        json(&audit, out)?;
+    } else if audit.captured {
+        writeln!(
+            out,
+            "captured: {} (this says nothing about qualification: `receipt qualify`)",
+            audit.execution_gate.reason
+        )?;
+    } else if !audit.digests_ok {
+        writeln!(out, "not captured: evidence fails verification")?;
+    } else {
+        writeln!(out, "not captured: {}", audit.execution_gate.reason)?;
+    }
+    Ok(if audit.captured {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// `loadproof receipt qualify`.
+pub fn qualify(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let (_, audit) = load(&args.receipt)?;
+    if args.json {
+        json(&audit, out)?;
+    } else {
+        verdict(&audit, out)?;
+    }
+    Ok(if audit.qualified {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn verdict(a: &Audit, out: &mut impl Write) -> Result<()> {
+    if a.qualified {
+        writeln!(
+            out,
+            "QUALIFIED{}: every standing is positive",
+            if a.simulator {
+                " (of loadproof sim, a simulator)"
+            } else {
+                ""
+            }
+        )?;
+    } else {
+        writeln!(out, "UNQUALIFIED: {} refusals", a.refusals.len())?;
+        for r in &a.refusals {
+            writeln!(out, "  * {r}")?;
+        }
+    }
+    Ok(())
+}
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| v.to_string())
+}
+
+fn ms(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}"))
+}
+
+fn latency_row(l: &LatencyFacts) -> String {
+    format!(
+        "    {:<5} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        l.metric,
+        opt(l.count),
+        ms(l.mean_ms),
+        ms(l.p50_ms),
+        ms(l.p90_ms),
+        ms(l.p99_ms),
+        ms(l.max_ms)
+    )
+}
+
+/// The human report: every section, every standing, the verdict.
+pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Result<()> {
+    writeln!(
+        out,
+        "receipt {}  (protocol {}{})",
+        path.display(),
+        r.protocol.key,
+        if a.simulator {
+            "; endpoint is loadproof sim, a simulator"
+        } else {
+            ""
+        }
+    )?;
+    let bad: Vec<_> = a.digests.iter().filter(|d| !d.ok).collect();
+    if bad.is_empty() {
+        writeln!(
+            out,
+            "evidence      {} blocks, every digest verifies",
+            a.digests.len()
+        )?;
+    } else {
+        writeln!(
+            out,
+            "evidence      {} of {} blocks FAIL",
+            bad.len(),
+            a.digests.len()
+        )?;
+        for d in bad {
+            writeln!(
+                out,
+                "  FAIL {:?}: {}",
+                d.block,
+                d.error.as_deref().unwrap_or("")
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "execution     {}: {}",
+        if a.execution_gate.read {
+            "read"
+        } else {
+            "unread"
+        },
+        a.execution_gate.reason
+    )?;
+    if let Some(l) = &a.ledger {
+        let kinds: Vec<String> = l
+            .dispositions
+            .iter()
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        writeln!(
+            out,
+            "ledger        {} offered · {} completed · {} failed ({} after tokens) · {}{}",
+            opt(l.offered),
+            l.completed,
+            opt(l.failed),
+            opt(l.failed_after_tokens),
+            if l.aggregate {
+                "aggregate"
+            } else {
+                "per request"
+            },
+            if kinds.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", kinds.join(", "))
+            }
+        )?;
+    }
+    if let Some(c) = &a.client {
+        writeln!(
+            out,
+            "client        output {} tok · input {} tok · {:.3} s ({}) · {:.2} output tok/s",
+            c.output_tokens, c.input_tokens, c.duration_s, c.interval, c.output_tokens_per_s
+        )?;
+    }
+    if !a.latency.is_empty() {
+        writeln!(
+            out,
+            "latency (ms)  {}",
+            a.latency.first().map_or("", |l| l.source.as_str())
+        )?;
+        writeln!(
+            out,
+            "    {:<5} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "", "count", "mean", "p50", "p90", "p99", "max"
+        )?;
+        for l in &a.latency {
+            writeln!(out, "{}", latency_row(l))?;
+        }
+    }
+    if let Some(t) = &a.itl_tail {
+        writeln!(
+            out,
+            "itl tail      observed p99 {:.3} ms = {:.1}× the median; cause {} ({})",
+            t.p99_ms, t.ratio, t.cause, t.why
+        )?;
+    }
+    if let Some(c) = &a.concurrency {
+        writeln!(
+            out,
+            "concurrency   exact client peak {} · successful-client second-bucket peak {} · cap {} — {}",
+            opt(c.exact_client_peak),
+            opt(c.successful_client_second_bucket_peak),
+            opt(c.declared_cap),
+            c.note
+        )?;
+    }
+    if let Some(ar) = &a.arrival {
+        writeln!(
+            out,
+            "arrival       {}: {}{}",
+            if ar.observed { "observed" } else { "declared" },
+            ar.source,
+            match (ar.lag_p50_ms, ar.lag_p99_ms, ar.lag_max_ms) {
+                (Some(p50), Some(p99), Some(max)) => format!(
+                    " · lag p50 {p50:.3} / p99 {p99:.3} / max {max:.3} ms (bound {})",
+                    ms(ar.bound_ms)
+                ),
+                _ => String::new(),
+            }
+        )?;
+    }
+    writeln!(
+        out,
+        "engine        generation Δ {} · prompt Δ {} · {}",
+        opt(a.engine.generation_tokens_delta),
+        opt(a.engine.prompt_tokens_delta),
+        if a.engine.continuous {
+            a.engine.incarnations.join("; ")
+        } else {
+            a.engine.reason.clone()
+        }
+    )?;
+    writeln!(out, "foreign work  {}", a.foreign_work.reason)?;
+    writeln!(
+        out,
+        "occupancy     {} · max running {} · max waiting {} · max KV {} · preemptions {}",
+        a.occupancy.reason,
+        opt(a.occupancy.max_running),
+        opt(a.occupancy.max_waiting),
+        a.occupancy
+            .max_kv_usage
+            .map_or_else(|| "-".to_owned(), |v| format!("{v:.3}")),
+        opt(a.occupancy.preemptions_delta)
+    )?;
+    writeln!(out, "standings")?;
+    for name in audit::STANDINGS {
+        if let Some(s) = a.standings.get(name) {
+            writeln!(
+                out,
+                "  {} {:<18} {}",
+                if s.positive { "+" } else { "-" },
+                name,
+                s.reason
+            )?;
+            if let Some(settle) = &s.settle {
+                writeln!(out, "  {:<20} would settle: {settle}", "")?;
+            }
+        }
+    }
+    for i in &a.inconsistencies {
+        writeln!(out, "INCONSISTENT  {i}")?;
+    }
+    verdict(a, out)
+}

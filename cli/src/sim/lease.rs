@@ -1,0 +1,318 @@
+//! Leases on `loadproof sim`: `POST /loadproof/lease` grants one exclusive window at a time,
+//! and while it holds, `/v1/completions` requests that do not carry its bearer token are
+//! refused with 423 Locked (and counted). `/metrics`, `/health` and `/v1/models` stay open, so
+//! anyone can see that the endpoint is leased and how many requests the lease kept out.
+//!
+//! The lease is a `loadproof.lease/v1` document ([`Lease`]) bound to what the simulator
+//! serves: the route the client addressed (`http://` + its `Host` header), the model, the
+//! engine and its version, and the model revision and GPU SKU it was told to state. Its token
+//! is 32 bytes of `/dev/urandom` (with the time, pid and a counter mixed in) through sha256.
+
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, Hasher};
+use std::io::Read;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use loadproof_core::receipt::{LEASE_SCHEMA, Lease, sha256_hex};
+use serde_json::Value;
+
+/// The longest lease granted (a week).
+pub const MAX_SECONDS: f64 = 604_800.0;
+
+/// Longest accepted `holder`, in bytes.
+const MAX_HOLDER_BYTES: usize = 1024;
+
+/// What the simulator grants leases on, fixed at start.
+pub struct LessorConfig {
+    /// `loadproof sim <version>`.
+    pub issuer: String,
+    /// The lease subject: model, engine, engine_version, model_revision, gpu_sku.
+    pub subject: BTreeMap<String, String>,
+    /// `http://ADDR` of the listening socket, for a request without a usable `Host`.
+    pub fallback_route: String,
+}
+
+/// Grants leases and checks requests against the one that holds.
+pub struct Lessor {
+    config: LessorConfig,
+    held: Mutex<Option<Held>>,
+    granted: AtomicU64,
+    refused: AtomicU64,
+}
+
+/// The lease that holds (or held: it expires by its `until`).
+struct Held {
+    holder: String,
+    until_unix_ns: i64,
+    token: String,
+}
+
+/// Why a lease was not granted: an HTTP status and a JSON body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// 400 (a bad request), 409 (a lease holds) or 500.
+    pub status: u16,
+    /// `{"error": {...}}`.
+    pub body: String,
+}
+
+/// Why a completion request was kept out: the lease that holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locked {
+    /// Who holds it.
+    pub holder: String,
+    /// Until when, Unix ns.
+    pub until_unix_ns: i64,
+}
+
+impl Lessor {
+    /// A lessor with no lease held.
+    pub fn new(config: LessorConfig) -> Lessor {
+        Lessor {
+            config,
+            held: Mutex::new(None),
+            granted: AtomicU64::new(0),
+            refused: AtomicU64::new(0),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Held>> {
+        // A handler that panicked holding the lock leaves a consistent value: keep using it.
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Grants a lease for the body `{"holder": "...", "seconds": N}` at `now_unix_ns`, or says
+    /// why not. `host` is the request's `Host` header: the route is what the client addressed.
+    /// The answer is the lease JSON, exactly the bytes to send.
+    pub fn grant(
+        &self,
+        body: &[u8],
+        host: Option<&str>,
+        now_unix_ns: i64,
+    ) -> Result<String, Refusal> {
+        let (holder, seconds) = parse_request(body)?;
+        let mut held = self.lock();
+        if let Some(h) = held.as_ref()
+            && now_unix_ns < h.until_unix_ns
+        {
+            return Err(Refusal {
+                status: 409,
+                body: serde_json::json!({
+                    "error": {
+                        "message": format!(
+                            "a lease is already held by {:?} until {} (Unix ns); try again after it expires",
+                            h.holder, h.until_unix_ns
+                        ),
+                        "type": "Conflict",
+                        "code": 409,
+                        "holder": h.holder,
+                        "until_unix_ns": h.until_unix_ns,
+                    }
+                })
+                .to_string(),
+            });
+        }
+        let n = self.granted.fetch_add(1, Ordering::Relaxed) + 1;
+        let token = fresh_token(n, now_unix_ns);
+        let duration_ns = (seconds * 1e9).round() as i64;
+        let until_unix_ns = now_unix_ns.saturating_add(duration_ns);
+        let route = match host {
+            Some(h) if usable_host(h) => format!("http://{h}"),
+            _ => self.config.fallback_route.clone(),
+        };
+        let lease = Lease {
+            schema: LEASE_SCHEMA.to_owned(),
+            id: format!("sim-lease-{n}-{now_unix_ns}"),
+            issuer: self.config.issuer.clone(),
+            holder: holder.clone(),
+            route,
+            subject: self.config.subject.clone(),
+            from_unix_ns: now_unix_ns,
+            until_unix_ns,
+            exclusion: EXCLUSION.to_owned(),
+            token: Some(token.clone()),
+        };
+        let json = serde_json::to_string_pretty(&lease).map_err(|e| Refusal {
+            status: 500,
+            body: serde_json::json!({"error": {"message": format!("writing the lease: {e}"), "type": "InternalServerError", "code": 500}}).to_string(),
+        })? + "\n";
+        *held = Some(Held {
+            holder,
+            until_unix_ns,
+            token,
+        });
+        Ok(json)
+    }
+
+    /// Whether a completion request with this `Authorization` header may proceed at
+    /// `now_unix_ns`; a refusal is counted.
+    pub fn admit(&self, authorization: Option<&[u8]>, now_unix_ns: i64) -> Result<(), Locked> {
+        let held = self.lock();
+        let Some(h) = held.as_ref().filter(|h| now_unix_ns < h.until_unix_ns) else {
+            return Ok(());
+        };
+        let presented = authorization.and_then(|a| a.strip_prefix(b"Bearer "));
+        if presented.is_some_and(|t| same_bytes(t, h.token.as_bytes())) {
+            return Ok(());
+        }
+        self.refused.fetch_add(1, Ordering::Relaxed);
+        Err(Locked {
+            holder: h.holder.clone(),
+            until_unix_ns: h.until_unix_ns,
+        })
+    }
+
+    /// Whether a lease holds at `now_unix_ns`.
+    pub fn active(&self, now_unix_ns: i64) -> bool {
+        self.lock()
+            .as_ref()
+            .is_some_and(|h| now_unix_ns < h.until_unix_ns)
+    }
+
+    /// Completion requests refused so far.
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
+    }
+}
+
+/// The exclusion mechanism, stated in every lease.
+const EXCLUSION: &str = "while this lease holds (from_unix_ns <= now < until_unix_ns on the \
+simulator's clock), loadproof sim refuses every POST /v1/completions request that does not carry \
+`Authorization: Bearer <token>` with 423 Locked and counts it in \
+loadproof_sim_lease_refused_total; a second lease is refused with 409 Conflict; /metrics, \
+/health and /v1/models stay open (loadproof_sim_lease_active is 1)";
+
+fn bad(message: String) -> Refusal {
+    Refusal {
+        status: 400,
+        body: serde_json::json!({
+            "error": {"message": message, "type": "BadRequestError", "param": "body", "code": 400}
+        })
+        .to_string(),
+    }
+}
+
+/// `{"holder": "...", "seconds": N}` → (holder, seconds).
+fn parse_request(body: &[u8]) -> Result<(String, f64), Refusal> {
+    let doc: Value = serde_json::from_slice(body)
+        .map_err(|e| bad(format!("the body is not valid JSON: {e}")))?;
+    let holder = match doc.get("holder") {
+        Some(Value::String(h)) if !h.is_empty() && h.len() <= MAX_HOLDER_BYTES => h.clone(),
+        _ => {
+            return Err(bad(format!(
+                "holder must be a non-empty string of at most {MAX_HOLDER_BYTES} bytes (who holds the lease)"
+            )));
+        }
+    };
+    let seconds = match doc.get("seconds").and_then(Value::as_f64) {
+        Some(s) if s.is_finite() && s > 0.0 && s <= MAX_SECONDS => s,
+        _ => {
+            return Err(bad(format!(
+                "seconds must be a number greater than 0 and at most {MAX_SECONDS}"
+            )));
+        }
+    };
+    Ok((holder, seconds))
+}
+
+/// A `Host` value fit for a URL: printable, no path, no spaces.
+fn usable_host(h: &str) -> bool {
+    !h.is_empty()
+        && h.len() <= 255
+        && h.bytes()
+            .all(|b| b.is_ascii_graphic() && !matches!(b, b'/' | b'\\' | b'?' | b'#' | b'@'))
+}
+
+/// Compares without stopping at the first difference.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// 64 hex digits no one else can guess: sha256 over OS randomness, the clock, the pid, a
+/// counter and std's per-process random hash keys.
+fn fresh_token(n: u64, now_unix_ns: i64) -> String {
+    let mut seed = Vec::with_capacity(96);
+    let mut random = [0u8; 32];
+    if std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut random))
+        .is_ok()
+    {
+        seed.extend_from_slice(&random);
+    }
+    let mut keyed = std::collections::hash_map::RandomState::new().build_hasher();
+    keyed.write_u64(n);
+    seed.extend_from_slice(&keyed.finish().to_le_bytes());
+    seed.extend_from_slice(&now_unix_ns.to_le_bytes());
+    seed.extend_from_slice(&std::process::id().to_le_bytes());
+    seed.extend_from_slice(&n.to_le_bytes());
+    sha256_hex(&seed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lessor() -> Lessor {
+        Lessor::new(LessorConfig {
+            issuer: "loadproof sim 0.1.0".into(),
+            subject: BTreeMap::from([("model".to_owned(), "sim".to_owned())]),
+            fallback_route: "http://127.0.0.1:1".into(),
+        })
+    }
+
+    #[test]
+    fn one_lease_at_a_time_and_only_its_token_passes() {
+        let l = lessor();
+        let json = l
+            .grant(br#"{"holder": "me", "seconds": 2}"#, Some("h:9"), 1_000)
+            .unwrap();
+        let lease = Lease::from_json(json.as_bytes()).unwrap();
+        assert_eq!(lease.route, "http://h:9");
+        assert_eq!(lease.until_unix_ns, 2_000_001_000);
+        let token = lease.token.unwrap();
+        assert_eq!(token.len(), 64);
+        let conflict = l
+            .grant(br#"{"holder": "you", "seconds": 1}"#, None, 2_000)
+            .unwrap_err();
+        assert_eq!(conflict.status, 409);
+        assert!(
+            conflict.body.contains("\"holder\":\"me\""),
+            "{}",
+            conflict.body
+        );
+        assert!(l.admit(None, 5).is_err());
+        assert!(l.admit(Some(b"Bearer nope"), 5).is_err());
+        assert!(
+            l.admit(Some(format!("Bearer {token}").as_bytes()), 5)
+                .is_ok()
+        );
+        assert_eq!(l.refused(), 2);
+        assert!(l.active(2_000_000_999));
+        // Expired: open again, and a new lease may be granted.
+        assert!(!l.active(2_000_001_000));
+        assert!(l.admit(None, 2_000_001_000).is_ok());
+        let next = l
+            .grant(br#"{"holder": "you", "seconds": 1}"#, None, 2_000_001_000)
+            .unwrap();
+        let next = Lease::from_json(next.as_bytes()).unwrap();
+        assert_eq!(next.route, "http://127.0.0.1:1");
+        assert_ne!(next.token.unwrap(), token);
+    }
+
+    #[test]
+    fn bad_requests_are_400() {
+        let l = lessor();
+        for body in [
+            &b"nope"[..],
+            br#"{"seconds": 1}"#,
+            br#"{"holder": "", "seconds": 1}"#,
+            br#"{"holder": "me"}"#,
+            br#"{"holder": "me", "seconds": 0}"#,
+            br#"{"holder": "me", "seconds": 1e9}"#,
+        ] {
+            assert_eq!(l.grant(body, None, 0).unwrap_err().status, 400);
+        }
+        assert!(!l.active(0));
+    }
+}

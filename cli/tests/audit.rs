@@ -1,0 +1,200 @@
+//! `loadproof receipt audit|capture-check|qualify` end to end: the positive path is reachable
+//! (a native run at `loadproof sim` under its lease qualifies), the same run without a lease is
+//! captured but unqualified, a tampered receipt names its block, and the three commands keep
+//! their own exit codes.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use loadproof_core::receipt::Receipt;
+
+mod common;
+
+use common::{FAST, Sim, s, stderr};
+
+/// One test at a time: a native fire hashes the debug executable (a core-second) and a busy
+/// machine would push the dispatch lag over its bound.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn loadproof(args: &[&str]) -> Output {
+    common::run(args)
+}
+
+/// A verified plan of `n` Mooncake rows 40 ms apart in a fresh directory.
+fn planned(name: &str, n: u64) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("loadproof-audit-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("trace.jsonl");
+    let text: String = (0..n)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [{i}]}}\n",
+                i * 40,
+                20 + i % 5 * 30,
+                3 + i % 4
+            )
+        })
+        .collect();
+    std::fs::write(&trace, text).unwrap();
+    let out = loadproof(&["plan", s(&trace), "--out", s(&dir.join("plan"))]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    dir
+}
+
+/// Fires natively at `sim` with `extra`; the receipt path.
+fn fire(dir: &Path, sim: &Sim, extra: &[&str]) -> PathBuf {
+    let receipt = dir.join("receipt.json");
+    let plan = dir.join("plan");
+    let mut args = vec![
+        "fire",
+        s(&plan),
+        "--endpoint",
+        sim.url.as_str(),
+        "--engine",
+        "native",
+        "--scrape-interval-ms",
+        "100",
+        "--lag-bound-ms",
+        "50",
+        "--out",
+        s(&receipt),
+    ];
+    args.extend_from_slice(extra);
+    let out = loadproof(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    receipt
+}
+
+fn audit_json(receipt: &Path) -> serde_json::Value {
+    let out = loadproof(&["receipt", "audit", s(receipt), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn code(args: &[&str]) -> Option<i32> {
+    loadproof(args).status.code()
+}
+
+#[test]
+fn the_positive_path_qualifies_end_to_end_at_the_sim() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let sim = Sim::start(&FAST);
+    let dir = planned("positive", 25);
+    let receipt = fire(&dir, &sim, &["--acquire-lease", "120"]);
+    let a = audit_json(&receipt);
+    assert_eq!(a["qualified"], true, "{:#}", a["refusals"]);
+    // the documented --json names
+    for key in [
+        "digests_ok",
+        "execution_gate",
+        "ledger",
+        "client",
+        "engine",
+        "foreign_work",
+        "standings",
+        "qualified",
+        "refusals",
+    ] {
+        assert!(a.get(key).is_some(), "{key}");
+    }
+    assert_eq!(a["digests_ok"], true);
+    assert_eq!(a["ledger"]["offered"], 25);
+    assert_eq!(a["ledger"]["completed"], 25);
+    assert_eq!(a["ledger"]["failed"], 0);
+    assert_eq!(a["ledger"]["aggregate"], false);
+    assert_eq!(
+        a["engine"]["generation_tokens_delta"],
+        a["client"]["output_tokens"]
+    );
+    assert_eq!(
+        a["engine"]["prompt_tokens_delta"],
+        a["client"]["input_tokens"]
+    );
+    assert_eq!(a["engine"]["continuous"], true);
+    assert_eq!(a["foreign_work"]["surplus_tokens"], 0);
+    assert_eq!(a["foreign_work"]["contradiction"], false);
+    assert_eq!(a["simulator"], true);
+    for name in [
+        "subject",
+        "implementation",
+        "window",
+        "arrival",
+        "occupancy",
+        "counter_agreement",
+        "continuity",
+        "ledger",
+    ] {
+        assert_eq!(
+            a["standings"][name]["positive"], true,
+            "{name}: {}",
+            a["standings"][name]
+        );
+    }
+    // fire wrote its own audit's numbers as `derived`; the audit found them consistent
+    let r = Receipt::from_json(&std::fs::read(&receipt).unwrap()).unwrap();
+    assert!(r.derived.is_some());
+    assert_eq!(a["inconsistencies"], serde_json::json!([]));
+
+    assert_eq!(code(&["receipt", "qualify", s(&receipt)]), Some(0));
+    assert_eq!(code(&["receipt", "capture-check", s(&receipt)]), Some(0));
+    let text = loadproof(&["receipt", "audit", s(&receipt)]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("QUALIFIED (of loadproof sim, a simulator)"),
+        "{text}"
+    );
+
+    // a byte flipped in one scrape body: named, and the qualification is refused
+    let json = std::fs::read_to_string(&receipt).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let body = v["evidence"]["metrics/1"]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    v["evidence"]["metrics/1"]["content"] = serde_json::json!(body.replacen("vllm:", "vllm;", 1));
+    let tampered = dir.join("tampered.json");
+    std::fs::write(&tampered, serde_json::to_string(&v).unwrap()).unwrap();
+    let out = loadproof(&["receipt", "audit", s(&tampered)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("FAIL \"metrics/1\""), "{text}");
+    assert_eq!(code(&["receipt", "qualify", s(&tampered)]), Some(1));
+    assert_eq!(code(&["receipt", "capture-check", s(&tampered)]), Some(1));
+}
+
+#[test]
+fn without_a_lease_the_same_run_is_captured_but_not_qualified() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let sim = Sim::start(&FAST);
+    let dir = planned("no-lease", 10);
+    let receipt = fire(&dir, &sim, &[]);
+    assert_eq!(code(&["receipt", "capture-check", s(&receipt)]), Some(0));
+    let out = loadproof(&["receipt", "qualify", s(&receipt)]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("window: isolation not established"), "{text}");
+    let a = audit_json(&receipt);
+    assert_eq!(a["qualified"], false);
+    assert_eq!(a["standings"]["window"]["positive"], false);
+    assert!(
+        a["standings"]["window"]["settle"]
+            .as_str()
+            .unwrap()
+            .contains("--acquire-lease")
+    );
+}
+
+#[test]
+fn a_file_that_is_not_a_receipt_exits_2_for_every_command() {
+    let dir = std::env::temp_dir().join(format!("loadproof-audit-{}-bad", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{\"schema\": 1}").unwrap();
+    for cmd in ["audit", "capture-check", "qualify"] {
+        let out = loadproof(&["receipt", cmd, s(&bad)]);
+        assert_eq!(out.status.code(), Some(2), "{cmd}");
+        assert!(stderr(&out).contains("bad.json"), "{}", stderr(&out));
+    }
+    let out = loadproof(&["receipt", "qualify", s(&dir.join("missing.json"))]);
+    assert_eq!(out.status.code(), Some(2));
+}

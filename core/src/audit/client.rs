@@ -1,0 +1,813 @@
+//! What the client saw, recomputed from the execution's raw evidence only.
+//!
+//! The execution gate comes first: a bench process's facts are read from its stdout (and the
+//! result JSON it wrote) only when it exited 0 on its own; a nonzero exit, a signal, an
+//! interruption, a client that never started and an unreachable endpoint are all *unread*,
+//! whatever text they left behind. stderr is never read. The native client's facts come from
+//! its per-request event log, one record per offered request.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::bench_output::{self, BenchResult, Summary};
+use crate::receipt::{Disposition, Execution, Receipt, RequestRecord, ResultFile};
+
+/// Whether client facts were read, and why (not).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gate {
+    /// True when client facts were read.
+    pub read: bool,
+    /// What was read, or why nothing was.
+    pub reason: String,
+}
+
+/// The operation ledger: every offered request and how it ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LedgerFacts {
+    /// Requests offered (the plan's count).
+    pub offered: Option<u64>,
+    /// Requests that completed.
+    pub completed: u64,
+    /// Requests that failed (any other terminal disposition); `None` when the client did not
+    /// say.
+    pub failed: Option<u64>,
+    /// Failed requests that had already streamed tokens (a broken stream, not a refusal).
+    pub failed_after_tokens: Option<u64>,
+    /// True when only totals exist (vLLM's summary), not one disposition per request.
+    pub aggregate: bool,
+    /// Every offered request has exactly one terminal disposition (or, for an aggregate
+    /// ledger, completed + failed = offered).
+    pub closed: bool,
+    /// Terminal dispositions by kind (per-request ledgers only).
+    pub dispositions: BTreeMap<String, u64>,
+    /// Where the ledger comes from.
+    pub source: String,
+}
+
+/// Client token totals and the client's own service interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientFacts {
+    /// Output tokens of completed requests.
+    pub output_tokens: u64,
+    /// Input tokens of completed requests.
+    pub input_tokens: u64,
+    /// The benchmark's own interval, seconds (never the scrape envelope).
+    pub duration_s: f64,
+    /// `output_tokens / duration_s`.
+    pub output_tokens_per_s: f64,
+    /// Which interval: the bench's `duration`, or first send → last terminal event.
+    pub interval: String,
+}
+
+/// One latency distribution as observed by the client, milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyFacts {
+    /// `ttft`, `tpot`, `itl` or `e2el`.
+    pub metric: String,
+    /// Values in the distribution (`None`: only the printed summary exists).
+    pub count: Option<u64>,
+    /// Mean.
+    pub mean_ms: Option<f64>,
+    /// Median.
+    pub p50_ms: Option<f64>,
+    /// 90th percentile.
+    pub p90_ms: Option<f64>,
+    /// 99th percentile.
+    pub p99_ms: Option<f64>,
+    /// Largest.
+    pub max_ms: Option<f64>,
+    /// Where the numbers come from.
+    pub source: String,
+}
+
+/// The client's ITL tail, observed; its cause is not established by anything a receipt holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ItlTail {
+    /// Median ITL.
+    pub p50_ms: f64,
+    /// P99 ITL.
+    pub p99_ms: f64,
+    /// p99 / p50.
+    pub ratio: f64,
+    /// Always `unestablished` here.
+    pub cause: String,
+    /// Why no cause is assigned.
+    pub why: String,
+}
+
+/// Peaks of the client's own requests — never engine concurrency.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Concurrency {
+    /// vLLM's "Peak concurrent requests": successful requests per whole-second bucket, each
+    /// counted in every second it touches. An upper bound on the client's own concurrency.
+    pub successful_client_second_bucket_peak: Option<u64>,
+    /// The exact maximum of this client's requests in flight (per-request spans).
+    pub exact_client_peak: Option<u64>,
+    /// The cap the protocol declared (`None`: uncapped or unstated).
+    pub declared_cap: Option<u64>,
+    /// What these numbers are not.
+    pub note: String,
+}
+
+/// Arrival as observed from per-request send times.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArrivalFacts {
+    /// True only when per-request send times were retained.
+    pub observed: bool,
+    /// Where they come from, or why arrival is only declared.
+    pub source: String,
+    /// Requests sent.
+    pub sent: u64,
+    /// Offered requests never sent.
+    pub not_sent: u64,
+    /// Send lag behind the schedule (sent − scheduled), ms: median, p99, max.
+    pub lag_p50_ms: Option<f64>,
+    /// P99 lag.
+    pub lag_p99_ms: Option<f64>,
+    /// Largest lag.
+    pub lag_max_ms: Option<f64>,
+    /// Requests sent before their scheduled time.
+    pub early: u64,
+    /// The bound the client declared for falling behind, ms.
+    pub bound_ms: Option<f64>,
+}
+
+/// Everything read from the client side of one receipt.
+#[derive(Debug, Clone, Default)]
+pub struct ClientSide {
+    /// The execution gate.
+    pub gate: Option<Gate>,
+    /// The ledger, when read.
+    pub ledger: Option<LedgerFacts>,
+    /// Token totals and rate, when read.
+    pub client: Option<ClientFacts>,
+    /// Latency distributions.
+    pub latency: Vec<LatencyFacts>,
+    /// The ITL tail, when an ITL distribution exists.
+    pub itl_tail: Option<ItlTail>,
+    /// Client peaks.
+    pub concurrency: Option<Concurrency>,
+    /// Arrival.
+    pub arrival: Option<ArrivalFacts>,
+    /// This client's requests in flight as `[sent, end)` monotonic ns (native only).
+    pub spans_ns: Vec<(i64, i64)>,
+    /// The run on the firing machine's monotonic clock.
+    pub run_mono_ns: Option<(i64, i64)>,
+    /// The run on the firing machine's wall clock.
+    pub run_unix_ns: Option<(i64, i64)>,
+    /// Evidence that contradicts other evidence in the same receipt.
+    pub inconsistencies: Vec<String>,
+}
+
+/// A verified block's bytes (borrowed from the receipt when they are text), or why the block
+/// cannot be used: its digest failed or it is missing.
+pub type BlockReader<'a> = dyn Fn(&str) -> Result<std::borrow::Cow<'a, [u8]>, String> + 'a;
+
+/// Reads the client side. `block` returns a verified block or why it cannot be used.
+pub fn read(receipt: &Receipt, block: &BlockReader<'_>) -> ClientSide {
+    let cap = receipt.protocol.max_concurrency.filter(|c| *c > 0);
+    match &receipt.execution {
+        Execution::NotStarted { cause } => unread(format!(
+            "the client never started ({cause}): no client facts exist"
+        )),
+        Execution::Unreachable { url, cause } => unread(format!(
+            "the endpoint {url} was unreachable ({cause}): any retained text is unread"
+        )),
+        Execution::Ran {
+            exit,
+            stdout,
+            result,
+            started,
+            ended,
+            interrupted,
+            ..
+        } => {
+            let mut side = ClientSide {
+                run_mono_ns: started.zip(*ended).map(|(a, b)| (a.mono_ns, b.mono_ns)),
+                run_unix_ns: started.zip(*ended).map(|(a, b)| (a.unix_ns, b.unix_ns)),
+                ..ClientSide::default()
+            };
+            if let Some(why) = interrupted {
+                side.gate = Some(closed(format!(
+                    "the bench process was interrupted ({why:?}): its output is unread"
+                )));
+                return side;
+            }
+            if exit.code != Some(0) || exit.signal.is_some() {
+                side.gate = Some(closed(format!(
+                    "the bench process ended with {}: stdout is unread, however successful it looks (stderr is never read)",
+                    match (exit.code, exit.signal) {
+                        (Some(c), _) => format!("exit code {c}"),
+                        (None, Some(s)) => format!("signal {s}"),
+                        (None, None) => "no exit status".to_owned(),
+                    }
+                )));
+                return side;
+            }
+            read_bench(receipt, stdout, result, cap, block, side)
+        }
+        Execution::Native {
+            events,
+            offered,
+            started,
+            ended,
+            interrupted,
+            lag_bound_ns,
+        } => {
+            let side = ClientSide {
+                run_mono_ns: Some((started.mono_ns, ended.mono_ns)),
+                run_unix_ns: Some((started.unix_ns, ended.unix_ns)),
+                ..ClientSide::default()
+            };
+            read_native(
+                events,
+                *offered,
+                interrupted.is_some(),
+                *lag_bound_ns,
+                cap,
+                block,
+                side,
+            )
+        }
+    }
+}
+
+fn closed(reason: String) -> Gate {
+    Gate {
+        read: false,
+        reason,
+    }
+}
+
+fn unread(reason: String) -> ClientSide {
+    ClientSide {
+        gate: Some(closed(reason)),
+        ..ClientSide::default()
+    }
+}
+
+const ITL_WHY: &str = "client-side gaps between streamed messages can come from the engine's scheduling, this run's own requests, prefill/decode interaction, message coalescing, the client's event loop or network, or foreign work; nothing in a receipt attributes them";
+
+const PEAK_NOTE: &str = "peaks of this client's own requests, not engine concurrency: a whole-second bucket peak can exceed the client's cap with no foreign work at all; foreign work is read from engine counters only";
+
+fn read_bench(
+    receipt: &Receipt,
+    stdout: &str,
+    result: &ResultFile,
+    cap: Option<u64>,
+    block: &BlockReader<'_>,
+    mut side: ClientSide,
+) -> ClientSide {
+    let raw = match block(stdout) {
+        Ok(raw) => raw,
+        Err(why) => {
+            side.gate = Some(closed(format!("stdout cannot be used: {why}")));
+            return side;
+        }
+    };
+    let summary = match bench_output::parse_summary(&raw) {
+        Ok(s) => s,
+        Err(e) => {
+            side.gate = Some(closed(format!(
+                "stdout of an exit-0 run has no usable summary: {e}"
+            )));
+            return side;
+        }
+    };
+    let result = match result {
+        ResultFile::Kept { block: name } => match block(name) {
+            Ok(bytes) => match bench_output::parse_result(&bytes) {
+                Ok(r) => Some(r),
+                Err(e) => {
+                    side.gate = Some(closed(format!("{name}: {e}")));
+                    return side;
+                }
+            },
+            Err(why) => {
+                side.gate = Some(closed(format!("the result JSON cannot be used: {why}")));
+                return side;
+            }
+        },
+        ResultFile::Absent { .. } => None,
+    };
+    if let Some(r) = &result {
+        let mismatches = bench_output::disagreements(&summary, r);
+        if !mismatches.is_empty() {
+            let list: Vec<String> = mismatches
+                .iter()
+                .map(|d| format!("{} (stdout {}, result {})", d.field, d.stdout, d.result))
+                .collect();
+            side.inconsistencies.push(format!(
+                "stdout and the result JSON are not one run's: {}",
+                list.join("; ")
+            ));
+            side.gate = Some(closed(
+                "stdout and the result JSON disagree: client facts from mixed runs are refused"
+                    .to_owned(),
+            ));
+            return side;
+        }
+    }
+    side.gate = Some(Gate {
+        read: true,
+        reason: match &result {
+            Some(r) if r.detailed.is_some() => {
+                "exit 0: stdout summary and the result JSON's per-request arrays read".to_owned()
+            }
+            Some(_) => {
+                "exit 0: stdout summary and the result JSON read (no per-request arrays)".to_owned()
+            }
+            None => "exit 0: stdout summary read (no result JSON)".to_owned(),
+        },
+    });
+    // Offered: the protocol's count; for an import that did not state it, the bench's own
+    // `num_prompts` (the CLI value: a timed_trace run never oversamples).
+    let (offered, offered_from) = match (
+        receipt.protocol.requests,
+        result.as_ref().and_then(|r| r.num_prompts),
+    ) {
+        (Some(n), _) => (Some(n), ""),
+        (None, Some(n)) => (Some(n), "; offered from the result JSON's num_prompts"),
+        (None, None) => (None, ""),
+    };
+    let mut ledger = bench_ledger(&summary, result.as_ref(), offered);
+    ledger.source.push_str(offered_from);
+    side.ledger = Some(ledger);
+    let output_tokens = summary
+        .total_generated_tokens
+        .or_else(|| result.as_ref().and_then(|r| r.total_output_tokens));
+    let (duration, interval) = match &result {
+        Some(r) => (r.duration_s, "the bench's own duration (result JSON)"),
+        None => (
+            summary.duration_s,
+            "the bench's own duration (stdout, 2 decimals)",
+        ),
+    };
+    let duration_s = duration.to_f64();
+    if let Some(out) = output_tokens {
+        side.client = Some(ClientFacts {
+            output_tokens: out,
+            input_tokens: summary.total_input_tokens,
+            duration_s,
+            output_tokens_per_s: rate(out, duration_s),
+            interval: interval.to_owned(),
+        });
+    }
+    side.latency = bench_latency(&summary, result.as_ref());
+    side.itl_tail = itl_tail(&side.latency);
+    let detailed = result.as_ref().and_then(|r| r.detailed.as_ref());
+    let recomputed_peak = detailed.and_then(|d| {
+        let starts = d.start_times_s.as_ref()?;
+        let spans: Vec<(f64, f64)> = d
+            .errors
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.is_empty())
+            .filter_map(|(i, _)| {
+                let start = *starts.get(i)?;
+                let latency = match &d.latencies_s {
+                    Some(l) => *l.get(i)?,
+                    None => d.ttfts_s.get(i)? + d.itls_s.get(i)?.iter().sum::<f64>(),
+                };
+                Some((start, latency))
+            })
+            .collect();
+        bench_output::second_bucket_peak(&spans)
+    });
+    let printed_peak = summary
+        .successful_client_second_bucket_peak
+        .and_then(|d| d.whole_u64().ok());
+    if let (Some(p), Some(r)) = (printed_peak, recomputed_peak)
+        && p != r
+    {
+        side.inconsistencies.push(format!(
+            "stdout prints a bucket peak of {p}, the per-request spans give {r}"
+        ));
+    }
+    side.concurrency = Some(Concurrency {
+        successful_client_second_bucket_peak: recomputed_peak.or(printed_peak),
+        exact_client_peak: None,
+        declared_cap: cap,
+        note: PEAK_NOTE.to_owned(),
+    });
+    side.arrival = Some(match detailed.and_then(|d| d.start_times_s.as_ref()) {
+        Some(starts) => ArrivalFacts {
+            observed: true,
+            source: "start_times (per-request send times) from --save-detailed".to_owned(),
+            sent: starts.len() as u64,
+            not_sent: 0,
+            lag_p50_ms: None,
+            lag_p99_ms: None,
+            lag_max_ms: None,
+            early: 0,
+            bound_ms: None,
+        },
+        None => ArrivalFacts {
+            observed: false,
+            source: format!(
+                "declared only ({}): no per-request send times were retained",
+                receipt
+                    .protocol
+                    .arrival
+                    .as_deref()
+                    .unwrap_or("arrival not stated")
+            ),
+            sent: 0,
+            not_sent: 0,
+            lag_p50_ms: None,
+            lag_p99_ms: None,
+            lag_max_ms: None,
+            early: 0,
+            bound_ms: None,
+        },
+    });
+    side
+}
+
+fn bench_ledger(
+    summary: &Summary,
+    result: Option<&BenchResult>,
+    offered: Option<u64>,
+) -> LedgerFacts {
+    if let Some(d) = result.and_then(|r| r.detailed.as_ref()) {
+        let mut dispositions = BTreeMap::new();
+        let (mut completed, mut failed, mut after_tokens) = (0u64, 0u64, 0u64);
+        for (i, e) in d.errors.iter().enumerate() {
+            if e.is_empty() {
+                completed += 1;
+                *dispositions.entry("ok".to_owned()).or_insert(0) += 1;
+            } else {
+                failed += 1;
+                *dispositions.entry("error".to_owned()).or_insert(0) += 1;
+                let streamed = d.output_lens.get(i).is_some_and(|n| *n > 0)
+                    || d.itls_s.get(i).is_some_and(|v| !v.is_empty())
+                    || d.ttfts_s.get(i).is_some_and(|t| *t > 0.0);
+                if streamed {
+                    after_tokens += 1;
+                }
+            }
+        }
+        let total = completed + failed;
+        return LedgerFacts {
+            offered,
+            completed,
+            failed: Some(failed),
+            failed_after_tokens: Some(after_tokens),
+            aggregate: false,
+            closed: offered == Some(total)
+                && completed == summary.successful
+                && summary.failed.is_none_or(|f| f == failed),
+            dispositions,
+            source: "per-request errors array of the result JSON (--save-detailed)".to_owned(),
+        };
+    }
+    let failed = summary.failed;
+    LedgerFacts {
+        offered,
+        completed: summary.successful,
+        failed,
+        failed_after_tokens: None,
+        aggregate: true,
+        closed: match (offered, failed) {
+            (Some(o), Some(f)) => summary.successful.checked_add(f) == Some(o),
+            _ => false,
+        },
+        dispositions: BTreeMap::new(),
+        source:
+            "aggregate: the stdout summary's Successful/Failed counts (no per-request population)"
+                .to_owned(),
+    }
+}
+
+fn bench_latency(summary: &Summary, result: Option<&BenchResult>) -> Vec<LatencyFacts> {
+    if let Some(d) = result.and_then(|r| r.detailed.as_ref()) {
+        let ok: Vec<usize> = (0..d.errors.len())
+            .filter(|i| d.errors.get(*i).is_some_and(|e| e.is_empty()))
+            .collect();
+        let ms = |s: f64| s * 1e3;
+        let ttft: Vec<f64> = ok
+            .iter()
+            .filter_map(|i| d.ttfts_s.get(*i))
+            .map(|s| ms(*s))
+            .collect();
+        let itl: Vec<f64> = ok
+            .iter()
+            .filter_map(|i| d.itls_s.get(*i))
+            .flatten()
+            .map(|s| ms(*s))
+            .collect();
+        let e2el: Vec<f64> = ok
+            .iter()
+            .filter_map(|i| match &d.latencies_s {
+                Some(l) => l.get(*i).copied(),
+                None => Some(d.ttfts_s.get(*i)? + d.itls_s.get(*i)?.iter().sum::<f64>()),
+            })
+            .map(ms)
+            .collect();
+        let tpot: Vec<f64> = ok
+            .iter()
+            .filter_map(|i| {
+                let n = *d.output_lens.get(*i)?;
+                if n < 2 {
+                    return None;
+                }
+                let latency = match &d.latencies_s {
+                    Some(l) => *l.get(*i)?,
+                    None => d.ttfts_s.get(*i)? + d.itls_s.get(*i)?.iter().sum::<f64>(),
+                };
+                Some(ms((latency - d.ttfts_s.get(*i)?) / (n - 1) as f64))
+            })
+            .collect();
+        let source = "per-request arrays of the result JSON";
+        return vec![
+            distribution("ttft", ttft, source),
+            distribution("tpot", tpot, source),
+            distribution("itl", itl, source),
+            distribution("e2el", e2el, source),
+        ];
+    }
+    summary
+        .latency
+        .iter()
+        .map(|l| {
+            let p = |name: &str| {
+                l.percentiles
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.to_f64())
+            };
+            LatencyFacts {
+                metric: l.metric.to_ascii_lowercase(),
+                count: None,
+                mean_ms: l.mean_ms.map(|d| d.to_f64()),
+                p50_ms: l.median_ms.map(|d| d.to_f64()).or_else(|| p("50")),
+                p90_ms: p("90"),
+                p99_ms: p("99"),
+                max_ms: None,
+                source: "stdout summary as printed (2 decimals); no per-request population"
+                    .to_owned(),
+            }
+        })
+        .collect()
+}
+
+/// numpy's default (linear) percentile on sorted values.
+pub(crate) fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let rank = q / 100.0 * last as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    let (a, b) = (*sorted.get(lo)?, *sorted.get(hi)?);
+    Some(a + (b - a) * (rank - lo as f64))
+}
+
+fn distribution(metric: &str, mut values: Vec<f64>, source: &str) -> LatencyFacts {
+    values.retain(|v| v.is_finite());
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    LatencyFacts {
+        metric: metric.to_owned(),
+        count: Some(n as u64),
+        mean_ms: (n > 0).then(|| values.iter().sum::<f64>() / n as f64),
+        p50_ms: percentile(&values, 50.0),
+        p90_ms: percentile(&values, 90.0),
+        p99_ms: percentile(&values, 99.0),
+        max_ms: values.last().copied(),
+        source: source.to_owned(),
+    }
+}
+
+fn itl_tail(latency: &[LatencyFacts]) -> Option<ItlTail> {
+    let itl = latency.iter().find(|l| l.metric == "itl")?;
+    let (p50, p99) = (itl.p50_ms?, itl.p99_ms?);
+    Some(ItlTail {
+        p50_ms: p50,
+        p99_ms: p99,
+        ratio: if p50 > 0.0 { p99 / p50 } else { f64::NAN },
+        cause: "unestablished".to_owned(),
+        why: ITL_WHY.to_owned(),
+    })
+}
+
+fn rate(tokens: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        tokens as f64 / seconds
+    } else {
+        f64::NAN
+    }
+}
+
+/// Parses the native event log: one [`RequestRecord`] per line.
+pub fn parse_events(raw: &[u8]) -> Result<Vec<RequestRecord>, String> {
+    let mut records = Vec::new();
+    for (i, line) in raw.split(|b| *b == b'\n').enumerate() {
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        let record: RequestRecord =
+            serde_json::from_slice(line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        records.push(record);
+    }
+    Ok(records)
+}
+
+fn read_native(
+    events: &str,
+    offered: u64,
+    interrupted: bool,
+    lag_bound_ns: i64,
+    cap: Option<u64>,
+    block: &BlockReader<'_>,
+    mut side: ClientSide,
+) -> ClientSide {
+    let records = match block(events)
+        .and_then(|raw| parse_events(&raw).map_err(|e| format!("{events}: {e}")))
+    {
+        Ok(r) => r,
+        Err(why) => {
+            side.gate = Some(closed(format!("the event log cannot be used: {why}")));
+            return side;
+        }
+    };
+    side.gate = Some(Gate {
+        read: true,
+        reason: if interrupted {
+            "native event log read (the run was interrupted: unfinished requests are named in the ledger)"
+                .to_owned()
+        } else {
+            "native event log read: one record per offered request".to_owned()
+        },
+    });
+
+    // Ledger: exactly one record per offered index.
+    let mut seen = std::collections::HashSet::with_capacity(records.len());
+    let mut problems = Vec::new();
+    for r in &records {
+        if r.index >= offered {
+            problems.push(format!(
+                "a record for request {} beyond the {offered} offered",
+                r.index
+            ));
+        } else if !seen.insert(r.index) {
+            problems.push(format!("request {} has two records", r.index));
+        }
+    }
+    let missing = offered.saturating_sub(seen.len() as u64);
+    if missing > 0 {
+        problems.push(format!("{missing} offered requests have no record"));
+    }
+    let mut dispositions: BTreeMap<String, u64> = BTreeMap::new();
+    let (mut completed, mut failed, mut after_tokens) = (0u64, 0u64, 0u64);
+    for r in &records {
+        *dispositions
+            .entry(r.disposition.kind().to_owned())
+            .or_insert(0) += 1;
+        if r.disposition == Disposition::Ok {
+            completed += 1;
+        } else {
+            failed += 1;
+            if r.first_token_ns.is_some() || !r.chunks_ns.is_empty() {
+                after_tokens += 1;
+            }
+        }
+    }
+    for p in problems.iter().take(3) {
+        side.inconsistencies.push(format!("event log: {p}"));
+    }
+    side.ledger = Some(LedgerFacts {
+        offered: Some(offered),
+        completed,
+        failed: Some(failed + missing),
+        failed_after_tokens: Some(after_tokens),
+        aggregate: false,
+        closed: problems.is_empty(),
+        dispositions,
+        source: "native event log: one terminal disposition per offered request".to_owned(),
+    });
+
+    // Client totals over completed requests; the interval is first send → last terminal event.
+    let ok: Vec<&RequestRecord> = records
+        .iter()
+        .filter(|r| r.disposition == Disposition::Ok)
+        .collect();
+    let without_usage: Vec<u64> = ok
+        .iter()
+        .filter(|r| r.usage.is_none())
+        .map(|r| r.index)
+        .collect();
+    let first_send = records.iter().filter_map(|r| r.sent_ns).min();
+    let last_end = records
+        .iter()
+        .filter(|r| r.sent_ns.is_some())
+        .filter_map(|r| r.end_ns)
+        .max();
+    if without_usage.is_empty()
+        && let (Some(a), Some(b)) = (first_send, last_end)
+    {
+        let output: u64 = ok
+            .iter()
+            .filter_map(|r| r.usage)
+            .map(|u| u.completion_tokens)
+            .sum();
+        let input: u64 = ok
+            .iter()
+            .filter_map(|r| r.usage)
+            .map(|u| u.prompt_tokens)
+            .sum();
+        let duration_s = (b - a) as f64 / 1e9;
+        side.client = Some(ClientFacts {
+            output_tokens: output,
+            input_tokens: input,
+            duration_s,
+            output_tokens_per_s: rate(output, duration_s),
+            interval: "first send → last terminal event (native event log)".to_owned(),
+        });
+    } else if !without_usage.is_empty() {
+        side.inconsistencies.push(format!(
+            "{} completed requests carry no usage (first: request {}): client token totals are unread",
+            without_usage.len(),
+            without_usage.first().copied().unwrap_or(0)
+        ));
+    }
+
+    // Latency of completed requests.
+    let mut ttft = Vec::new();
+    let mut itl = Vec::new();
+    let mut e2el = Vec::new();
+    let mut tpot = Vec::new();
+    for r in &ok {
+        let (Some(sent), Some(end)) = (r.sent_ns, r.end_ns) else {
+            continue;
+        };
+        if let Some(first) = r.first_token_ns {
+            ttft.push((first - sent) as f64 / 1e6);
+            if let Some(u) = r.usage
+                && u.completion_tokens > 1
+            {
+                tpot.push((end - first) as f64 / 1e6 / (u.completion_tokens - 1) as f64);
+            }
+        }
+        itl.extend(r.chunks_ns.windows(2).filter_map(|w| match w {
+            [a, b] => Some((b - a) as f64 / 1e6),
+            _ => None,
+        }));
+        e2el.push((end - sent) as f64 / 1e6);
+    }
+    let source = "native event log";
+    side.latency = vec![
+        distribution("ttft", ttft, source),
+        distribution("tpot", tpot, source),
+        distribution("itl", itl, source),
+        distribution("e2el", e2el, source),
+    ];
+    side.itl_tail = itl_tail(&side.latency);
+
+    // Concurrency: this client's spans only.
+    side.spans_ns = records
+        .iter()
+        .filter_map(|r| Some((r.sent_ns?, r.end_ns?)))
+        .collect();
+    let ok_spans: Vec<(f64, f64)> = ok
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.sent_ns? as f64 / 1e9,
+                (r.end_ns? - r.sent_ns?) as f64 / 1e9,
+            ))
+        })
+        .collect();
+    side.concurrency = Some(Concurrency {
+        successful_client_second_bucket_peak: bench_output::second_bucket_peak(&ok_spans),
+        exact_client_peak: Some(bench_output::exact_peak(&side.spans_ns)),
+        declared_cap: cap,
+        note: PEAK_NOTE.to_owned(),
+    });
+
+    // Arrival: observed send times against the schedule.
+    let mut lags: Vec<f64> = Vec::new();
+    let mut early = 0u64;
+    for r in &records {
+        if let Some(sent) = r.sent_ns {
+            let lag = sent - r.scheduled_ns;
+            if lag < 0 {
+                early += 1;
+            }
+            lags.push(lag as f64 / 1e6);
+        }
+    }
+    lags.sort_by(f64::total_cmp);
+    side.arrival = Some(ArrivalFacts {
+        observed: true,
+        source: "per-request send times of the native event log, against the plan's schedule"
+            .to_owned(),
+        sent: lags.len() as u64,
+        not_sent: offered.saturating_sub(lags.len() as u64),
+        lag_p50_ms: percentile(&lags, 50.0),
+        lag_p99_ms: percentile(&lags, 99.0),
+        lag_max_ms: lags.last().copied(),
+        early,
+        bound_ms: Some(lag_bound_ns as f64 / 1e6),
+    });
+    side
+}

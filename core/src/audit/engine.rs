@@ -1,0 +1,444 @@
+//! What the engine's own counters say, from the receipt's `/metrics` scrapes only.
+//!
+//! Deltas are taken between the last readable before-scrape and the first readable
+//! after-scrape of one URL, and only when every readable scrape of that URL in between comes
+//! from one server incarnation (`process_start_time_seconds` when exported, and no counter
+//! ever decreasing). A missing or failed after-scrape leaves the deltas unread: it is never
+//! replaced by the last sample. Occupancy comes from the during-run series; two boundary
+//! scrapes are "boundary only", not a series.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::exposition::{self, Exposition};
+use crate::decimal::Decimal;
+use crate::receipt::{Phase, Receipt, ScrapeOutcome};
+
+/// vLLM's counter of generated tokens (also the simulator's).
+pub const GENERATION_TOKENS: &str = "vllm:generation_tokens_total";
+/// vLLM's counter of prompt tokens.
+pub const PROMPT_TOKENS: &str = "vllm:prompt_tokens_total";
+/// Requests in the running batch.
+pub const RUNNING: &str = "vllm:num_requests_running";
+/// Requests waiting for admission.
+pub const WAITING: &str = "vllm:num_requests_waiting";
+/// KV cache usage, 0–1 (`gpu_cache_usage_perc` before vLLM renamed it).
+pub const KV_USAGE: [&str; 2] = ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"];
+/// Preemptions.
+pub const PREEMPTIONS: &str = "vllm:num_preemptions_total";
+
+/// The longest gap between readable samples (run start, during-run scrapes, run end) that still
+/// counts as a series over the interval. Four default scrape intervals (250 ms).
+pub const OCCUPANCY_MAX_GAP_NS: i64 = 1_000_000_000;
+
+/// Engine counter deltas over the scrape envelope.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EngineFacts {
+    /// `vllm:generation_tokens_total` after − before, summed over URLs.
+    pub generation_tokens_delta: Option<u64>,
+    /// `vllm:prompt_tokens_total` after − before.
+    pub prompt_tokens_delta: Option<u64>,
+    /// Every readable scrape of every URL came from one incarnation per URL.
+    pub continuous: bool,
+    /// The incarnations seen (`url: process_start_time_seconds`).
+    pub incarnations: Vec<String>,
+    /// What was read, or why the deltas are unread.
+    pub reason: String,
+}
+
+/// The occupancy series over the run's interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OccupancyFacts {
+    /// Readable during-run samples.
+    pub samples: u64,
+    /// During-run scrapes that failed or could not be read.
+    pub unread: u64,
+    /// True when only before/after scrapes exist.
+    pub boundary_only: bool,
+    /// Largest gap between run start, samples and run end, ms.
+    pub max_gap_ms: Option<f64>,
+    /// Largest `num_requests_running` seen.
+    pub max_running: Option<f64>,
+    /// Largest `num_requests_waiting` seen.
+    pub max_waiting: Option<f64>,
+    /// Largest KV cache usage seen (0–1).
+    pub max_kv_usage: Option<f64>,
+    /// Preemptions over the envelope.
+    pub preemptions_delta: Option<u64>,
+    /// The first sample where the engine held more requests than this client had in flight.
+    pub engine_over_client: Option<String>,
+    /// One line on what the series shows.
+    pub reason: String,
+}
+
+/// A scrape read and parsed, with when it was taken.
+struct Read {
+    phase: Phase,
+    requested_ns: Option<i64>,
+    completed_ns: Option<i64>,
+    values: Values,
+    /// The whole parse, kept only for boundary scrapes (per-series deltas need it): a
+    /// 10-minute series holds thousands of scrapes, and the audit reads six numbers of each.
+    metrics: Option<Exposition>,
+}
+
+/// The numbers the audit reads from every scrape.
+struct Values {
+    start: Option<Decimal>,
+    generation: Option<Decimal>,
+    prompt: Option<Decimal>,
+    running: Option<f64>,
+    waiting: Option<f64>,
+    kv: Option<f64>,
+}
+
+impl Values {
+    fn of(m: &Exposition) -> Values {
+        let total = |name: &str| m.total(name).ok().flatten();
+        Values {
+            start: m.process_start_time().ok().flatten(),
+            generation: total(GENERATION_TOKENS),
+            prompt: total(PROMPT_TOKENS),
+            running: gauge(m, &[RUNNING]),
+            waiting: gauge(m, &[WAITING]),
+            kv: gauge(m, &KV_USAGE),
+        }
+    }
+}
+
+/// Everything the engine side yields.
+#[derive(Debug, Clone)]
+pub struct EngineSide {
+    /// Counter deltas.
+    pub engine: EngineFacts,
+    /// The series.
+    pub occupancy: OccupancyFacts,
+    /// Readback of what the server says it is (model names, simulator info), by axis.
+    pub readback: BTreeMap<String, String>,
+}
+
+/// Reads the scrapes. `run_mono_ns` is the run's interval; `spans_ns` this client's requests
+/// in flight (native only) for the engine-vs-client population join.
+pub fn read(
+    receipt: &Receipt,
+    block: &super::client::BlockReader<'_>,
+    run_mono_ns: Option<(i64, i64)>,
+    spans_ns: &[(i64, i64)],
+) -> EngineSide {
+    let mut by_url: BTreeMap<&str, (Vec<Read>, Vec<String>)> = BTreeMap::new();
+    let mut readback = BTreeMap::new();
+    for (i, s) in receipt.scrapes.iter().enumerate() {
+        let entry = by_url.entry(s.url.as_str()).or_default();
+        let why = match &s.outcome {
+            ScrapeOutcome::Failed { error } => {
+                Some(format!("scrape {i} ({:?}) failed: {error}", s.phase))
+            }
+            ScrapeOutcome::Response { status, .. } if status.is_some_and(|c| c != 200) => {
+                Some(format!(
+                    "scrape {i} ({:?}) answered HTTP {}",
+                    s.phase,
+                    status.unwrap_or(0)
+                ))
+            }
+            ScrapeOutcome::Response { body, .. } => match block(body) {
+                Err(why) => Some(format!("scrape {i} ({:?}): {why}", s.phase)),
+                Ok(bytes) => match exposition::parse(&bytes) {
+                    Err(e) => Some(format!("scrape {i} ({:?}) {body}: {e}", s.phase)),
+                    Ok(metrics) => {
+                        if readback.is_empty() {
+                            readback_from(&metrics, &mut readback);
+                        }
+                        entry.0.push(Read {
+                            phase: s.phase,
+                            requested_ns: s.requested.map(|t| t.mono_ns),
+                            completed_ns: s.completed_mono_ns,
+                            values: Values::of(&metrics),
+                            metrics: (s.phase != Phase::During).then_some(metrics),
+                        });
+                        None
+                    }
+                },
+            },
+        };
+        if let Some(why) = why {
+            entry.1.push(why);
+        }
+    }
+
+    let mut gen_total: Option<u64> = Some(0);
+    let mut prompt_total: Option<u64> = Some(0);
+    let mut continuous = !by_url.is_empty();
+    let mut incarnations = Vec::new();
+    let mut reasons = Vec::new();
+    let mut preempt_total: Option<u64> = Some(0);
+    for (url, (reads, failures)) in &by_url {
+        let before = reads
+            .iter()
+            .rfind(|r| r.phase == Phase::Before)
+            .and_then(|r| r.metrics.as_ref());
+        let after = reads
+            .iter()
+            .find(|r| r.phase == Phase::After)
+            .and_then(|r| r.metrics.as_ref());
+        let (Some(before), Some(after)) = (before, after) else {
+            let missing = if before.is_none() { "before" } else { "after" };
+            reasons.push(format!(
+                "{url}: no readable {missing}-scrape ({}); deltas unread — a missing scrape is never replaced by a sample",
+                if failures.is_empty() { "none taken".to_owned() } else { failures.join("; ") }
+            ));
+            gen_total = None;
+            prompt_total = None;
+            preempt_total = None;
+            continuous = false;
+            continue;
+        };
+        match incarnation(reads) {
+            Ok(desc) => incarnations.push(format!("{url}: {desc}")),
+            Err(why) => {
+                reasons.push(format!("{url}: {why}"));
+                continuous = false;
+                gen_total = None;
+                prompt_total = None;
+                preempt_total = None;
+                continue;
+            }
+        }
+        let delta = |name: &str| -> Result<u64, String> {
+            let d = exposition::counter_delta(before, after, name)
+                .map_err(|e| format!("{name}: {e}"))?;
+            exposition::whole_tokens(d).map_err(|e| format!("{name}: refused: {e}"))
+        };
+        match delta(GENERATION_TOKENS) {
+            Ok(d) => gen_total = gen_total.and_then(|t| t.checked_add(d)),
+            Err(why) => {
+                reasons.push(format!("{url}: {why}"));
+                gen_total = None;
+            }
+        }
+        match delta(PROMPT_TOKENS) {
+            Ok(d) => prompt_total = prompt_total.and_then(|t| t.checked_add(d)),
+            Err(why) => {
+                reasons.push(format!("{url}: {why}"));
+                prompt_total = None;
+            }
+        }
+        preempt_total = match delta(PREEMPTIONS) {
+            Ok(d) => preempt_total.and_then(|t| t.checked_add(d)),
+            Err(_) => None,
+        };
+    }
+    if by_url.is_empty() {
+        reasons.push("no /metrics scrapes in the receipt".to_owned());
+        gen_total = None;
+        prompt_total = None;
+        preempt_total = None;
+    }
+    let engine = EngineFacts {
+        generation_tokens_delta: gen_total,
+        prompt_tokens_delta: prompt_total,
+        continuous,
+        reason: if reasons.is_empty() {
+            format!(
+                "deltas between the last before-scrape and the first after-scrape of {} URL(s), one incarnation each",
+                by_url.len()
+            )
+        } else {
+            reasons.join("; ")
+        },
+        incarnations,
+    };
+
+    let occupancy = occupancy(
+        &by_url,
+        run_mono_ns,
+        spans_ns,
+        preempt_total,
+        receipt.protocol.max_concurrency,
+    );
+    EngineSide {
+        engine,
+        occupancy,
+        readback,
+    }
+}
+
+/// One incarnation across a URL's readable scrapes, described; or why not.
+fn incarnation(reads: &[Read]) -> Result<String, String> {
+    let starts: Vec<Decimal> = reads.iter().filter_map(|r| r.values.start).collect();
+    // Two spellings of one number are one incarnation: compare values, not text.
+    if let Some(first) = starts.first()
+        && let Some(other) = starts
+            .iter()
+            .find(|v| v.cmp_value(*first) != std::cmp::Ordering::Equal)
+    {
+        return Err(format!(
+            "the server restarted during the run (process_start_time_seconds {first} then {other}): deltas across incarnations are refused"
+        ));
+    }
+    // Counter reset detection between consecutive scrapes, whether or not start times exist
+    // (per series between the boundary scrapes: `counter_delta` does that when it takes the
+    // delta).
+    for pair in reads.windows(2) {
+        let [a, b] = pair else { continue };
+        for (name, x, y) in [
+            (GENERATION_TOKENS, a.values.generation, b.values.generation),
+            (PROMPT_TOKENS, a.values.prompt, b.values.prompt),
+        ] {
+            if let (Some(x), Some(y)) = (x, y)
+                && y.cmp_value(x) == std::cmp::Ordering::Less
+            {
+                return Err(format!(
+                    "counter reset between consecutive scrapes ({name} {x} then {y}): deltas across incarnations are refused"
+                ));
+            }
+        }
+    }
+    Ok(match starts.first() {
+        Some(v) if starts.len() == reads.len() => {
+            format!("one incarnation (process_start_time_seconds {v})")
+        }
+        _ => "process_start_time_seconds not in every scrape; no counter decreased across the scrapes"
+            .to_owned(),
+    })
+}
+
+fn readback_from(m: &Exposition, out: &mut BTreeMap<String, String>) {
+    for family in m.families() {
+        for s in &family.samples {
+            for (k, v) in &s.labels {
+                if k == "model_name" && family.name.starts_with("vllm:") {
+                    out.entry("model".to_owned()).or_insert_with(|| v.clone());
+                }
+            }
+            if s.name == "loadproof_sim_info" {
+                out.insert("engine".to_owned(), "loadproof sim".to_owned());
+                for (k, v) in &s.labels {
+                    match k.as_str() {
+                        "version" => out.insert("engine_version".to_owned(), v.clone()),
+                        "revision" => out.insert("model_revision".to_owned(), v.clone()),
+                        "gpu_sku" => out.insert("gpu_sku".to_owned(), v.clone()),
+                        _ => None,
+                    };
+                }
+            }
+        }
+    }
+}
+
+fn gauge(m: &Exposition, names: &[&str]) -> Option<f64> {
+    names
+        .iter()
+        .find_map(|n| m.total(n).ok().flatten())
+        .map(|d| d.to_f64())
+}
+
+fn occupancy(
+    by_url: &BTreeMap<&str, (Vec<Read>, Vec<String>)>,
+    run: Option<(i64, i64)>,
+    spans_ns: &[(i64, i64)],
+    preemptions_delta: Option<u64>,
+    cap: Option<u64>,
+) -> OccupancyFacts {
+    let mut facts = OccupancyFacts {
+        samples: 0,
+        unread: 0,
+        boundary_only: false,
+        max_gap_ms: None,
+        max_running: None,
+        max_waiting: None,
+        max_kv_usage: None,
+        preemptions_delta,
+        engine_over_client: None,
+        reason: String::new(),
+    };
+    let single_url = by_url.len() == 1;
+    let mut max_gap: Option<i64> = None;
+    let mut reasons = Vec::new();
+    for (url, (reads, failures)) in by_url {
+        facts.unread += failures.iter().filter(|f| f.contains("(During)")).count() as u64;
+        let during: Vec<&Read> = reads.iter().filter(|r| r.phase == Phase::During).collect();
+        facts.samples += during.len() as u64;
+        if during.is_empty() {
+            continue;
+        }
+        let Some((start, end)) = run else {
+            reasons.push(format!(
+                "{url}: the run's interval is not on the receipt's clock"
+            ));
+            continue;
+        };
+        let mut points: Vec<i64> = during.iter().filter_map(|r| r.requested_ns).collect();
+        if points.len() < during.len() {
+            reasons.push(format!("{url}: during-run scrapes carry no times"));
+            continue;
+        }
+        points.retain(|t| *t >= start && *t <= end);
+        points.push(start);
+        points.push(end);
+        points.sort_unstable();
+        let gap = points.windows(2).filter_map(|w| match w {
+            [a, b] => Some(b - a),
+            _ => None,
+        });
+        max_gap = max_gap.max(gap.max());
+        for r in &during {
+            let (running, waiting, kv) = (r.values.running, r.values.waiting, r.values.kv);
+            facts.max_running = max_f(facts.max_running, running);
+            facts.max_waiting = max_f(facts.max_waiting, waiting);
+            facts.max_kv_usage = max_f(facts.max_kv_usage, kv);
+            if single_url
+                && !spans_ns.is_empty()
+                && facts.engine_over_client.is_none()
+                && let (Some(req), Some(done), Some(run_n), Some(wait_n)) =
+                    (r.requested_ns, r.completed_ns, running, waiting)
+            {
+                // Upper bound on this client's requests in flight while the scrape was taken.
+                let client = spans_ns
+                    .iter()
+                    .filter(|(s, e)| *s < done && *e > req)
+                    .count();
+                let engine = run_n + wait_n;
+                if engine > client as f64 {
+                    facts.engine_over_client = Some(format!(
+                        "at {:.3} s the engine held {engine} requests (running + waiting) while this client had at most {client} in flight",
+                        (req - start) as f64 / 1e9
+                    ));
+                }
+            }
+        }
+    }
+    facts.max_gap_ms = max_gap.map(|g| g as f64 / 1e6);
+    facts.boundary_only = facts.samples == 0
+        && by_url.values().any(|(reads, _)| {
+            reads.iter().any(|r| r.phase == Phase::Before)
+                && reads.iter().any(|r| r.phase == Phase::After)
+        });
+    facts.reason = if !reasons.is_empty() {
+        reasons.join("; ")
+    } else if facts.samples == 0 {
+        if facts.boundary_only {
+            "boundary only: before and after scrapes, no series over the interval".to_owned()
+        } else {
+            "unsampled: no readable scrape during the run".to_owned()
+        }
+    } else {
+        let cap = cap
+            .filter(|c| *c > 0)
+            .map_or(String::new(), |c| format!(", cap {c}"));
+        format!(
+            "{} samples over the run, largest gap {:.0} ms{cap}",
+            facts.samples,
+            facts.max_gap_ms.unwrap_or(f64::NAN)
+        )
+    };
+    facts
+}
+
+fn max_f(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}

@@ -1,0 +1,856 @@
+//! The receipt audit, one test per rule of the seed's reviews, on receipts built here and on the
+//! real vLLM captures in `../shared/vllm/real-runs/`.
+
+use std::collections::BTreeMap;
+
+use loadproof_core::audit::{Audit, STANDINGS, audit};
+use loadproof_core::receipt::{
+    Axis, Disposition, Engine, Evidence, Execution, ExitStatus, LEASE_SCHEMA, Lease, Phase,
+    Protocol, Provenance, RECEIPT_SCHEMA, Receipt, RequestRecord, ResultFile, Scrape,
+    ScrapeOutcome, Stamp, Subject, Usage, block,
+};
+
+const URL: &str = "http://127.0.0.1:8000";
+const T0_UNIX: i64 = 1_800_000_000_000_000_000;
+const MS: i64 = 1_000_000;
+
+mod common;
+
+/// A file of one real capture folder.
+fn shared(path: &str) -> Vec<u8> {
+    common::shared(&format!("vllm/real-runs/{path}"))
+}
+
+fn stamp(mono_ns: i64) -> Stamp {
+    Stamp {
+        mono_ns,
+        unix_ns: T0_UNIX + mono_ns,
+    }
+}
+
+fn protocol(engine: Engine, requests: u64, cap: Option<u64>) -> Protocol {
+    Protocol {
+        engine,
+        client_version: Some("0.1.0".into()),
+        backend: Some("openai".into()),
+        endpoint: Some("/v1/completions".into()),
+        base_url: Some(URL.into()),
+        model: Some("tiny-llama".into()),
+        tokenizer: None,
+        trace_sha256: Some("a".into()),
+        timed_trace_sha256: Some("b".into()),
+        plan_sha256: None,
+        requests: Some(requests),
+        chunk_size: Some(16),
+        sec_multiplier: Some("0.001".into()),
+        arrival: Some("self_timed".into()),
+        ignore_eos: Some(true),
+        max_concurrency: Some(cap.unwrap_or(0)),
+        python_hash_seed: None,
+        sampling: BTreeMap::new(),
+        argv: vec!["loadproof".into()],
+        key: String::new(),
+    }
+    .sealed()
+}
+
+fn known(v: &str) -> Axis {
+    Axis::Known {
+        value: v.into(),
+        source: "caller".into(),
+    }
+}
+
+fn full_subject() -> Subject {
+    Subject {
+        model: known("tiny-llama"),
+        model_revision: known("rev-1"),
+        gpu_sku: known("none"),
+        engine: known("vllm"),
+        engine_version: known("0.32.0"),
+        knobs: BTreeMap::new(),
+        simulator: false,
+    }
+}
+
+/// A vLLM-shaped exposition with the counters and gauges the audit reads.
+fn metrics(
+    generation: &str,
+    prompt: &str,
+    running: u64,
+    waiting: u64,
+    preempt: u64,
+    start: &str,
+) -> String {
+    format!(
+        "# HELP process_start_time_seconds Start time.\n# TYPE process_start_time_seconds gauge\nprocess_start_time_seconds {start}\n\
+# HELP vllm:num_requests_running Running.\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{{engine=\"0\",model_name=\"tiny-llama\"}} {running}.0\n\
+# HELP vllm:num_requests_waiting Waiting.\n# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting{{engine=\"0\",model_name=\"tiny-llama\"}} {waiting}.0\n\
+# HELP vllm:kv_cache_usage_perc KV.\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{engine=\"0\",model_name=\"tiny-llama\"}} 0.25\n\
+# HELP vllm:num_preemptions_total Preemptions.\n# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{engine=\"0\",model_name=\"tiny-llama\"}} {preempt}.0\n\
+# HELP vllm:prompt_tokens_total Prompt.\n# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{{engine=\"0\",model_name=\"tiny-llama\"}} {prompt}\n\
+# HELP vllm:generation_tokens_total Generation.\n# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{engine=\"0\",model_name=\"tiny-llama\"}} {generation}\n"
+    )
+}
+
+/// A request that completed: sent at `sent_ms`, ended at `end_ms`, `out` tokens in `out` chunks.
+fn ok(index: u64, sent_ms: i64, end_ms: i64, prompt: u64, out: u64) -> RequestRecord {
+    let (sent, end) = (sent_ms * MS, end_ms * MS);
+    let step = (end - sent) / (out as i64 + 1);
+    let chunks: Vec<i64> = (1..=out as i64).map(|k| sent + k * step).collect();
+    RequestRecord {
+        index,
+        scheduled_ns: sent,
+        sent_ns: Some(sent),
+        first_token_ns: chunks.first().copied(),
+        chunks_ns: chunks,
+        end_ns: Some(end),
+        prompt_tokens: prompt as u32,
+        max_tokens: out as u32,
+        usage: Some(Usage {
+            prompt_tokens: prompt,
+            completion_tokens: out,
+        }),
+        disposition: Disposition::Ok,
+    }
+}
+
+struct Native {
+    records: Vec<RequestRecord>,
+    offered: u64,
+    cap: Option<u64>,
+    /// (phase, at ms, body)
+    scrapes: Vec<(Phase, i64, Option<String>)>,
+    lease: Option<Lease>,
+    subject: Subject,
+    end_ms: i64,
+}
+
+impl Native {
+    /// Four requests of 10 prompt / 5 output tokens over 1.5 s, scraped every 250 ms, agreeing
+    /// counters, a full subject and a lease: the positive path.
+    fn positive() -> Native {
+        let records = vec![
+            ok(0, 50, 800, 10, 5),
+            ok(1, 60, 790, 10, 5),
+            ok(2, 810, 1400, 10, 5),
+            ok(3, 820, 1390, 10, 5),
+        ];
+        let mut scrapes = vec![(
+            Phase::Before,
+            0,
+            Some(metrics("100.0", "1000.0", 0, 0, 0, "1.79594033677e+09")),
+        )];
+        for t in (250..1500).step_by(250) {
+            scrapes.push((
+                Phase::During,
+                t,
+                Some(metrics("100.0", "1000.0", 2, 0, 0, "1.79594033677e+09")),
+            ));
+        }
+        scrapes.push((
+            Phase::After,
+            1500,
+            Some(metrics("120.0", "1040.0", 0, 0, 0, "1.79594033677e+09")),
+        ));
+        Native {
+            records,
+            offered: 4,
+            cap: None,
+            scrapes,
+            lease: Some(lease(&[("model", "tiny-llama"), ("engine", "vllm")], URL)),
+            subject: full_subject(),
+            end_ms: 1500,
+        }
+    }
+
+    fn receipt(&self) -> Receipt {
+        let mut evidence = BTreeMap::new();
+        let log: String = self
+            .records
+            .iter()
+            .map(|r| serde_json::to_string(r).unwrap() + "\n")
+            .collect();
+        evidence.insert(block::EVENTS.to_owned(), Evidence::of(log.as_bytes()));
+        let mut scrapes = Vec::new();
+        for (i, (phase, at, body)) in self.scrapes.iter().enumerate() {
+            let outcome = match body {
+                Some(b) => {
+                    let name = format!("metrics/{i}");
+                    evidence.insert(name.clone(), Evidence::of(b.as_bytes()));
+                    ScrapeOutcome::Response {
+                        status: Some(200),
+                        body: name,
+                    }
+                }
+                None => ScrapeOutcome::Failed {
+                    error: "connection refused".into(),
+                },
+            };
+            scrapes.push(Scrape {
+                url: format!("{URL}/metrics"),
+                phase: *phase,
+                requested: Some(stamp(at * MS)),
+                completed_mono_ns: Some(at * MS + MS),
+                outcome,
+            });
+        }
+        let lease = self.lease.as_ref().map(|l| {
+            evidence.insert(
+                block::LEASE.to_owned(),
+                Evidence::of(serde_json::to_string(l).unwrap().as_bytes()),
+            );
+            block::LEASE.to_owned()
+        });
+        Receipt {
+            schema: RECEIPT_SCHEMA.into(),
+            protocol: protocol(Engine::Native, self.offered, self.cap),
+            subject: self.subject.clone(),
+            provenance: provenance(),
+            execution: Execution::Native {
+                events: block::EVENTS.into(),
+                offered: self.offered,
+                started: stamp(0),
+                ended: stamp(self.end_ms * MS),
+                interrupted: None,
+                lag_bound_ns: 5 * MS,
+            },
+            scrapes,
+            evidence,
+            notes: vec![],
+            lease,
+            implementation: Some(loadproof_core::receipt::Implementation {
+                name: "loadproof native".into(),
+                version: Some("0.1.0".into()),
+                source: Some("/bin/loadproof".into()),
+                source_sha256: Some("ab".repeat(32)),
+                unbound: None,
+            }),
+            derived: None,
+        }
+    }
+
+    fn audit(&self) -> Audit {
+        audit(&self.receipt())
+    }
+}
+
+fn lease(subject: &[(&str, &str)], route: &str) -> Lease {
+    Lease {
+        schema: LEASE_SCHEMA.into(),
+        id: "lease-1".into(),
+        issuer: "test lessor".into(),
+        holder: "test".into(),
+        route: route.into(),
+        subject: subject
+            .iter()
+            .map(|(k, v)| ((*k).into(), (*v).into()))
+            .collect(),
+        from_unix_ns: T0_UNIX - 1,
+        until_unix_ns: T0_UNIX + 10_000 * MS,
+        exclusion: "requests without the token are refused with 423".into(),
+        token: Some("t".into()),
+    }
+}
+
+fn provenance() -> Provenance {
+    Provenance {
+        source: "fire".into(),
+        generator: "test".into(),
+        command: vec![],
+        caller: BTreeMap::new(),
+        written_unix_ns: 0,
+    }
+}
+
+fn standing(a: &Audit, name: &str) -> (bool, String) {
+    let s = &a.standings[name];
+    (s.positive, s.reason.clone())
+}
+
+#[test]
+fn the_positive_path_is_reachable() {
+    let a = Native::positive().audit();
+    assert!(a.qualified, "{:#?}", a.refusals);
+    assert!(a.captured);
+    for name in STANDINGS {
+        assert!(
+            a.standings[name].positive,
+            "{name}: {}",
+            a.standings[name].reason
+        );
+    }
+    let c = a.client.as_ref().unwrap();
+    assert_eq!((c.output_tokens, c.input_tokens), (20, 40));
+    assert_eq!(a.engine.generation_tokens_delta, Some(20));
+    assert_eq!(a.foreign_work.surplus_tokens, Some(0));
+    // the client's own interval: first send (50 ms) → last end (1400 ms)
+    assert!((c.duration_s - 1.35).abs() < 1e-9);
+}
+
+#[test]
+fn cap_2_peak_4_foreign_0_the_bucket_peak_is_not_engine_concurrency() {
+    let mut n = Native::positive();
+    n.cap = Some(2);
+    let a = n.audit();
+    let c = a.concurrency.as_ref().unwrap();
+    assert_eq!(c.successful_client_second_bucket_peak, Some(4));
+    assert_eq!(c.exact_client_peak, Some(2));
+    assert_eq!(a.foreign_work.surplus_tokens, Some(0));
+    assert!(!a.foreign_work.contradiction);
+    assert!(a.qualified, "{:#?}", a.refusals);
+}
+
+#[test]
+fn the_itl_tail_is_observed_with_cause_unestablished() {
+    let mut n = Native::positive();
+    let r = &mut n.records[0];
+    r.chunks_ns = vec![60 * MS, 61 * MS, 62 * MS, 63 * MS, 700 * MS];
+    let a = n.audit();
+    let tail = a.itl_tail.unwrap();
+    assert_eq!(tail.cause, "unestablished");
+    assert!(tail.ratio > 2.0);
+    assert!(
+        !serde_json::to_string(&a.standings)
+            .unwrap()
+            .contains("contention")
+    );
+}
+
+fn vllm_cpu(exit: i32) -> Receipt {
+    capture("vllm-cpu", exit)
+}
+
+/// A receipt of one real capture folder, as `receipt import` builds it.
+fn capture(dir: &str, exit: i32) -> Receipt {
+    let mut evidence = BTreeMap::new();
+    evidence.insert(
+        block::STDOUT.into(),
+        Evidence::of(&shared(&format!("{dir}/bench_stdout.txt"))),
+    );
+    evidence.insert(
+        block::STDERR.into(),
+        Evidence::of(&shared(&format!("{dir}/bench_stderr.txt"))),
+    );
+    evidence.insert(
+        block::RESULT.into(),
+        Evidence::of(&shared(&format!("{dir}/result.json"))),
+    );
+    let metrics = dir != "stub-client";
+    if metrics {
+        evidence.insert(
+            "metrics/0".into(),
+            Evidence::of(&shared(&format!("{dir}/metrics_before.txt"))),
+        );
+        evidence.insert(
+            "metrics/1".into(),
+            Evidence::of(&shared(&format!("{dir}/metrics_after.txt"))),
+        );
+    }
+    let scrape = |phase, body: &str| Scrape {
+        url: format!("{URL}/metrics"),
+        phase,
+        requested: None,
+        completed_mono_ns: None,
+        outcome: ScrapeOutcome::Response {
+            status: None,
+            body: body.into(),
+        },
+    };
+    let mut p = protocol(Engine::VllmBenchServe, 20, None);
+    p.max_concurrency = None;
+    Receipt {
+        schema: RECEIPT_SCHEMA.into(),
+        protocol: p.sealed(),
+        subject: full_subject(),
+        provenance: provenance(),
+        execution: Execution::Ran {
+            program: "vllm".into(),
+            argv: vec![],
+            env: BTreeMap::new(),
+            exit: ExitStatus {
+                code: Some(exit),
+                signal: None,
+            },
+            stdout: block::STDOUT.into(),
+            stderr: block::STDERR.into(),
+            result: ResultFile::Kept {
+                block: block::RESULT.into(),
+            },
+            started: None,
+            ended: None,
+            interrupted: None,
+        },
+        scrapes: if metrics {
+            vec![
+                scrape(Phase::Before, "metrics/0"),
+                scrape(Phase::After, "metrics/1"),
+            ]
+        } else {
+            vec![]
+        },
+        evidence,
+        notes: vec![],
+        lease: None,
+        implementation: None,
+        derived: None,
+    }
+}
+
+#[test]
+fn the_real_vllm_cpu_capture_audits_to_its_true_numbers() {
+    let a = audit(&vllm_cpu(0));
+    assert!(a.digests_ok && a.captured, "{:?}", a.execution_gate);
+    let l = a.ledger.as_ref().unwrap();
+    assert_eq!((l.offered, l.completed, l.failed), (Some(20), 20, Some(0)));
+    assert!(!l.aggregate, "the result JSON has per-request arrays");
+    let c = a.client.as_ref().unwrap();
+    assert_eq!((c.output_tokens, c.input_tokens), (330, 2279));
+    assert!((c.duration_s - 4.78794695900001).abs() < 1e-12);
+    assert_eq!(a.engine.generation_tokens_delta, Some(338));
+    assert_eq!(a.engine.prompt_tokens_delta, Some(2283));
+    assert!(a.engine.continuous, "{}", a.engine.reason);
+    assert_eq!(a.foreign_work.surplus_tokens, Some(8));
+    assert_eq!(a.foreign_work.prompt_surplus_tokens, Some(4));
+    let (pos, reason) = standing(&a, "counter_agreement");
+    assert!(!pos && reason.contains("8"), "{reason}");
+    assert_eq!(
+        a.concurrency
+            .as_ref()
+            .unwrap()
+            .successful_client_second_bucket_peak,
+        Some(11)
+    );
+    assert!(!a.qualified);
+    // an import: no series, no lease, no send-time join, no implementation digest
+    for name in ["window", "occupancy", "implementation", "arrival"] {
+        assert!(!a.standings[name].positive, "{name}");
+    }
+    assert!(standing(&a, "occupancy").1.contains("boundary only"));
+}
+
+#[test]
+fn the_other_real_captures_audit_to_their_true_numbers() {
+    // prefix run: the counters moved by exactly this run (its before-scrape is the previous
+    // run's after-scrape, same incarnation)
+    let a = audit(&capture("vllm-cpu-prefix", 0));
+    let c = a.client.as_ref().unwrap();
+    assert_eq!((c.output_tokens, c.input_tokens), (304, 9651));
+    assert_eq!(a.engine.generation_tokens_delta, Some(304));
+    assert_eq!(a.engine.prompt_tokens_delta, Some(9651));
+    assert_eq!(a.foreign_work.surplus_tokens, Some(0));
+    assert!(a.standings["counter_agreement"].positive);
+    assert_eq!(
+        a.concurrency
+            .as_ref()
+            .unwrap()
+            .successful_client_second_bucket_peak,
+        Some(8)
+    );
+    // the stub-client run: no scrapes, so no engine facts and no agreement — unread, not zero
+    let a = audit(&capture("stub-client", 0));
+    let l = a.ledger.as_ref().unwrap();
+    assert_eq!((l.completed, l.failed), (20, Some(0)));
+    assert_eq!(a.client.as_ref().unwrap().output_tokens, 330);
+    assert_eq!(a.engine.generation_tokens_delta, None);
+    assert_eq!(a.foreign_work.surplus_tokens, None);
+    assert!(!a.foreign_work.contradiction);
+    assert!(!a.standings["counter_agreement"].positive);
+}
+
+#[test]
+fn exit_nonzero_with_success_looking_stdout_yields_no_client_facts() {
+    let a = audit(&vllm_cpu(1));
+    assert!(!a.execution_gate.read);
+    assert!(a.execution_gate.reason.contains("exit code 1"));
+    assert!(a.ledger.is_none() && a.client.is_none() && a.latency.is_empty());
+    assert!(!a.captured && !a.qualified);
+}
+
+#[test]
+fn unreachable_with_retained_text_yields_no_client_facts() {
+    let mut r = vllm_cpu(0);
+    r.execution = Execution::Unreachable {
+        url: URL.into(),
+        cause: "connection refused".into(),
+    };
+    let a = audit(&r);
+    assert!(!a.execution_gate.read);
+    assert!(a.ledger.is_none() && a.client.is_none());
+    assert!(!a.captured);
+}
+
+#[test]
+fn stderr_containing_a_summary_is_not_parsed() {
+    let mut r = vllm_cpu(0);
+    let summary = shared("vllm-cpu/bench_stdout.txt");
+    r.evidence
+        .insert(block::STDERR.into(), Evidence::of(&summary));
+    r.evidence.insert(
+        block::STDOUT.into(),
+        Evidence::of(b"Starting main benchmark run...\n"),
+    );
+    r.execution = match r.execution {
+        Execution::Ran { result: _, .. } => Execution::Ran {
+            program: "vllm".into(),
+            argv: vec![],
+            env: BTreeMap::new(),
+            exit: ExitStatus {
+                code: Some(0),
+                signal: None,
+            },
+            stdout: block::STDOUT.into(),
+            stderr: block::STDERR.into(),
+            result: ResultFile::Absent {
+                reason: "none".into(),
+            },
+            started: None,
+            ended: None,
+            interrupted: None,
+        },
+        other => other,
+    };
+    let a = audit(&r);
+    assert!(!a.execution_gate.read, "{:?}", a.execution_gate);
+    assert!(a.client.is_none());
+}
+
+#[test]
+fn mixing_run_a_stdout_with_run_b_result_is_refused() {
+    let mut r = vllm_cpu(0);
+    r.evidence.insert(
+        block::RESULT.into(),
+        Evidence::of(&shared("vllm-cpu-prefix/result.json")),
+    );
+    let a = audit(&r);
+    assert!(!a.execution_gate.read);
+    assert!(a.client.is_none());
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("not one run's")),
+        "{:?}",
+        a.inconsistencies
+    );
+}
+
+#[test]
+fn mixing_run_a_stdout_with_run_b_metrics_is_refused() {
+    let mut r = vllm_cpu(0);
+    r.evidence.insert(
+        "metrics/0".into(),
+        Evidence::of(&shared("vllm-cpu-prefix/metrics_before.txt")),
+    );
+    r.evidence.insert(
+        "metrics/1".into(),
+        Evidence::of(&shared("vllm-cpu-prefix/metrics_after.txt")),
+    );
+    let a = audit(&r);
+    assert!(a.digests_ok);
+    let (pos, reason) = standing(&a, "counter_agreement");
+    assert!(!pos, "{reason}");
+    assert!(!a.qualified);
+}
+
+#[test]
+fn truncated_stdout_fails_replay() {
+    let mut r = vllm_cpu(0);
+    let full = shared("vllm-cpu/bench_stdout.txt");
+    let cut = &full[..full.len() - 80];
+    r.evidence.insert(block::STDOUT.into(), Evidence::of(cut));
+    let a = audit(&r);
+    assert!(!a.execution_gate.read);
+    assert!(
+        a.execution_gate.reason.to_lowercase().contains("trunc"),
+        "{}",
+        a.execution_gate.reason
+    );
+}
+
+#[test]
+fn an_unread_after_scrape_is_not_a_sample() {
+    let mut n = Native::positive();
+    n.scrapes.last_mut().unwrap().2 = None;
+    let a = n.audit();
+    assert_eq!(a.engine.generation_tokens_delta, None);
+    assert!(
+        a.engine.reason.contains("after-scrape"),
+        "{}",
+        a.engine.reason
+    );
+    assert!(!a.standings["counter_agreement"].positive);
+    assert!(!a.standings["continuity"].positive);
+    assert!(!a.qualified);
+}
+
+#[test]
+fn two_boundary_scrapes_are_boundary_only() {
+    let mut n = Native::positive();
+    n.scrapes.retain(|s| s.0 != Phase::During);
+    let a = n.audit();
+    assert!(a.occupancy.boundary_only);
+    let (pos, reason) = standing(&a, "occupancy");
+    assert!(!pos && reason.contains("boundary only"), "{reason}");
+}
+
+#[test]
+fn a_counter_reset_across_a_restart_is_refused() {
+    let mut n = Native::positive();
+    let last = n.scrapes.len() - 1;
+    n.scrapes[last].2 = Some(metrics("20.0", "40.0", 0, 0, 0, "1.79594099e+09"));
+    let a = n.audit();
+    assert!(!a.engine.continuous);
+    assert_eq!(a.engine.generation_tokens_delta, None);
+    assert!(a.engine.reason.contains("restart"), "{}", a.engine.reason);
+    // without process_start_time_seconds: reset detection on the counters themselves
+    let mut n = Native::positive();
+    for s in &mut n.scrapes {
+        if let Some(b) = &mut s.2 {
+            *b = b.lines().skip(3).collect::<Vec<_>>().join("\n") + "\n";
+        }
+    }
+    n.scrapes[last].2 = Some(
+        metrics("20.0", "40.0", 0, 0, 0, "1")
+            .lines()
+            .skip(3)
+            .collect::<Vec<_>>()
+            .join("\n")
+            + "\n",
+    );
+    let a = n.audit();
+    assert!(!a.engine.continuous, "{}", a.engine.reason);
+    assert!(!a.standings["continuity"].positive);
+}
+
+#[test]
+fn a_fraction_of_a_token_is_refused_as_precision_loss() {
+    let mut n = Native::positive();
+    let last = n.scrapes.len() - 1;
+    n.scrapes[last].2 = Some(metrics("120.0005", "1040.0", 0, 0, 0, "1.79594033677e+09"));
+    let a = n.audit();
+    assert_eq!(a.engine.generation_tokens_delta, None);
+    assert!(a.engine.reason.contains("refused"), "{}", a.engine.reason);
+    // the same number spelled with a trailing zero is exact
+    n.scrapes[last].2 = Some(metrics("120.000", "1040.0", 0, 0, 0, "1.79594033677e+09"));
+    assert_eq!(n.audit().engine.generation_tokens_delta, Some(20));
+}
+
+#[test]
+fn client_above_engine_is_a_contradiction_never_zero_foreign_work() {
+    let mut n = Native::positive();
+    let last = n.scrapes.len() - 1;
+    n.scrapes[last].2 = Some(metrics("110.0", "1040.0", 0, 0, 0, "1.79594033677e+09"));
+    let a = n.audit();
+    assert!(a.foreign_work.contradiction);
+    assert_eq!(a.foreign_work.surplus_tokens, None);
+    assert!(!a.standings["counter_agreement"].positive);
+}
+
+#[test]
+fn a_closed_ledger_of_3_completed_and_1_failed_before_tokens_of_4_is_unqualified() {
+    let mut n = Native::positive();
+    let r = &mut n.records[3];
+    r.disposition = Disposition::Http {
+        status: 500,
+        body: "boom".into(),
+    };
+    r.first_token_ns = None;
+    r.chunks_ns.clear();
+    r.usage = None;
+    let last = n.scrapes.len() - 1;
+    n.scrapes[last].2 = Some(metrics("115.0", "1030.0", 0, 0, 0, "1.79594033677e+09"));
+    let a = n.audit();
+    let l = a.ledger.as_ref().unwrap();
+    assert!(l.closed);
+    assert_eq!(
+        (l.completed, l.failed, l.failed_after_tokens),
+        (3, Some(1), Some(0))
+    );
+    assert!(!a.standings["ledger"].positive);
+    assert!(!a.qualified);
+}
+
+#[test]
+fn a_generic_lease_or_one_for_another_subject_or_route_does_not_isolate() {
+    let mut n = Native::positive();
+    n.lease = None;
+    assert!(
+        standing(&n.audit(), "window")
+            .1
+            .contains("isolation not established")
+    );
+    n.lease = Some(lease(&[], URL));
+    assert!(standing(&n.audit(), "window").1.contains("generic"));
+    n.lease = Some(lease(&[("model", "other-model")], URL));
+    assert!(standing(&n.audit(), "window").1.contains("another subject"));
+    n.lease = Some(lease(&[("model", "tiny-llama")], "http://10.0.0.9:8000"));
+    assert!(standing(&n.audit(), "window").1.contains("protects"));
+    let mut short = lease(&[("model", "tiny-llama")], URL);
+    short.until_unix_ns = T0_UNIX + 100 * MS;
+    n.lease = Some(short);
+    assert!(standing(&n.audit(), "window").1.contains("does not cover"));
+}
+
+#[test]
+fn protocol_keys_differ_when_any_work_changing_field_differs() {
+    let p = protocol(Engine::Native, 4, None);
+    let mut value = serde_json::to_value(&p).unwrap();
+    let fields: Vec<String> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| *k != "key")
+        .cloned()
+        .collect();
+    assert!(fields.len() >= 19);
+    for f in fields {
+        let original = value[&f].clone();
+        value[&f] = match &original {
+            _ if f == "engine" => serde_json::json!("vllm_bench_serve"),
+            serde_json::Value::String(s) => serde_json::json!(format!("{s}x")),
+            serde_json::Value::Number(n) => serde_json::json!(n.as_u64().unwrap_or(0) + 1),
+            serde_json::Value::Bool(b) => serde_json::json!(!b),
+            serde_json::Value::Null => serde_json::json!("1"),
+            serde_json::Value::Array(_) => serde_json::json!(["other"]),
+            serde_json::Value::Object(_) => serde_json::json!({"temperature": "0"}),
+        };
+        let changed: Protocol =
+            serde_json::from_value(value.clone()).unwrap_or_else(|e| panic!("{f}: {e}"));
+        assert_ne!(changed.canonical_key(), p.key, "{f} is not in the key");
+        value[&f] = original;
+    }
+}
+
+#[test]
+fn a_byte_flipped_in_any_evidence_block_fails_naming_it() {
+    for receipt in [Native::positive().receipt(), vllm_cpu(0)] {
+        let names: Vec<String> = receipt.evidence.keys().cloned().collect();
+        for name in names {
+            let mut r = receipt.clone();
+            let e = r.evidence.get_mut(&name).unwrap();
+            let mut chars: Vec<char> = e.content.chars().collect();
+            let i = chars.len() / 2;
+            chars[i] = if chars[i] == '1' { '2' } else { '1' };
+            e.content = chars.into_iter().collect();
+            let a = audit(&r);
+            assert!(!a.digests_ok, "{name}");
+            let bad: Vec<&str> = a
+                .digests
+                .iter()
+                .filter(|d| !d.ok)
+                .map(|d| d.block.as_str())
+                .collect();
+            assert_eq!(bad, [name.as_str()]);
+            assert!(!a.qualified);
+            assert!(
+                a.refusals.iter().any(|r| r.contains(&format!("{name:?}"))),
+                "{:?}",
+                a.refusals
+            );
+        }
+    }
+}
+
+#[test]
+fn send_all_or_a_rate_is_a_declaration_not_an_observation() {
+    let a = audit(&{
+        let mut r = vllm_cpu(0);
+        r.evidence.insert(
+            block::RESULT.into(),
+            Evidence::of(&shared("vllm-0.28.0-mooncake40/result.json")),
+        );
+        r.execution = match r.execution {
+            Execution::Ran { .. } => Execution::Ran {
+                program: "vllm".into(),
+                argv: vec![],
+                env: BTreeMap::new(),
+                exit: ExitStatus {
+                    code: Some(0),
+                    signal: None,
+                },
+                stdout: block::STDOUT.into(),
+                stderr: block::STDERR.into(),
+                result: ResultFile::Absent {
+                    reason: "not kept".into(),
+                },
+                started: None,
+                ended: None,
+                interrupted: None,
+            },
+            other => other,
+        };
+        r
+    });
+    let arrival = a.arrival.as_ref().unwrap();
+    assert!(!arrival.observed);
+    let (pos, reason) = standing(&a, "arrival");
+    assert!(!pos && reason.contains("declared"), "{reason}");
+    assert!(a.ledger.as_ref().unwrap().aggregate);
+}
+
+#[test]
+fn occupancy_above_the_cap_waiting_or_preempting_refuses() {
+    let at = |running, waiting, preempt| {
+        let mut n = Native::positive();
+        n.cap = Some(2);
+        for s in &mut n.scrapes {
+            if s.0 == Phase::During {
+                s.2 = Some(metrics(
+                    "100.0",
+                    "1000.0",
+                    running,
+                    waiting,
+                    0,
+                    "1.79594033677e+09",
+                ));
+            }
+        }
+        let last = n.scrapes.len() - 1;
+        n.scrapes[last].2 = Some(metrics(
+            "120.0",
+            "1040.0",
+            0,
+            0,
+            preempt,
+            "1.79594033677e+09",
+        ));
+        standing(&n.audit(), "occupancy")
+    };
+    assert!(at(2, 0, 0).0);
+    let (pos, reason) = at(3, 0, 0);
+    assert!(!pos, "{reason}");
+    let (pos, reason) = at(1, 1, 0);
+    assert!(!pos && reason.contains("waited"), "{reason}");
+    let (pos, reason) = at(2, 0, 1);
+    assert!(!pos && reason.contains("preemption"), "{reason}");
+}
+
+#[test]
+fn a_derived_number_that_differs_from_the_evidence_marks_the_receipt_inconsistent() {
+    let n = Native::positive();
+    let mut r = n.receipt();
+    let honest = audit(&r).derived();
+    r.derived = Some(honest.clone());
+    assert!(audit(&r).qualified);
+    let mut lie = honest;
+    lie["client"]["output_tokens"] = serde_json::json!(21);
+    r.derived = Some(lie);
+    let a = audit(&r);
+    assert!(!a.qualified);
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("derived.client.output_tokens")),
+        "{:?}",
+        a.inconsistencies
+    );
+}
+
+#[test]
+fn an_edited_protocol_is_inconsistent() {
+    let mut r = Native::positive().receipt();
+    r.protocol.requests = Some(5);
+    let a = audit(&r);
+    assert!(a.inconsistencies.iter().any(|i| i.contains("protocol key")));
+    assert!(!a.qualified);
+}
