@@ -854,3 +854,39 @@ fn an_edited_protocol_is_inconsistent() {
     assert!(a.inconsistencies.iter().any(|i| i.contains("protocol key")));
     assert!(!a.qualified);
 }
+
+#[test]
+fn the_project_fixture_receipt_fired_at_the_sim_qualifies() {
+    let r = Receipt::from_json(include_bytes!("data/receipt/native_sim.json")).unwrap();
+    let a = audit(&r);
+    assert!(a.qualified, "{:#?}", a.refusals);
+    assert!(a.simulator);
+    assert_eq!(a.ledger.as_ref().unwrap().completed, 3);
+    // fire wrote its audit's numbers as `derived`: they are what the audit recomputes
+    assert_eq!(r.derived.as_ref(), Some(&a.derived()));
+}
+
+#[test]
+fn a_vllm_format_run_with_one_failure_before_tokens_is_captured_but_unqualified() {
+    let mut r = vllm_cpu(0);
+    r.evidence.insert(
+        block::STDOUT.into(),
+        Evidence::of(include_bytes!("data/bench/stdout.txt")),
+    );
+    r.evidence.insert(
+        block::RESULT.into(),
+        Evidence::of(include_bytes!("data/bench/result.json")),
+    );
+    r.protocol.requests = Some(4);
+    r.protocol = r.protocol.clone().sealed();
+    let a = audit(&r);
+    assert!(a.captured, "{:?}", a.execution_gate);
+    let l = a.ledger.as_ref().unwrap();
+    assert!(l.closed && !l.aggregate);
+    assert_eq!(
+        (l.completed, l.failed, l.failed_after_tokens),
+        (3, Some(1), Some(0))
+    );
+    let (pos, reason) = standing(&a, "ledger");
+    assert!(!pos && reason.contains("1 of 4 failed"), "{reason}");
+}

@@ -418,3 +418,28 @@ pub fn check_exposition(data: &[u8]) {
         }
     }
 }
+
+/// Reads `data` as a receipt and audits it. Checks: no panic; the qualification is exactly
+/// "every standing positive and no receipt-level refusal"; a capture needs verified digests
+/// and read client facts; a failed digest is always among the refusals.
+pub fn check_receipt_audit(data: &[u8]) {
+    use loadproof_core::audit::{STANDINGS, audit};
+    use loadproof_core::receipt::Receipt;
+    let Ok(receipt) = Receipt::from_json(data) else {
+        return;
+    };
+    let a = audit(&receipt);
+    let all_positive = STANDINGS
+        .iter()
+        .all(|n| a.standings.get(*n).is_some_and(|s| s.positive));
+    assert_eq!(a.qualified, a.refusals.is_empty());
+    if a.qualified {
+        assert!(all_positive && a.digests_ok && a.inconsistencies.is_empty());
+    }
+    if a.captured {
+        assert!(a.digests_ok && a.execution_gate.read);
+    }
+    if !a.digests_ok {
+        assert!(!a.qualified && !a.captured);
+    }
+}

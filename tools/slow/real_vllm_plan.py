@@ -54,6 +54,18 @@ def family_sum(text, name):
     return total
 
 
+def audit(lp, receipt_path):
+    """`loadproof receipt audit --json` of a receipt, printed briefly: standings and refusals."""
+    res = subprocess.run([lp, "receipt", "audit", receipt_path, "--json"], capture_output=True, text=True)
+    check(res.returncode == 0, f"receipt audit exits 0 ({res.stderr.strip()[-200:]})")
+    a = json.loads(res.stdout)
+    marks = " ".join(f"{'+' if v['positive'] else '-'}{k}" for k, v in sorted(a["standings"].items()))
+    print(f"  audit: captured={a['captured']} qualified={a['qualified']} [{marks}]")
+    for r in a["refusals"]:
+        print(f"    refused: {r[:160]}")
+    return a
+
+
 def plan(lp, trace, out, *extra):
     res = subprocess.run([lp, "plan", trace, "--out", out, "--json", *extra], capture_output=True, text=True)
     if res.returncode != 0:
@@ -206,12 +218,27 @@ def main():
           f"protocol bound: client {receipt['protocol']['client_version']}, key {receipt['protocol']['key'][:19]}…")
     res = subprocess.run([lp, "receipt", "verify", receipt_path], capture_output=True, text=True)
     check(res.returncode == 0, "every evidence block of the receipt verifies")
+    a = audit(lp, receipt_path)
+    n = mc["timed_trace"]["lines"]
+    check(a["captured"] and a["ledger"]["completed"] == n and a["ledger"]["failed"] == 0
+          and not a["ledger"]["aggregate"],
+          f"audit (vllm engine): per-request ledger {a['ledger']['completed']}/{n}, none failed")
+    check(a["engine"]["generation_tokens_delta"] == a["client"]["output_tokens"]
+          and a["engine"]["prompt_tokens_delta"] == a["client"]["input_tokens"] == mc["timed_trace"]["input_tokens_total"]
+          and a["standings"]["counter_agreement"]["positive"],
+          f"audit: engine and client agree ({a['engine']['prompt_tokens_delta']} prompt, "
+          f"{a['engine']['generation_tokens_delta']} generation)")
+    check(a["standings"]["implementation"]["positive"], "audit: the installed serve.py is bound by its sha256")
+    check(not a["standings"]["window"]["positive"] and not a["qualified"],
+          "audit: no lease at the real server, so the window is not isolated and nothing qualifies")
 
     # 5. `loadproof fire --engine native` at the real server: its own per-request usage, the
     #    engine's counter deltas from the receipt's scrapes, and the plan must all agree.
     receipt_path = os.path.join(work, "receipt-mooncake-native.json")
     res = subprocess.run([lp, "fire", mc_dir, "--endpoint", base_url, "--engine", "native",
-                          "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"], "--out", receipt_path],
+                          "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"], "--out", receipt_path,
+                          "--model-revision", "tiny-llama (random weights, built offline by the lab)",
+                          "--gpu-sku", "none (CPU)", "--engine-version", "0.32.0"],
                          capture_output=True, text=True, env={**os.environ, **env_extra})
     print(f"loadproof fire --engine native: exit {res.returncode}; {res.stderr.strip()[-400:]}")
     check(os.path.exists(receipt_path), "the native engine wrote a receipt")
@@ -233,6 +260,12 @@ def main():
               f"engine prompt delta {d_prompt:.0f} == client usage {client_prompt} == plan {mc['timed_trace']['input_tokens_total']}")
         check(d_gen == client_gen == mc["timed_trace"]["output_tokens_total"],
               f"engine generation delta {d_gen:.0f} == client usage {client_gen} == plan")
+        a = audit(lp, receipt_path)
+        for name in ("counter_agreement", "continuity", "ledger", "subject", "implementation"):
+            check(a["standings"][name]["positive"], f"audit (native at real vLLM): {name} positive: {a['standings'][name]['reason'][:120]}")
+        check(a["arrival"]["observed"], "audit: arrival observed from per-request send times")
+        check(not a["standings"]["window"]["positive"] and not a["qualified"],
+              "audit: no lease at the real server, so it does not qualify (the window is not isolated)")
 
     # 6. The same real bench client against `loadproof sim`, fired by loadproof: the receipt must
     #    say it is a simulator, and the sim's counters must equal the plan's tokens.

@@ -1,0 +1,8 @@
+//! Receipts (untrusted JSON with inline evidence) read and audited, on arbitrary bytes.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    loadproof_fuzz::check_receipt_audit(data);
+});
