@@ -24,6 +24,9 @@ rng = random.Random(7)
 
 model = re.search(r'model_name="([^"]*)"', template).group(1)
 start = re.search(r"^process_start_time_seconds (\S+)$", template, re.M).group(1)
+engine = "loadproof sim" if "loadproof_sim_info" in template else "vllm"
+version = re.search(r'loadproof_sim_info{[^}]*version="([^"]*)"', template)
+version = version.group(1) if version else "0.32.0"
 
 
 def ev(raw: bytes):
@@ -94,7 +97,7 @@ scrape("after", run_end + MS)
 
 lease = {"schema": "loadproof.lease/v1", "id": "bench-lease", "issuer": "bench/make_receipt.py",
          "holder": "bench", "route": URL,
-         "subject": {"model": model, "engine": "loadproof sim"},
+         "subject": {"model": model, "engine": engine},
          "from_unix_ns": T0 - 10 * MS, "until_unix_ns": T0 + run_end + 10_000 * MS,
          "exclusion": "requests without the lease token are refused with 423", "token": "x"}
 evidence["window/lease.json"] = ev(json.dumps(lease).encode())
@@ -117,9 +120,9 @@ def axis(v):
 receipt = {
     "schema": "loadproof.receipt/v1", "protocol": protocol,
     "subject": {"model": axis(model), "model_revision": axis("none (simulator)"),
-                "gpu_sku": axis("none (simulator)"), "engine": axis("loadproof sim"),
-                "engine_version": axis(re.search(r'version="([^"]*)"', template).group(1)),
-                "knobs": {}, "simulator": True},
+                "gpu_sku": axis("none (simulator)"), "engine": axis(engine),
+                "engine_version": axis(version),
+                "knobs": {}, "simulator": engine == "loadproof sim"},
     "provenance": {"source": "fire", "generator": "bench/make_receipt.py", "command": [],
                    "caller": {}, "written_unix_ns": T0},
     "execution": {"kind": "native", "events": "native/events.jsonl", "offered": requests,

@@ -890,3 +890,52 @@ fn a_vllm_format_run_with_one_failure_before_tokens_is_captured_but_unqualified(
     let (pos, reason) = standing(&a, "ledger");
     assert!(!pos && reason.contains("1 of 4 failed"), "{reason}");
 }
+
+#[test]
+fn vllm_send_times_are_joined_to_the_embedded_schedule() {
+    let mut r = vllm_cpu(0);
+    let trace = shared("vllm-cpu/trace.jsonl");
+    let e = Evidence::of(&trace);
+    r.protocol.timed_trace_sha256 = Some(e.sha256.clone());
+    r.protocol = r.protocol.clone().sealed();
+    r.evidence.insert(block::TIMED_TRACE.into(), e);
+    let a = audit(&r);
+    let arrival = a.arrival.as_ref().unwrap();
+    assert!(arrival.source.contains("joined to the embedded timed_trace"), "{}", arrival.source);
+    assert_eq!(arrival.sent, 20);
+    let max = arrival.lag_max_ms.unwrap();
+    assert!(max < 10.0, "{max}");
+    assert!(a.standings["arrival"].positive, "{}", a.standings["arrival"].reason);
+    // a schedule that is not the protocol's file is an inconsistency, not a join
+    let mut r2 = r.clone();
+    r2.evidence.insert(block::TIMED_TRACE.into(), Evidence::of(b"{\"timestamp\": 0}\n"));
+    let a = audit(&r2);
+    assert!(a.inconsistencies.iter().any(|i| i.contains("is not the timed_trace")), "{:?}", a.inconsistencies);
+    assert!(!a.standings["arrival"].positive);
+}
+
+#[test]
+fn a_native_schedule_off_the_embedded_plan_is_inconsistent() {
+    let n = Native::positive();
+    let mut r = n.receipt();
+    let plan = |ts: [i64; 4]| -> Vec<u8> {
+        ts.iter()
+            .map(|t| format!("{{\"timestamp\": {t}, \"input_length\": 10, \"output_length\": 5, \"hash_ids\": [0]}}\n"))
+            .collect::<String>()
+            .into_bytes()
+    };
+    let embed = |r: &mut Receipt, bytes: Vec<u8>| {
+        let e = Evidence::of(&bytes);
+        r.protocol.timed_trace_sha256 = Some(e.sha256.clone());
+        r.protocol = r.protocol.clone().sealed();
+        r.evidence.insert(block::TIMED_TRACE.into(), e);
+    };
+    embed(&mut r, plan([50, 60, 810, 820]));
+    let a = audit(&r);
+    assert!(a.inconsistencies.is_empty(), "{:?}", a.inconsistencies);
+    assert!(a.qualified, "{:?}", a.refusals);
+    embed(&mut r, plan([50, 60, 810, 900]));
+    let a = audit(&r);
+    assert!(a.inconsistencies.iter().any(|i| i.contains("scheduled off the embedded timed_trace (first: request 3)")), "{:?}", a.inconsistencies);
+    assert!(!a.qualified);
+}

@@ -276,7 +276,8 @@ def main():
         sim_url = first.removeprefix("loadproof sim listening on ").removesuffix(" (simulator, not vLLM)")
         receipt_path = os.path.join(work, "receipt-burstgpt-sim.json")
         res = subprocess.run([lp, "fire", bg_dir, "--endpoint", sim_url, "--engine", "vllm",
-                              "--python", os.environ["VLLM_LAB_PYTHON"], "--out", receipt_path],
+                              "--python", os.environ["VLLM_LAB_PYTHON"], "--out", receipt_path,
+                              "--acquire-lease", "600"],
                              capture_output=True, text=True, env={**os.environ, **env_extra})
         print(f"loadproof fire --engine vllm at loadproof sim ({sim_url}): exit {res.returncode}")
         check(res.returncode == 0, "fire at the sim exits 0")
@@ -291,6 +292,12 @@ def main():
               f"bench against the sim: completed {result['completed']}, failed {result['failed']}")
         check(d_prompt == bg["timed_trace"]["input_tokens_total"] == result["total_input_tokens"],
               f"sim prompt counter delta {d_prompt:.0f} == plan == bench")
+        a = audit(lp, receipt_path)
+        for name in ("window", "implementation", "counter_agreement", "continuity", "ledger", "subject"):
+            check(a["standings"][name]["positive"],
+                  f"audit (vllm bench serve at the sim, leased): {name} positive: {a['standings'][name]['reason'][:110]}")
+        check("joined to the embedded timed_trace" in a["arrival"]["source"],
+              f"audit: vLLM's start_times joined to the embedded schedule (lag max {a['arrival']['lag_max_ms']} ms)")
     finally:
         sim.terminate()
         sim.wait(timeout=10)

@@ -53,6 +53,9 @@ struct Stated {
     provenance: loadproof_core::receipt::Provenance,
 }
 
+/// Plans up to this size travel inside the receipt (about 100k Mooncake rows).
+const EMBED_TIMED_TRACE_BYTES: usize = 64 << 20;
+
 /// A verified plan directory, read once.
 struct PlanDir {
     dir: PathBuf,
@@ -345,6 +348,16 @@ async fn fire_async(
     let mut notes = Vec::new();
     let mut evidence = BTreeMap::new();
     evidence.insert(block::PLAN.to_owned(), Evidence::of(&plan.bytes));
+    // The schedule itself, so the audit can join send times to it from the receipt alone.
+    if plan.trace.len() <= EMBED_TIMED_TRACE_BYTES {
+        evidence.insert(block::TIMED_TRACE.to_owned(), Evidence::of(&plan.trace));
+    } else {
+        notes.push(format!(
+            "the timed_trace file ({} bytes) is larger than {} MiB and is not embedded: the audit cannot join send times to the schedule",
+            plan.trace.len(),
+            EMBED_TIMED_TRACE_BYTES >> 20
+        ));
+    }
 
     // The planned argv with the caller's endpoint, model and tokenizer filled in.
     let mut argv = doc.bench.argv.clone();
@@ -543,6 +556,10 @@ async fn fire_async(
         .first_body()
         .is_some_and(|b| b.contains("loadproof_sim_info"));
     let sim_info = scrapes.first_body().and_then(sim_info).unwrap_or_default();
+    // vLLM's own exporter: its metric families are vLLM's readback of what serves.
+    let vllm_exporter = scrapes
+        .first_body()
+        .is_some_and(|b| b.contains("\nvllm:") || b.starts_with("vllm:"));
     evidence.extend(std::mem::take(&mut scrapes.blocks));
     let mut subject = subject_for(args, stated, &model, engine_version, simulator);
     if simulator {
@@ -555,6 +572,11 @@ async fn fire_async(
                 .to_owned(),
         );
         notes.extend(sim_axes(&mut subject, &args.subject, &sim_info));
+    } else if vllm_exporter {
+        subject.engine = Axis::Known {
+            value: "vllm".to_owned(),
+            source: "/metrics (vllm: metric families)".to_owned(),
+        };
     }
     if let Some(held) = &leased {
         let run = run_interval(&execution);

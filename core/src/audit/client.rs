@@ -221,6 +221,7 @@ pub fn read(receipt: &Receipt, block: &BlockReader<'_>) -> ClientSide {
                 ..ClientSide::default()
             };
             read_native(
+                receipt,
                 events,
                 *offered,
                 interrupted.is_some(),
@@ -231,6 +232,43 @@ pub fn read(receipt: &Receipt, block: &BlockReader<'_>) -> ClientSide {
             )
         }
     }
+}
+
+/// The send-lag bound for a client that declared none (`vllm bench serve`): fire's default.
+pub const DEFAULT_LAG_BOUND_NS: i64 = 10_000_000;
+
+/// The schedule of the embedded `timed_trace` (arrival ns from the benchmark's start, read as
+/// vLLM reads it, with the protocol's multiplier); `None` when the receipt does not embed it.
+fn schedule(
+    receipt: &Receipt,
+    block: &BlockReader<'_>,
+    inconsistencies: &mut Vec<String>,
+) -> Option<Result<Vec<i64>, String>> {
+    let name = crate::receipt::block::TIMED_TRACE;
+    let e = receipt.evidence.get(name)?;
+    if receipt.protocol.timed_trace_sha256.as_deref() != Some(e.sha256.as_str()) {
+        inconsistencies.push(format!(
+            "{name} (sha256 {}) is not the timed_trace the protocol names ({})",
+            e.sha256,
+            receipt.protocol.timed_trace_sha256.as_deref().unwrap_or("unstated")
+        ));
+        return Some(Err(format!("{name} is not the protocol's file")));
+    }
+    let raw = match block(name) {
+        Ok(raw) => raw,
+        Err(why) => return Some(Err(why)),
+    };
+    let multiplier = receipt.protocol.sec_multiplier.as_deref().unwrap_or("1");
+    let chunk = receipt.protocol.chunk_size.unwrap_or(512);
+    Some(
+        crate::plan::TimedTraceReader::new(multiplier, chunk)
+            .and_then(|mut reader| {
+                reader.push(&raw);
+                reader.finish().map_err(|e| e.to_string())
+            })
+            .map(|back| back.arrival_ns)
+            .map_err(|e| format!("{name}: {e}")),
+    )
 }
 
 fn closed(reason: String) -> Gate {
@@ -391,17 +429,22 @@ fn read_bench(
         declared_cap: cap,
         note: PEAK_NOTE.to_owned(),
     });
+    let planned = schedule(receipt, block, &mut side.inconsistencies);
     side.arrival = Some(match detailed.and_then(|d| d.start_times_s.as_ref()) {
-        Some(starts) => ArrivalFacts {
-            observed: true,
-            source: "start_times (per-request send times) from --save-detailed".to_owned(),
-            sent: starts.len() as u64,
-            not_sent: 0,
-            lag_p50_ms: None,
-            lag_p99_ms: None,
-            lag_max_ms: None,
-            early: 0,
-            bound_ms: None,
+        Some(starts) => match planned {
+            Some(Ok(arrivals)) if arrivals.len() == starts.len() => {
+                joined_arrival(starts, &arrivals)
+            }
+            Some(Ok(arrivals)) => {
+                side.inconsistencies.push(format!(
+                    "the result JSON has {} send times, the embedded timed_trace {} rows",
+                    starts.len(),
+                    arrivals.len()
+                ));
+                unjoined(starts.len(), "the embedded schedule has another length")
+            }
+            Some(Err(why)) => unjoined(starts.len(), &why),
+            None => unjoined(starts.len(), "the receipt does not embed the timed_trace"),
         },
         None => ArrivalFacts {
             observed: false,
@@ -423,6 +466,47 @@ fn read_bench(
         },
     });
     side
+}
+
+fn unjoined(sent: usize, why: &str) -> ArrivalFacts {
+    ArrivalFacts {
+        observed: true,
+        source: format!("start_times (per-request send times) from --save-detailed; not joined: {why}"),
+        sent: sent as u64,
+        not_sent: 0,
+        lag_p50_ms: None,
+        lag_p99_ms: None,
+        lag_max_ms: None,
+        early: 0,
+        bound_ms: None,
+    }
+}
+
+/// vLLM keeps only `perf_counter` send times: lag is measured relative to the first send
+/// (`(start_i − start_0) − (arrival_i − arrival_0)`), which cannot see a late first request.
+fn joined_arrival(starts: &[f64], arrivals: &[i64]) -> ArrivalFacts {
+    let (Some(s0), Some(a0)) = (starts.first(), arrivals.first()) else {
+        return unjoined(0, "no requests");
+    };
+    let mut lags: Vec<f64> = starts
+        .iter()
+        .zip(arrivals)
+        .map(|(s, a)| (s - s0) * 1e3 - (a - a0) as f64 / 1e6)
+        .collect();
+    let bound_ms = DEFAULT_LAG_BOUND_NS as f64 / 1e6;
+    let early = lags.iter().filter(|l| **l < -bound_ms).count() as u64;
+    lags.sort_by(f64::total_cmp);
+    ArrivalFacts {
+        observed: true,
+        source: "start_times joined to the embedded timed_trace (lag relative to the first send: vLLM keeps only perf_counter times)".to_owned(),
+        sent: starts.len() as u64,
+        not_sent: 0,
+        lag_p50_ms: percentile(&lags, 50.0),
+        lag_p99_ms: percentile(&lags, 99.0),
+        lag_max_ms: lags.last().copied(),
+        early,
+        bound_ms: Some(bound_ms),
+    }
 }
 
 fn bench_ledger(
@@ -612,7 +696,9 @@ pub fn parse_events(raw: &[u8]) -> Result<Vec<RequestRecord>, String> {
     Ok(records)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn read_native(
+    receipt: &Receipt,
     events: &str,
     offered: u64,
     interrupted: bool,
@@ -783,6 +869,27 @@ fn read_native(
         declared_cap: cap,
         note: PEAK_NOTE.to_owned(),
     });
+
+    // The schedule the client kept must be the plan's.
+    if let Some(Ok(arrivals)) = schedule(receipt, block, &mut side.inconsistencies) {
+        let zero = side.run_mono_ns.map_or(0, |(a, _)| a);
+        let off: Vec<u64> = records
+            .iter()
+            .filter(|r| {
+                usize::try_from(r.index)
+                    .ok()
+                    .and_then(|i| arrivals.get(i))
+                    .is_none_or(|a| r.scheduled_ns - zero != *a)
+            })
+            .map(|r| r.index)
+            .collect();
+        if let Some(first) = off.first() {
+            side.inconsistencies.push(format!(
+                "{} requests were scheduled off the embedded timed_trace (first: request {first})",
+                off.len()
+            ));
+        }
+    }
 
     // Arrival: observed send times against the schedule.
     let mut lags: Vec<f64> = Vec::new();

@@ -322,6 +322,11 @@ fn incarnation(reads: &[Read]) -> Result<String, String> {
 
 fn readback_from(m: &Exposition, out: &mut BTreeMap<String, String>) {
     for family in m.families() {
+        if family.name.starts_with("vllm:") {
+            // vLLM's exporter (or a simulator of it, which says so below and overrides this).
+            out.entry("engine".to_owned())
+                .or_insert_with(|| "vllm".to_owned());
+        }
         for s in &family.samples {
             for (k, v) in &s.labels {
                 if k == "model_name" && family.name.starts_with("vllm:") {

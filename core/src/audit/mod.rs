@@ -210,7 +210,8 @@ pub fn audit(receipt: &Receipt) -> Audit {
             .push("plan.json is not the plan the protocol names (plan_sha256 differs)".to_owned());
     }
     let foreign_work = foreign_work(side.client.as_ref(), &eng.engine);
-    let simulator = receipt.subject.simulator || eng.readback.contains_key("engine");
+    let simulator = receipt.subject.simulator
+        || eng.readback.get("engine").map(String::as_str) == Some("loadproof sim");
 
     // 3. Standings.
     let gate = side.gate.clone().unwrap_or(Gate {

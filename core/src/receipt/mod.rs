@@ -41,6 +41,8 @@ pub mod block {
     pub const METRICS_PREFIX: &str = "metrics/";
     /// The lease the run held, as the lessor returned it.
     pub const LEASE: &str = "window/lease.json";
+    /// The `timed_trace` file fired (the schedule), when small enough to embed.
+    pub const TIMED_TRACE: &str = "plan/timed_trace.jsonl";
 }
 
 /// A moment on the firing machine: monotonic nanoseconds since the run's start (for intervals)
