@@ -397,6 +397,27 @@ fn capture(dir: &str, exit: i32) -> Receipt {
     }
 }
 
+/// A bench process that exited 0 with stdout and stderr kept but no result JSON.
+fn ran_without_result(reason: &str) -> Execution {
+    Execution::Ran {
+        program: "vllm".into(),
+        argv: vec![],
+        env: BTreeMap::new(),
+        exit: ExitStatus {
+            code: Some(0),
+            signal: None,
+        },
+        stdout: block::STDOUT.into(),
+        stderr: block::STDERR.into(),
+        result: ResultFile::Absent {
+            reason: reason.into(),
+        },
+        started: None,
+        ended: None,
+        interrupted: None,
+    }
+}
+
 #[test]
 fn the_real_vllm_cpu_capture_audits_to_its_true_numbers() {
     let a = audit(&vllm_cpu(0));
@@ -490,26 +511,7 @@ fn stderr_containing_a_summary_is_not_parsed() {
         block::STDOUT.into(),
         Evidence::of(b"Starting main benchmark run...\n"),
     );
-    r.execution = match r.execution {
-        Execution::Ran { result: _, .. } => Execution::Ran {
-            program: "vllm".into(),
-            argv: vec![],
-            env: BTreeMap::new(),
-            exit: ExitStatus {
-                code: Some(0),
-                signal: None,
-            },
-            stdout: block::STDOUT.into(),
-            stderr: block::STDERR.into(),
-            result: ResultFile::Absent {
-                reason: "none".into(),
-            },
-            started: None,
-            ended: None,
-            interrupted: None,
-        },
-        other => other,
-    };
+    r.execution = ran_without_result("none");
     let a = audit(&r);
     assert!(!a.execution_gate.read, "{:?}", a.execution_gate);
     assert!(a.client.is_none());
@@ -759,26 +761,7 @@ fn send_all_or_a_rate_is_a_declaration_not_an_observation() {
             block::RESULT.into(),
             Evidence::of(&shared("vllm-0.28.0-mooncake40/result.json")),
         );
-        r.execution = match r.execution {
-            Execution::Ran { .. } => Execution::Ran {
-                program: "vllm".into(),
-                argv: vec![],
-                env: BTreeMap::new(),
-                exit: ExitStatus {
-                    code: Some(0),
-                    signal: None,
-                },
-                stdout: block::STDOUT.into(),
-                stderr: block::STDERR.into(),
-                result: ResultFile::Absent {
-                    reason: "not kept".into(),
-                },
-                started: None,
-                ended: None,
-                interrupted: None,
-            },
-            other => other,
-        };
+        r.execution = ran_without_result("not kept");
         r
     });
     let arrival = a.arrival.as_ref().unwrap();
@@ -901,16 +884,35 @@ fn vllm_send_times_are_joined_to_the_embedded_schedule() {
     r.evidence.insert(block::TIMED_TRACE.into(), e);
     let a = audit(&r);
     let arrival = a.arrival.as_ref().unwrap();
-    assert!(arrival.source.contains("joined to the embedded timed_trace"), "{}", arrival.source);
+    assert!(
+        arrival
+            .source
+            .contains("joined to the embedded timed_trace"),
+        "{}",
+        arrival.source
+    );
     assert_eq!(arrival.sent, 20);
     let max = arrival.lag_max_ms.unwrap();
     assert!(max < 10.0, "{max}");
-    assert!(a.standings["arrival"].positive, "{}", a.standings["arrival"].reason);
+    assert!(
+        a.standings["arrival"].positive,
+        "{}",
+        a.standings["arrival"].reason
+    );
     // a schedule that is not the protocol's file is an inconsistency, not a join
     let mut r2 = r.clone();
-    r2.evidence.insert(block::TIMED_TRACE.into(), Evidence::of(b"{\"timestamp\": 0}\n"));
+    r2.evidence.insert(
+        block::TIMED_TRACE.into(),
+        Evidence::of(b"{\"timestamp\": 0}\n"),
+    );
     let a = audit(&r2);
-    assert!(a.inconsistencies.iter().any(|i| i.contains("is not the timed_trace")), "{:?}", a.inconsistencies);
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("is not the timed_trace")),
+        "{:?}",
+        a.inconsistencies
+    );
     assert!(!a.standings["arrival"].positive);
 }
 
@@ -936,6 +938,12 @@ fn a_native_schedule_off_the_embedded_plan_is_inconsistent() {
     assert!(a.qualified, "{:?}", a.refusals);
     embed(&mut r, plan([50, 60, 810, 900]));
     let a = audit(&r);
-    assert!(a.inconsistencies.iter().any(|i| i.contains("scheduled off the embedded timed_trace (first: request 3)")), "{:?}", a.inconsistencies);
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("scheduled off the embedded timed_trace (first: request 3)")),
+        "{:?}",
+        a.inconsistencies
+    );
     assert!(!a.qualified);
 }

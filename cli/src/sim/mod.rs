@@ -313,20 +313,9 @@ async fn grant_lease(
         .get(HOST)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    let body = match Limited::new(req.into_body(), MAX_LEASE_BODY_BYTES)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
-            return Ok(error_response(&api::ApiError {
-                status: 413,
-                err_type: "BadRequestError",
-                param: Some("body"),
-                message: format!("the body is larger than {MAX_LEASE_BODY_BYTES} bytes"),
-            }));
-        }
-        Err(_) => return Err(CloseConnection),
+    let body = match read_body(req.into_body(), MAX_LEASE_BODY_BYTES).await? {
+        Ok(body) => body,
+        Err(too_large) => return Ok(too_large),
     };
     match app.lessor.grant(&body, host.as_deref(), unix_ns_now()) {
         Ok(json) => Ok(full(StatusCode::OK, "application/json", json)),
@@ -335,6 +324,26 @@ async fn grant_lease(
             "application/json",
             refusal.body,
         )),
+    }
+}
+
+/// A request body up to `limit` bytes; a larger one is answered 413 (the inner `Err`). A client
+/// that goes away mid-body has no one to answer: the connection closes.
+async fn read_body(
+    body: Incoming,
+    limit: usize,
+) -> Result<Result<bytes::Bytes, Response<SimBody>>, CloseConnection> {
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(Ok(collected.to_bytes())),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
+            Ok(Err(error_response(&api::ApiError {
+                status: 413,
+                err_type: "BadRequestError",
+                param: Some("body"),
+                message: format!("the body is larger than {limit} bytes"),
+            })))
+        }
+        Err(_) => Err(CloseConnection),
     }
 }
 
@@ -362,21 +371,9 @@ async fn completions(
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty() && v.len() <= 256)
         .map(str::to_owned);
-    let body = match Limited::new(req.into_body(), MAX_BODY_BYTES)
-        .collect()
-        .await
-    {
-        Ok(collected) => collected.to_bytes(),
-        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
-            return Ok(error_response(&api::ApiError {
-                status: 413,
-                err_type: "BadRequestError",
-                param: Some("body"),
-                message: format!("the body is larger than {MAX_BODY_BYTES} bytes"),
-            }));
-        }
-        // The client went away mid-body: there is no one to answer.
-        Err(_) => return Err(CloseConnection),
+    let body = match read_body(req.into_body(), MAX_BODY_BYTES).await? {
+        Ok(body) => body,
+        Err(too_large) => return Ok(too_large),
     };
     let request = match api::parse_completion(&body, &app.model, app.kv_capacity_tokens) {
         Ok(r) => r,

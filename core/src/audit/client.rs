@@ -250,7 +250,11 @@ fn schedule(
         inconsistencies.push(format!(
             "{name} (sha256 {}) is not the timed_trace the protocol names ({})",
             e.sha256,
-            receipt.protocol.timed_trace_sha256.as_deref().unwrap_or("unstated")
+            receipt
+                .protocol
+                .timed_trace_sha256
+                .as_deref()
+                .unwrap_or("unstated")
         ));
         return Some(Err(format!("{name} is not the protocol's file")));
     }
@@ -471,7 +475,9 @@ fn read_bench(
 fn unjoined(sent: usize, why: &str) -> ArrivalFacts {
     ArrivalFacts {
         observed: true,
-        source: format!("start_times (per-request send times) from --save-detailed; not joined: {why}"),
+        source: format!(
+            "start_times (per-request send times) from --save-detailed; not joined: {why}"
+        ),
         sent: sent as u64,
         not_sent: 0,
         lag_p50_ms: None,
