@@ -256,6 +256,17 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
             a.engine.reason.clone()
         }
     )?;
+    for h in &a.engine.histograms {
+        writeln!(
+            out,
+            "engine hist   {}: {} observations, mean {} ms, p50 ≤ {} ms, p99 ≤ {} ms (bucket bounds; an observation, not a cause)",
+            h.family.trim_start_matches("vllm:"),
+            h.count,
+            ms(h.mean_ms),
+            ms(h.p50_le_ms),
+            ms(h.p99_le_ms)
+        )?;
+    }
     writeln!(out, "foreign work  {}", a.foreign_work.reason)?;
     writeln!(
         out,

@@ -947,3 +947,25 @@ fn a_native_schedule_off_the_embedded_plan_is_inconsistent() {
     );
     assert!(!a.qualified);
 }
+
+#[test]
+fn engine_latency_histograms_are_observations_from_histogram_families() {
+    let a = audit(&vllm_cpu(0));
+    let h: Vec<&str> = a
+        .engine
+        .histograms
+        .iter()
+        .map(|h| h.family.as_str())
+        .collect();
+    assert!(h.contains(&"vllm:inter_token_latency_seconds"), "{h:?}");
+    let itl = a
+        .engine
+        .histograms
+        .iter()
+        .find(|h| h.family == "vllm:inter_token_latency_seconds")
+        .unwrap();
+    // vLLM counts one ITL observation per generated token after the first, for all requests
+    // in the envelope (the run's 310 plus the earlier curl request's 7).
+    assert_eq!(itl.count, 317);
+    assert!(itl.p99_le_ms.is_some());
+}

@@ -44,7 +44,7 @@ const SERIES: [&str; 7] = [
 pub const OCCUPANCY_MAX_GAP_NS: i64 = 1_000_000_000;
 
 /// Engine counter deltas over the scrape envelope.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EngineFacts {
     /// `vllm:generation_tokens_total` after − before, summed over URLs.
     pub generation_tokens_delta: Option<u64>,
@@ -56,6 +56,57 @@ pub struct EngineFacts {
     pub incarnations: Vec<String>,
     /// What was read, or why the deltas are unread.
     pub reason: String,
+    /// The engine's own latency histograms over the envelope (first URL): observations beside
+    /// the client's distributions, never a cause of them.
+    #[serde(default)]
+    pub histograms: Vec<HistogramFacts>,
+}
+
+/// One engine latency histogram's growth between the boundary scrapes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistogramFacts {
+    /// The family (`vllm:time_to_first_token_seconds`, …).
+    pub family: String,
+    /// Observations added.
+    pub count: u64,
+    /// Mean of the added observations, ms.
+    pub mean_ms: Option<f64>,
+    /// Upper bound (`le`) of the bucket holding the median, ms (`None`: the `+Inf` bucket).
+    pub p50_le_ms: Option<f64>,
+    /// Upper bound of the bucket holding the 99th percentile, ms.
+    pub p99_le_ms: Option<f64>,
+}
+
+/// The engine latency histograms the audit reports.
+pub const LATENCY_HISTOGRAMS: [&str; 3] = [
+    "vllm:time_to_first_token_seconds",
+    "vllm:inter_token_latency_seconds",
+    "vllm:e2e_request_latency_seconds",
+];
+
+fn histogram_facts(before: &Exposition, after: &Exposition) -> Vec<HistogramFacts> {
+    LATENCY_HISTOGRAMS
+        .iter()
+        .filter_map(|family| {
+            let d = exposition::histogram_delta(before, after, family).ok()?;
+            let count = d.count.whole_u64().ok()?;
+            let le_of = |q: f64| -> Option<f64> {
+                let rank = (q * count as f64).ceil().max(1.0);
+                d.buckets
+                    .iter()
+                    .find(|(_, c)| c.to_f64() >= rank)
+                    .and_then(|(le, _)| (*le).finite())
+                    .map(|le| le.to_f64() * 1e3)
+            };
+            Some(HistogramFacts {
+                family: (*family).to_owned(),
+                count,
+                mean_ms: (count > 0).then(|| d.sum.to_f64() / count as f64 * 1e3),
+                p50_le_ms: if count > 0 { le_of(0.5) } else { None },
+                p99_le_ms: if count > 0 { le_of(0.99) } else { None },
+            })
+        })
+        .collect()
 }
 
 /// The occupancy series over the run's interval.
@@ -189,6 +240,7 @@ pub fn read(
     let mut incarnations = Vec::new();
     let mut reasons = Vec::new();
     let mut preempt_total: Option<u64> = Some(0);
+    let mut histograms = Vec::new();
     for (url, (reads, failures)) in &by_url {
         let before = reads
             .iter()
@@ -240,6 +292,9 @@ pub fn read(
                 prompt_total = None;
             }
         }
+        if histograms.is_empty() {
+            histograms = histogram_facts(before, after);
+        }
         preempt_total = match delta(PREEMPTIONS) {
             Ok(d) => preempt_total.and_then(|t| t.checked_add(d)),
             Err(_) => None,
@@ -264,6 +319,7 @@ pub fn read(
             reasons.join("; ")
         },
         incarnations,
+        histograms,
     };
 
     let occupancy = occupancy(
