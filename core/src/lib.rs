@@ -18,6 +18,7 @@
 pub mod audit;
 pub mod decimal;
 pub mod plan;
+pub mod playbook;
 pub mod receipt;
 pub mod regime;
 pub mod report;
