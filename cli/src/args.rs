@@ -32,6 +32,10 @@ pub enum Command {
     Receipt(ReceiptCommand),
     /// Serve a local OpenAI-compatible LLM-serving SIMULATOR (not vLLM) for demos and tests.
     Sim(SimArgs),
+    /// The playbook: build a row from two arms of receipts, ask which rows apply to live
+    /// traffic, write the illustrative examples.
+    #[command(subcommand)]
+    Playbook(PlaybookCommand),
 }
 
 /// Which client fires the plan.
@@ -459,6 +463,142 @@ pub struct SynthArgs {
     /// (mooncake only) [default: 0].
     #[arg(long, value_name = "F")]
     pub prefix_share: Option<f64>,
+}
+
+/// `loadproof playbook …`
+#[derive(Debug, Subcommand)]
+pub enum PlaybookCommand {
+    /// Build one measured row from two arms of receipts (same plan, protocol and subject;
+    /// differing only in --knob) and append it to a playbook file. Exit 0 appended; 1 refused
+    /// (an unqualified receipt, arms that are not one experiment, unequal or too few repeats,
+    /// a missing percentile: the reason is printed); 2 unreadable input or bad usage.
+    Row(PlaybookRowArgs),
+    /// Judge every row of a playbook against live traffic: exact gates, then the regime
+    /// distance. Prints the rows that apply and every other row with its reason. Exit 0 at
+    /// least one row applies, 1 none does, 2 bad input.
+    Match(PlaybookMatchArgs),
+    /// Write the illustrative example rows (real regimes from ../shared/traces, invented
+    /// deltas, never selectable), byte for byte the same on every run. Exit 0 written, 2 the
+    /// real traces are missing or not the pinned bytes.
+    Examples(PlaybookExamplesArgs),
+}
+
+/// `loadproof playbook row`
+#[derive(Debug, clap::Args)]
+pub struct PlaybookRowArgs {
+    /// Receipts of the baseline arm (the knob absent or at another value), one per repeat.
+    #[arg(long, value_name = "RECEIPT", num_args = 1.., required = true)]
+    pub baseline: Vec<PathBuf>,
+    /// Receipts of the treatment arm (the knob at its stated value), one per repeat.
+    #[arg(long, value_name = "RECEIPT", num_args = 1.., required = true)]
+    pub treatment: Vec<PathBuf>,
+    /// The knob under test as the treatment sets it, KEY=VALUE (repeatable): every treatment
+    /// receipt must state it (`fire --knob`), no baseline receipt may.
+    #[arg(long = "knob", value_name = "KEY=VALUE", required = true)]
+    pub knobs: Vec<String>,
+    /// The row's id, unique in the playbook.
+    #[arg(long)]
+    pub id: String,
+    /// The playbook file to append to (`loadproof.playbook/v1`; created if missing).
+    #[arg(long, value_name = "FILE")]
+    pub playbook: PathBuf,
+    /// Burstiness window of the row's regime, seconds (the matcher compares equal windows only).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    pub window: f64,
+    /// A note to keep with the row (repeatable).
+    #[arg(long = "note", value_name = "TEXT")]
+    pub notes: Vec<String>,
+}
+
+/// Where the live traffic was generated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TrafficArg {
+    /// Recorded production traffic.
+    Recorded,
+    /// Generated to a target regime (`loadproof trace synth`).
+    Synthetic,
+}
+
+/// Whether the live traffic's prefix identity is its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PrefixesArg {
+    /// Every request carries its prefix identity (Mooncake hash_ids).
+    Recorded,
+    /// Some request has none: a replay invents blocks for it.
+    Synthesized,
+}
+
+/// `loadproof playbook match PLAYBOOK (--trace FILE | --regime JSON) --model … [--json]`
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("live").required(true).args(["trace", "regime"])))]
+pub struct PlaybookMatchArgs {
+    /// The playbook file.
+    pub playbook: PathBuf,
+    /// The live trace (BurstGPT CSV, Mooncake JSONL or Azure CSV): its regime and prefixes are
+    /// computed as `trace inspect` computes them.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// A JSON file holding a regime: a bare `Regime`, `trace inspect --json` output, or a
+    /// plan.json (its `regime`, the trace as fired).
+    #[arg(long, value_name = "JSON_FILE")]
+    pub regime: Option<PathBuf>,
+    /// Force the --trace format instead of detecting it.
+    #[arg(long, value_enum, requires = "trace")]
+    pub format: Option<FormatArg>,
+    /// The served model.
+    #[arg(long)]
+    pub model: String,
+    /// Its exact revision.
+    #[arg(long, value_name = "REV")]
+    pub model_revision: String,
+    /// The accelerator.
+    #[arg(long, value_name = "SKU")]
+    pub gpu_sku: String,
+    /// The serving engine (`vllm`, or `loadproof sim`).
+    #[arg(long)]
+    pub engine: String,
+    /// The engine's exact version.
+    #[arg(long, value_name = "VERSION")]
+    pub engine_version: String,
+    /// The client's cap on requests in flight: a number, or `uncapped` (open loop, what
+    /// `fire` replays).
+    #[arg(long, value_name = "N|uncapped", default_value = "uncapped")]
+    pub concurrency: String,
+    /// A knob setting the row must have been measured with, KEY=VALUE (repeatable; the set
+    /// and the values must equal the row's).
+    #[arg(long = "knob", value_name = "KEY=VALUE")]
+    pub knobs: Vec<String>,
+    /// Where the live traffic came from [default: synthetic when a verified `trace synth`
+    /// sidecar or note says so, else recorded].
+    #[arg(long, value_enum)]
+    pub traffic: Option<TrafficArg>,
+    /// Whether the live traffic's prefixes are its own [default: from the trace, or from the
+    /// inspect or plan JSON; a bare regime needs this flag].
+    #[arg(long, value_enum)]
+    pub prefixes: Option<PrefixesArg>,
+    /// A match policy JSON (gates to loosen, rate as an axis, calibrated tolerances) [default:
+    /// every gate exact, rate not an axis, no tolerance].
+    #[arg(long, value_name = "POLICY_JSON")]
+    pub policy: Option<PathBuf>,
+    /// Burstiness window for --trace, seconds [default: 1]; with --regime, the file's window
+    /// (a different value here is refused).
+    #[arg(long, value_name = "SECONDS")]
+    pub window: Option<f64>,
+    /// Print the match report as JSON (`loadproof.playbook.match/v1`).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `loadproof playbook examples --out FILE`
+#[derive(Debug, clap::Args)]
+pub struct PlaybookExamplesArgs {
+    /// Where to write the examples playbook.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// The directory holding `traces/` (see fixtures/MANIFEST.sha256) [default:
+    /// $LOADPROOF_SHARED, else ../shared from the current directory].
+    #[arg(long, value_name = "DIR")]
+    pub shared: Option<PathBuf>,
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@ mod args;
 mod audit_cmd;
 mod fire;
 mod plan_cmd;
+mod playbook_cmd;
 mod receipt_cmd;
 mod render;
 mod sim;
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command, PlanSubcommand, ReceiptCommand, TraceCommand};
+use args::{Cli, Command, PlanSubcommand, PlaybookCommand, ReceiptCommand, TraceCommand};
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
@@ -36,6 +37,15 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ReceiptCommand::Audit(a) => audit_cmd::audit(a, &mut out)?,
                 ReceiptCommand::CaptureCheck(a) => audit_cmd::capture_check(a, &mut out)?,
                 ReceiptCommand::Qualify(a) => audit_cmd::qualify(a, &mut out)?,
+            };
+            out.flush()?;
+            return Ok(code);
+        }
+        Command::Playbook(p) => {
+            let code = match p {
+                PlaybookCommand::Row(a) => playbook_cmd::row(a, &mut out)?,
+                PlaybookCommand::Match(a) => playbook_cmd::matches(a, &mut out)?,
+                PlaybookCommand::Examples(a) => playbook_cmd::examples(a, &mut out)?,
             };
             out.flush()?;
             return Ok(code);

@@ -789,3 +789,560 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Experiments: two arms of receipts as one experiment
+
+mod experiment {
+    use std::collections::BTreeMap;
+
+    use super::common::{ingest, ingest_with, opts, shared};
+    use super::{SIM_RECEIPT, audits};
+    use loadproof_core::audit::audit;
+    use loadproof_core::plan::{Plan, PlanOptions, TimeScale, TimedTraceReader};
+    use loadproof_core::playbook::{
+        Arm, AxesError, Concurrency, Experiment, ExperimentError, MeasuredDelta, Prefixes,
+        Provenance, RegimeAxes, Repeat, Row, RowSpec, SIM_ENGINE, SYNTHETIC_SOURCE_NOTE, Traffic,
+        traffic_of_notes,
+    };
+    use loadproof_core::receipt::{Axis, Evidence, Receipt, block, sha256_hex};
+    use loadproof_core::synth::{SYNTH_SCHEMA, check_sidecar};
+    use loadproof_core::{Trace, Window};
+
+    fn knobs(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    /// The real sim receipt as repeat `i` with `pairs` as its knobs (notes differ, so each
+    /// repeat has its own digest; the audit reads neither).
+    fn receipt(i: usize, pairs: &[(&str, &str)]) -> Receipt {
+        let mut r = Receipt::from_json(SIM_RECEIPT).unwrap();
+        r.notes.push(format!("repeat {i}"));
+        r.subject.knobs = knobs(pairs);
+        r
+    }
+
+    /// Two baseline receipts at max_num_seqs=64 and two treatment receipts at 2, block_size
+    /// held at 16 in all four.
+    fn arms() -> (Vec<Receipt>, Vec<Receipt>) {
+        let base = (0..2)
+            .map(|i| receipt(i, &[("max_num_seqs", "64"), ("block_size", "16")]))
+            .collect();
+        let treat = (2..4)
+            .map(|i| receipt(i, &[("max_num_seqs", "2"), ("block_size", "16")]))
+            .collect();
+        (base, treat)
+    }
+
+    /// The fixture spans 0.4 s: a tenth of a second gives burstiness five windows.
+    fn tenth() -> Window {
+        Window::from_secs(0.1).unwrap()
+    }
+
+    fn of(
+        base: &[Receipt],
+        treat: &[Receipt],
+        stated: &[(&str, &str)],
+    ) -> Result<Experiment, ExperimentError> {
+        let b: Vec<&Receipt> = base.iter().collect();
+        let t: Vec<&Receipt> = treat.iter().collect();
+        Experiment::of(&b, &t, &knobs(stated), tenth())
+    }
+
+    #[test]
+    fn two_arms_differing_only_in_the_stated_knob_are_one_experiment() {
+        let (base, treat) = arms();
+        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap();
+        let id = e.identity();
+        assert_eq!(
+            (
+                id.model.as_str(),
+                id.model_revision.as_str(),
+                id.gpu_sku.as_str(),
+                id.engine.as_str(),
+                id.engine_version.as_str()
+            ),
+            (
+                "sim",
+                "none (simulator)",
+                "none (simulator)",
+                SIM_ENGINE,
+                "0.1.0"
+            )
+        );
+        assert_eq!(id.source_kind.traffic, Traffic::Recorded);
+        assert_eq!(id.source_kind.prefixes, Prefixes::Recorded);
+        assert_eq!(id.concurrency, Concurrency::Uncapped);
+        assert_eq!(id.knobs, knobs(&[("max_num_seqs", "2")]));
+        assert_eq!(
+            e.trace_sha256(),
+            base[0].protocol.trace_sha256.as_deref().unwrap()
+        );
+        assert_eq!(e.repeats(), 2);
+        assert!(e.simulator());
+        assert_eq!(
+            e.baseline_knobs(),
+            &BTreeMap::from([("max_num_seqs".to_owned(), Some("64".to_owned()))])
+        );
+        assert_eq!(e.held_knobs(), &knobs(&[("block_size", "16")]));
+        assert!(
+            e.notes()
+                .iter()
+                .any(|n| n == "knob under test: baseline max_num_seqs=64, treatment max_num_seqs=2"),
+            "{:?}",
+            e.notes()
+        );
+        // Arrivals 0, 200, 400 ms: counts 1,0,1,0,1 in five 0.1 s windows.
+        let r = e.regime();
+        assert_eq!(r.rate_rps, 7.5);
+        assert!((r.burstiness - 0.4).abs() < 1e-12, "{}", r.burstiness);
+        assert_eq!((r.window_s, r.input_p50, r.input_p95), (0.1, 40.0, 58.0));
+        assert_eq!((r.output_p50, r.output_p95), (4.0, 4.9));
+
+        // A baseline without the knob at all is a baseline too.
+        let bare: Vec<Receipt> = (0..2)
+            .map(|i| receipt(i, &[("block_size", "16")]))
+            .collect();
+        let e2 = of(&bare, &treat, &[("max_num_seqs", "2")]).unwrap();
+        assert_eq!(e2.baseline_knobs()["max_num_seqs"], None);
+
+        // The experiment's parts make a measured row with the receipts' audits.
+        let digest = |r: &Receipt| sha256_hex(r.to_json().as_bytes());
+        let audited = |arm: &[Receipt]| -> Vec<(String, loadproof_core::audit::Audit)> {
+            arm.iter().map(|r| (digest(r), audit(r))).collect()
+        };
+        let (ba, ta) = (audited(&base), audited(&treat));
+        let repeats = |arm: &[(String, loadproof_core::audit::Audit)]| -> Vec<Repeat> {
+            arm.iter()
+                .map(|(_, a)| Repeat::from_audit(a).unwrap())
+                .collect()
+        };
+        let spec = RowSpec {
+            id: "sim-max-num-seqs-2".into(),
+            identity: e.identity().clone(),
+            regime: *e.regime(),
+            delta: MeasuredDelta::from_repeats(&repeats(&ba), &repeats(&ta)).unwrap(),
+            provenance: Provenance {
+                trace_sha256: e.trace_sha256().to_owned(),
+                baseline_receipts: ba.iter().map(|(s, _)| s.clone()).collect(),
+                treatment_receipts: ta.iter().map(|(s, _)| s.clone()).collect(),
+                verified_unix_ns: Some(1_795_961_900_000_000_000),
+            },
+            notes: e.notes().to_vec(),
+        };
+        let row = Row::measured(spec, &audits(&ba), &audits(&ta)).unwrap();
+        assert!(row.is_selectable());
+    }
+
+    #[test]
+    fn receipts_of_another_protocol_are_refused_naming_the_differing_field() {
+        let (base, mut treat) = arms();
+        treat[1].protocol.base_url = Some("http://127.0.0.1:9".into());
+        treat[1].protocol = treat[1].protocol.clone().sealed();
+        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        let ExperimentError::ProtocolDiffers {
+            arm,
+            index,
+            differences,
+            ..
+        } = &e
+        else {
+            panic!("{e}");
+        };
+        assert_eq!((*arm, *index), (Arm::Treatment, 1));
+        assert_eq!(differences.len(), 1, "{differences:?}");
+        assert_eq!(differences[0].field, "base_url");
+        assert_eq!(differences[0].first, "\"http://127.0.0.1:18311\"");
+        assert_eq!(differences[0].found, "\"http://127.0.0.1:9\"");
+        assert_eq!(e.receipt(), Some((Arm::Treatment, 1)));
+        let text = e.to_string();
+        assert!(
+            text.starts_with("treatment receipt 1 ran another protocol"),
+            "{text}"
+        );
+        assert!(
+            text.contains("base_url \"http://127.0.0.1:18311\" vs \"http://127.0.0.1:9\""),
+            "{text}"
+        );
+
+        // Another trace: every field that names it differs, each named.
+        let (mut base, treat) = arms();
+        base[1].protocol.trace_sha256 = Some("ab".repeat(32));
+        base[1].protocol.requests = Some(4);
+        base[1].protocol = base[1].protocol.clone().sealed();
+        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        let ExperimentError::ProtocolDiffers { differences, .. } = &e else {
+            panic!("{e}");
+        };
+        let fields: Vec<&str> = differences.iter().map(|d| d.field.as_str()).collect();
+        assert_eq!(fields, ["requests", "trace_sha256"]);
+    }
+
+    #[test]
+    fn a_subject_axis_that_differs_or_is_unknown_is_refused() {
+        let (mut base, treat) = arms();
+        base[1].subject.gpu_sku = Axis::Known {
+            value: "NVIDIA H100 80GB HBM3".into(),
+            source: "caller".into(),
+        };
+        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        assert_eq!(
+            e,
+            ExperimentError::SubjectDiffers {
+                arm: Arm::Baseline,
+                index: 1,
+                axis: "gpu_sku",
+                first: "none (simulator)".into(),
+                found: "NVIDIA H100 80GB HBM3".into(),
+            }
+        );
+        let (base, mut treat) = arms();
+        treat[0].subject.engine_version = Axis::Unknown {
+            reason: "not stated: pass --engine-version".into(),
+        };
+        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        assert!(
+            matches!(
+                &e,
+                ExperimentError::SubjectUnknown {
+                    arm: Arm::Treatment,
+                    index: 0,
+                    axis: "engine_version",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+        assert!(e.to_string().contains("pass --engine-version"), "{e}");
+        let (base, mut treat) = arms();
+        treat[1].subject.simulator = false;
+        assert!(matches!(
+            of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err(),
+            ExperimentError::SimulatorDiffers {
+                arm: Arm::Treatment,
+                index: 1,
+                first: true,
+                found: false
+            }
+        ));
+    }
+
+    #[test]
+    fn a_knob_the_treatment_does_not_set_to_its_stated_value_is_refused() {
+        let (base, mut treat) = arms();
+        treat[1]
+            .subject
+            .knobs
+            .insert("max_num_seqs".into(), "4".into());
+        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        assert_eq!(
+            e,
+            ExperimentError::KnobNotInTreatment {
+                index: 1,
+                knob: "max_num_seqs".into(),
+                stated: "2".into(),
+                found: Some("4".into()),
+            }
+        );
+        // A knob no receipt states at all.
+        let (base, treat) = arms();
+        let e = of(&base, &treat, &[("enable_chunked_prefill", "true")]).unwrap_err();
+        assert!(
+            e.to_string().starts_with(
+                "treatment receipt 0: knob enable_chunked_prefill is absent, but the stated treatment is enable_chunked_prefill=true"
+            ),
+            "{e}"
+        );
+        let (base, treat) = arms();
+        assert_eq!(
+            of(&base, &treat, &[]).unwrap_err(),
+            ExperimentError::NoKnobs
+        );
+    }
+
+    #[test]
+    fn a_baseline_already_at_the_treatment_value_is_refused() {
+        let (mut base, treat) = arms();
+        base[0]
+            .subject
+            .knobs
+            .insert("max_num_seqs".into(), "2".into());
+        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        assert_eq!(
+            e,
+            ExperimentError::KnobInBaseline {
+                index: 0,
+                knob: "max_num_seqs".into(),
+                value: "2".into(),
+            }
+        );
+        assert!(
+            e.to_string().contains("is the stated treatment itself"),
+            "{e}"
+        );
+        // Nor may the baseline arm mix two other settings.
+        let (mut base, treat) = arms();
+        base[1]
+            .subject
+            .knobs
+            .insert("max_num_seqs".into(), "32".into());
+        assert!(matches!(
+            of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err(),
+            ExperimentError::BaselineKnobDiffers { index: 1, .. }
+        ));
+    }
+
+    #[test]
+    fn a_knob_not_under_test_must_be_equal_in_every_receipt() {
+        let (base, mut treat) = arms();
+        treat[0]
+            .subject
+            .knobs
+            .insert("block_size".into(), "32".into());
+        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        assert_eq!(
+            e,
+            ExperimentError::KnobDiffers {
+                arm: Arm::Treatment,
+                index: 0,
+                knob: "block_size".into(),
+                first: Some("16".into()),
+                found: Some("32".into()),
+            }
+        );
+        // Stating it as a knob of the experiment too makes it one.
+        let (mut base, mut treat) = arms();
+        for r in &mut treat {
+            r.subject.knobs.insert("block_size".into(), "32".into());
+        }
+        base[0].subject.knobs.remove("block_size");
+        base[1].subject.knobs.remove("block_size");
+        let e = of(
+            &base,
+            &treat,
+            &[("max_num_seqs", "2"), ("block_size", "32")],
+        )
+        .unwrap();
+        assert_eq!(e.identity().knobs.len(), 2);
+    }
+
+    #[test]
+    fn unequal_arms_and_a_single_repeat_are_refused() {
+        let (base, treat) = arms();
+        assert_eq!(
+            of(&base, &treat[..1], &[("max_num_seqs", "2")]).unwrap_err(),
+            ExperimentError::UnequalArms {
+                baseline: 2,
+                treatment: 1
+            }
+        );
+        let e = of(&base[..1], &treat[..1], &[("max_num_seqs", "2")]).unwrap_err();
+        assert_eq!(e, ExperimentError::TooFewRepeats { repeats: 1 });
+        assert!(e.to_string().contains("one run has no spread"), "{e}");
+    }
+
+    #[test]
+    fn a_receipt_without_its_timed_trace_is_refused() {
+        let (base, mut treat) = arms();
+        treat[1].evidence.remove(block::TIMED_TRACE);
+        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        assert_eq!(
+            e,
+            ExperimentError::TimedTraceMissing {
+                arm: Arm::Treatment,
+                index: 1
+            }
+        );
+        assert!(
+            e.to_string().contains("does not embed the timed_trace"),
+            "{e}"
+        );
+        // Embedded, but not the bytes its digest names.
+        let (mut base, treat) = arms();
+        let block = base[0].evidence.get_mut(block::TIMED_TRACE).unwrap();
+        block.content = block
+            .content
+            .replace("\"timestamp\": 400", "\"timestamp\": 401");
+        assert!(matches!(
+            of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err(),
+            ExperimentError::TimedTraceUnverified {
+                arm: Arm::Baseline,
+                index: 0,
+                ..
+            }
+        ));
+        // Another file, whose own digest holds, than the protocol names.
+        let (mut base, treat) = arms();
+        base[1].evidence.insert(
+            block::TIMED_TRACE.to_owned(),
+            Evidence::of(b"{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}\n"),
+        );
+        assert!(matches!(
+            of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err(),
+            ExperimentError::TimedTraceDiffers {
+                arm: Arm::Baseline,
+                index: 1,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn the_regime_needs_a_window_the_schedule_spans() {
+        // 0.4 s of arrivals fit in one 1 s window: no burstiness, no row.
+        let (base, treat) = arms();
+        let b: Vec<&Receipt> = base.iter().collect();
+        let t: Vec<&Receipt> = treat.iter().collect();
+        let e = Experiment::of(&b, &t, &knobs(&[("max_num_seqs", "2")]), Window::ONE_SECOND)
+            .unwrap_err();
+        assert!(
+            matches!(e, ExperimentError::Axes(AxesError::Undefined { .. })),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn traffic_is_synthetic_only_when_a_verified_synth_sidecar_says_so() {
+        let sidecar = serde_json::json!({
+            "schema": SYNTH_SCHEMA,
+            "sha256": "ab12",
+            "generator_version": 3,
+            "spec": {"seed": 42},
+            "target": {"rate_rps": 2.0, "burstiness": 2.0, "window_s": 1.0},
+        })
+        .to_string();
+        let verified = check_sidecar(&sidecar, "t.jsonl.synth.json", "ab12");
+        assert!(verified.note().starts_with(SYNTHETIC_SOURCE_NOTE));
+        // `plan` prefixes the note with "source "; `trace inspect` keeps it bare.
+        let planned = vec!["other".to_owned(), format!("source {}", verified.note())];
+        assert_eq!(traffic_of_notes(&planned).unwrap(), Traffic::Synthetic);
+        assert_eq!(
+            traffic_of_notes(&[verified.note().to_owned()]).unwrap(),
+            Traffic::Synthetic
+        );
+        let mismatch = check_sidecar(&sidecar, "t.jsonl.synth.json", "cd34");
+        let e = traffic_of_notes(&[format!("source {}", mismatch.note())]).unwrap_err();
+        assert!(
+            matches!(&e, ExperimentError::SourceKindUnknown { note } if note.contains("does NOT match")),
+            "{e}"
+        );
+        assert_eq!(traffic_of_notes(&[]).unwrap(), Traffic::Recorded);
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // RegimeAxes::of_schedule
+
+    /// The plan's file as a receipt reads it back: its own multiplier and chunk size.
+    fn fired(trace: Trace, options: PlanOptions) -> (RegimeAxes, RegimeAxes) {
+        let window = options.window;
+        let plan = Plan::new(trace, options).unwrap();
+        let mut file = Vec::new();
+        plan.write_timed_trace(&mut file).unwrap();
+        let bench = plan.bench_command();
+        let mut check = plan.reader(&bench).unwrap();
+        check.push(&file);
+        let back = check.finish().unwrap();
+        let fidelity = plan.verify(&back, &bench);
+        let doc = plan.document("source", &back, bench, fidelity);
+        assert!(doc.verified);
+        let mut reader =
+            TimedTraceReader::new(&doc.timed_trace.sec_multiplier, doc.timed_trace.chunk_size)
+                .unwrap();
+        for piece in file.chunks(7919) {
+            reader.push(piece);
+        }
+        let read = reader.finish().unwrap();
+        assert_eq!(read.sha256, doc.timed_trace.sha256);
+        let schedule = RegimeAxes::of_schedule(
+            &read.arrival_ns,
+            &read.input_tokens,
+            &read.output_tokens,
+            window,
+        )
+        .unwrap();
+        (schedule, RegimeAxes::of(&doc.regime).unwrap())
+    }
+
+    #[test]
+    fn of_schedule_on_a_plans_fired_file_equals_the_plans_regime() {
+        let mut first400 = opts();
+        first400.filter.max_rows = Some(400);
+        let cases: Vec<(&str, Trace, PlanOptions)> = vec![
+            (
+                "BurstGPT_1",
+                ingest(&shared("traces/burstgpt/BurstGPT_1.first400.csv")).unwrap(),
+                PlanOptions::default(),
+            ),
+            (
+                "BurstGPT_3 at 3 s",
+                ingest(&shared("traces/burstgpt/BurstGPT_3.first400.csv")).unwrap(),
+                PlanOptions {
+                    window: Window::from_secs(3.0).unwrap(),
+                    ..PlanOptions::default()
+                },
+            ),
+            (
+                "Mooncake first 400",
+                ingest_with(
+                    &shared("traces/mooncake/conversation_trace.jsonl"),
+                    first400,
+                )
+                .unwrap(),
+                PlanOptions::default(),
+            ),
+            (
+                "Azure conv ×2",
+                ingest(&shared(
+                    "traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv",
+                ))
+                .unwrap(),
+                PlanOptions {
+                    time_scale: TimeScale::parse("2").unwrap(),
+                    ..PlanOptions::default()
+                },
+            ),
+        ];
+        for (name, trace, options) in cases {
+            let (schedule, planned) = fired(trace, options);
+            // Exactly: the same statistics over the same integers.
+            assert_eq!(schedule, planned, "{name}");
+        }
+    }
+
+    #[test]
+    fn of_schedule_refuses_what_is_not_a_schedule() {
+        let w = Window::ONE_SECOND;
+        assert!(matches!(
+            RegimeAxes::of_schedule(&[0, 2_000_000_000], &[1, 2], &[1], w),
+            Err(AxesError::Schedule { .. })
+        ));
+        assert!(matches!(
+            RegimeAxes::of_schedule(&[], &[], &[], w),
+            Err(AxesError::Undefined { .. })
+        ));
+        let e = RegimeAxes::of_schedule(&[0, 3_000_000_000, 2_000_000_000], &[1; 3], &[1; 3], w)
+            .unwrap_err();
+        assert!(e.to_string().contains("arrival 2"), "{e}");
+        // Rebased to the first arrival: a schedule that starts late reads as one that starts
+        // at 0.
+        let late = RegimeAxes::of_schedule(
+            &[5_000_000_000, 5_500_000_000, 7_000_000_000],
+            &[10, 20, 30],
+            &[1, 2, 3],
+            w,
+        )
+        .unwrap();
+        let zero = RegimeAxes::of_schedule(
+            &[0, 500_000_000, 2_000_000_000],
+            &[10, 20, 30],
+            &[1, 2, 3],
+            w,
+        )
+        .unwrap();
+        assert_eq!(late, zero);
+        assert_eq!(zero.rate_rps, 1.5);
+    }
+}

@@ -9,7 +9,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::regime::Regime;
+use crate::regime::{MAX_WINDOWS, Regime, Window};
+use crate::stats::{Percentiles, dispersion_index};
 
 /// One regime axis. The order of [`RegimeAxis::ALL`] breaks ties when two axes are equally far.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -105,6 +106,12 @@ pub enum AxesError {
         /// The value.
         value: f64,
     },
+    /// Schedule columns that are not one request per row in arrival order.
+    #[error("not a schedule: {detail}")]
+    Schedule {
+        /// What is wrong with the columns.
+        detail: String,
+    },
     /// A median above its own 95th percentile.
     #[error("{which} tokens: p50 {p50} is above p95 {p95}")]
     PercentilesOutOfOrder {
@@ -189,6 +196,83 @@ impl RegimeAxes {
             input_p95: regime.input_tokens.p95,
             output_p50: regime.output_tokens.p50,
             output_p95: regime.output_tokens.p95,
+        };
+        axes.validate()?;
+        Ok(axes)
+    }
+
+    /// The axes of a replay schedule (a fired `timed_trace` as read back: arrivals in ns, one
+    /// token pair per arrival), computed exactly as [`Regime::of`] computes them from a trace:
+    /// arrivals rebased to the first, rate = n / span, D over `window` by
+    /// [`dispersion_index`], token percentiles by [`Percentiles::of_u32`]. So the regime a row
+    /// is filed under is the one its receipts' schedule had, and on a plan's own file it equals
+    /// `RegimeAxes::of(&plan.regime)` bit for bit. Refuses columns of unequal length, an empty
+    /// schedule and arrivals out of order (a schedule is replayed in file order, and the
+    /// windows are counted over ascending arrivals).
+    pub fn of_schedule(
+        arrival_ns: &[i64],
+        input: &[u32],
+        output: &[u32],
+        window: Window,
+    ) -> Result<RegimeAxes, AxesError> {
+        if arrival_ns.len() != input.len() || arrival_ns.len() != output.len() {
+            return Err(AxesError::Schedule {
+                detail: format!(
+                    "{} arrivals, {} input lengths, {} output lengths: one of each per request",
+                    arrival_ns.len(),
+                    input.len(),
+                    output.len()
+                ),
+            });
+        }
+        let Some(&first) = arrival_ns.first() else {
+            return Err(AxesError::Undefined {
+                axis: RegimeAxis::Rate,
+                why: "the schedule has no requests",
+            });
+        };
+        let mut rebased = Vec::with_capacity(arrival_ns.len());
+        let mut previous = 0i64;
+        for (i, &t) in arrival_ns.iter().enumerate() {
+            let Some(r) = t.checked_sub(first).filter(|r| *r >= previous) else {
+                return Err(AxesError::Schedule {
+                    detail: format!(
+                        "arrival {i} ({t} ns) is before the one preceding it: arrivals must be ascending"
+                    ),
+                });
+            };
+            rebased.push(r);
+            previous = r;
+        }
+        let n = rebased.len() as u64;
+        let span_ns = previous;
+        let span_s = span_ns as f64 / 1e9;
+        let rate_rps = (span_ns > 0)
+            .then(|| n as f64 / span_s)
+            .ok_or(AxesError::Undefined {
+                axis: RegimeAxis::Rate,
+                why: "all requests arrive at one instant",
+            })?;
+        let windows = span_ns / window.ns() + 1;
+        let burstiness = if (2..=MAX_WINDOWS).contains(&windows) {
+            dispersion_index(&rebased, window.ns())
+        } else {
+            None
+        }
+        .ok_or(AxesError::Undefined {
+            axis: RegimeAxis::Burstiness,
+            why: "the span fits in one window (or in too many)",
+        })?;
+        let input = Percentiles::of_u32(input);
+        let output = Percentiles::of_u32(output);
+        let axes = RegimeAxes {
+            rate_rps,
+            burstiness,
+            window_s: window.secs(),
+            input_p50: input.p50,
+            input_p95: input.p95,
+            output_p50: output.p50,
+            output_p95: output.p95,
         };
         axes.validate()?;
         Ok(axes)

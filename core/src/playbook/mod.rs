@@ -7,7 +7,9 @@
 //! - `delta` — both arms' repeats, medians, spreads and the change ([`MeasuredDelta`]);
 //! - `row` — the row, its provenance and every construction refusal ([`Row`], [`RowError`],
 //!   [`delta_is_floor`]);
-//! - `matcher` — gates, distances, tolerances and the report ([`match_rows`]).
+//! - `matcher` — gates, distances, tolerances and the report ([`match_rows`]);
+//! - `experiment` — two arms of receipts checked to be one experiment, and what its row is
+//!   filed under ([`Experiment`]).
 //!
 //! A [`Playbook`] file (`loadproof.playbook/v1`) is read through the same checks as a row is
 //! built, plus unique row ids: a file that reads is a file every row of which could have been
@@ -15,6 +17,7 @@
 
 mod axes;
 mod delta;
+mod experiment;
 mod identity;
 mod matcher;
 mod row;
@@ -27,6 +30,9 @@ pub use axes::{AxesError, RegimeAxes, RegimeAxis};
 pub use delta::{
     Arm, ArmSummary, Change, DeltaError, MIN_REPEATS, MeasuredDelta, Metric, Repeat, RepeatError,
     Spread,
+};
+pub use experiment::{
+    Experiment, ExperimentError, FieldDifference, SYNTHETIC_SOURCE_NOTE, traffic_of_notes,
 };
 pub use identity::{Concurrency, Identity, Prefixes, SourceKind, Traffic, knobs_line};
 pub use matcher::{
