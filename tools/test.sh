@@ -3,7 +3,8 @@
 # Installs missing tools first (tools/install.sh), then runs, in order:
 #   fast tier   fmt, clippy (native + wasm), native unit/integration/property tests,
 #               core builds for wasm32, dependency direction, fixture manifest
-#   web tier    release web build (bundle size recorded), real-browser test in headless Chromium
+#   web tier    release web build (bundle size recorded), real-browser tests in headless Chromium
+#               (the trace view; a published playbook site)
 #   slow tier   real vLLM: a real vLLM server (CPU) and the real `vllm bench serve` replay
 #               loadproof plans; the server's counters must equal the plans (SLOW=0 skips it
 #               locally; CI always runs it)
@@ -54,6 +55,9 @@ bash web/build.sh
 
 step "browser test (headless Chromium, real traces)"
 LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/trace.mjs
+
+step "browser test (published playbook site, headless Chromium, other hosts blocked)"
+LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/playbook.mjs
 
 if [ "$SLOW" != 0 ] || [ -n "${CI:-}" ]; then
   step "slow tier: real vLLM replays loadproof plans (tools/slow/real_vllm.sh)"

@@ -481,6 +481,13 @@ pub enum PlaybookCommand {
     /// deltas, never selectable), byte for byte the same on every run. Exit 0 written, 2 the
     /// real traces are missing or not the pinned bytes.
     Examples(PlaybookExamplesArgs),
+    /// Publish a playbook as a static site: the built web app (its Playbook view) plus
+    /// `playbook.json` (the input, byte for byte, after core validates it) and `site.sha256`
+    /// (every file, `sha256sum -c` compatible). Serve SITE_DIR with any static file server,
+    /// under any path. Exit 0 written; 1 the playbook is refused (the reason is printed,
+    /// nothing written); 2 unreadable input, no built app, or a non-empty SITE_DIR that
+    /// publish did not make.
+    Publish(PlaybookPublishArgs),
 }
 
 /// `loadproof playbook row`
@@ -599,6 +606,20 @@ pub struct PlaybookExamplesArgs {
     /// $LOADPROOF_SHARED, else ../shared from the current directory].
     #[arg(long, value_name = "DIR")]
     pub shared: Option<PathBuf>,
+}
+
+/// `loadproof playbook publish PLAYBOOK --out SITE_DIR [--app DIST_DIR]`
+#[derive(Debug, clap::Args)]
+pub struct PlaybookPublishArgs {
+    /// The playbook file (`loadproof.playbook/v1`).
+    pub playbook: PathBuf,
+    /// The site directory to write: must be absent, empty, or a site publish made before
+    /// (it holds `site.sha256`), which is replaced whole.
+    #[arg(long, value_name = "SITE_DIR")]
+    pub out: PathBuf,
+    /// The built web app to copy (`bash web/build.sh` writes it) [default: dist].
+    #[arg(long, value_name = "DIST_DIR", default_value = "dist")]
+    pub app: PathBuf,
 }
 
 #[cfg(test)]

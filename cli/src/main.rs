@@ -46,6 +46,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 PlaybookCommand::Row(a) => playbook_cmd::row(a, &mut out)?,
                 PlaybookCommand::Match(a) => playbook_cmd::matches(a, &mut out)?,
                 PlaybookCommand::Examples(a) => playbook_cmd::examples(a, &mut out)?,
+                PlaybookCommand::Publish(a) => playbook_cmd::publish(a, &mut out)?,
             };
             out.flush()?;
             return Ok(code);

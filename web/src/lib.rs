@@ -12,5 +12,6 @@ pub mod ingest;
 pub mod number;
 pub mod plots;
 pub mod series;
+pub mod site;
 
 pub use app::App;

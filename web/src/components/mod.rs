@@ -2,4 +2,5 @@
 //! they show comes from `loadproof_core` (directly or through [`crate::series`]).
 
 pub mod charts;
+pub mod playbook;
 pub mod trace;
