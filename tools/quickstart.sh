@@ -52,6 +52,11 @@ if [ -f "$real" ]; then
   "$lp" trace inspect "$real"
 fi
 
-printf '\n== web app ==\nserving %s/dist at http://127.0.0.1:%s/  (Ctrl-C to stop)\n' "$root" "$PORT"
-printf 'drop a trace file on the page, or press "Load the synthetic sample".\n'
-exec python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$root/dist"
+printf '\n== main job: publish the example playbook with the web app (a static site) ==\n'
+"$lp" playbook publish fixtures/playbook/examples.json --out "$out/site" --app "$root/dist"
+(cd "$out/site" && sha256sum --quiet -c site.sha256 && echo "site.sha256: every file verifies")
+
+printf '\n== web app ==\nserving %s at http://127.0.0.1:%s/  (Ctrl-C to stop)\n' "$out/site" "$PORT"
+printf 'Trace view: drop a trace file, or press "Load the synthetic sample".\n'
+printf 'Playbook view: http://127.0.0.1:%s/#/playbook (the example rows; drop a live trace to match it).\n' "$PORT"
+exec python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$out/site"
