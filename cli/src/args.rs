@@ -32,6 +32,9 @@ pub enum Command {
     Receipt(ReceiptCommand),
     /// Serve a local OpenAI-compatible LLM-serving SIMULATOR (not vLLM) for demos and tests.
     Sim(SimArgs),
+    /// Forward to a serving engine (vLLM) and grant exclusive leases on it: the lessor a real
+    /// server lacks.
+    Gate(crate::gate::GateArgs),
     /// The playbook: build a row from two arms of receipts, ask which rows apply to live
     /// traffic, write the illustrative examples.
     #[command(subcommand)]

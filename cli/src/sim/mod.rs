@@ -17,7 +17,7 @@
 
 mod api;
 mod faults;
-mod lease;
+pub(crate) mod lease;
 mod metrics;
 mod model;
 

@@ -1,0 +1,340 @@
+//! `loadproof gate`: a lease-enforcing reverse proxy in front of a serving engine (vLLM).
+//!
+//! A real vLLM server grants no lease, so no run against it could have an isolated window. The
+//! gateway is the lessor it lacks: it forwards every request to `--upstream` (method, path and
+//! query, headers minus hop-by-hop ones, the body streamed both ways, an SSE stream chunk by
+//! chunk) and grants `loadproof.lease/v1` leases itself at `POST /loadproof/lease`, one at a
+//! time, with the sim's [`Lessor`] under the gateway's own [`Terms`]. The lease's subject is
+//! read back from the upstream at grant time (`readback.rs`); its route is the gateway's URL as
+//! the client addressed it; its exclusion says exactly what the gateway does and what it cannot
+//! do (traffic that reaches the upstream directly is not kept out).
+//!
+//! While a lease holds, every request without `Authorization: Bearer <token>` is refused with
+//! 423 and counted, except `GET /metrics`, `/health`, `/version` and `/v1/models`; a request
+//! with the token is forwarded without it (the upstream never sees the gateway's token).
+//! `GET /metrics` is the upstream's body, byte for byte, with the gateway's own lines appended
+//! (`metrics.rs`).
+//!
+//! Threads: a tokio multi-thread runtime, one task per connection, hyper's HTTP/1.1 server
+//! and its pooled client (`proxy.rs`).
+
+mod metrics;
+mod proxy;
+mod readback;
+
+use std::convert::Infallible;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, bail};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
+use hyper::header::{AUTHORIZATION, HOST, HeaderValue};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::sim::lease::{Lessor, LessorConfig, Terms};
+use proxy::{GateBody, Upstream};
+use readback::Stated;
+
+/// `loadproof gate --upstream URL --port P`
+///
+/// A reverse proxy in front of a serving engine (vLLM) that grants exclusive leases, so a run
+/// fired through it can have an isolated window. Every request is forwarded to `--upstream`
+/// (responses stream back unbuffered). `POST /loadproof/lease` with `{"holder": "...",
+/// "seconds": N}` grants one lease at a time, bound to the model, engine and engine version
+/// read back from the upstream (`/v1/models`, `/metrics`, `/version`) plus `--model-revision`
+/// and `--gpu-sku` when given; while it holds, requests without its `Authorization: Bearer`
+/// token get 423 (except GET /metrics, /health, /version, /v1/models) and requests with it are
+/// forwarded without it. Traffic that reaches the upstream directly is not kept out. Prints
+/// "loadproof gate listening on http://HOST:PORT (forwarding to UPSTREAM)" on stderr; stops on
+/// SIGINT or SIGTERM (exit 0).
+#[derive(Debug, clap::Args)]
+pub struct GateArgs {
+    /// The server to forward to, `http://HOST:PORT` (vLLM's OpenAI-compatible server).
+    #[arg(long, value_name = "URL")]
+    pub upstream: String,
+    /// Address to listen on [default: 127.0.0.1]. Anything but loopback (0.0.0.0, say) only
+    /// when given here explicitly.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Port to listen on; 0 picks a free one (the stderr line names it).
+    #[arg(long)]
+    pub port: u16,
+    /// The model revision the upstream serves, stated in every lease's subject. Not given: the
+    /// lease states none (a `loadproof sim` upstream states its own).
+    #[arg(long, value_name = "REV")]
+    pub model_revision: Option<String>,
+    /// The accelerator the upstream runs on, stated in every lease's subject. Not given: the
+    /// lease states none (a `loadproof sim` upstream states its own).
+    #[arg(long, value_name = "SKU")]
+    pub gpu_sku: Option<String>,
+}
+
+/// Runs the gateway until SIGINT or SIGTERM.
+pub fn run(args: &GateArgs) -> anyhow::Result<()> {
+    let cfg = GateConfig::from_args(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let result = runtime.block_on(serve(cfg));
+    // Open streams are dropped, not waited for.
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
+/// What the gateway calls itself in its leases and its `/metrics` lines.
+const NAME: &str = "loadproof gate";
+
+/// Largest lease request body read.
+const MAX_LEASE_BODY_BYTES: usize = 16 << 10;
+
+/// `GET` paths that pass whatever lease holds: anyone may see the server and its lease.
+const OPEN_PATHS: [&str; 4] = ["/metrics", "/health", "/version", "/v1/models"];
+
+/// The resolved, validated configuration (stage two of argument handling).
+#[derive(Debug, Clone)]
+struct GateConfig {
+    addr: SocketAddr,
+    upstream: Upstream,
+    stated: Stated,
+}
+
+impl GateConfig {
+    fn from_args(args: &GateArgs) -> anyhow::Result<Self> {
+        let ip = match args.host.as_deref() {
+            None | Some("localhost") => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            Some(host) => host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<IpAddr>()
+                .with_context(|| format!("--host {host:?} is not an IP address"))?,
+        };
+        let upstream = Upstream::parse(&args.upstream)
+            .with_context(|| format!("--upstream {:?}", args.upstream))?;
+        for (flag, value) in [
+            ("--model-revision", &args.model_revision),
+            ("--gpu-sku", &args.gpu_sku),
+        ] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                bail!("{flag} must not be empty (leave it out to state nothing)");
+            }
+        }
+        Ok(GateConfig {
+            addr: SocketAddr::new(ip, args.port),
+            upstream,
+            stated: Stated {
+                model_revision: args.model_revision.clone(),
+                gpu_sku: args.gpu_sku.clone(),
+            },
+        })
+    }
+}
+
+/// What every request handler shares.
+struct App {
+    upstream: Upstream,
+    stated: Stated,
+    client: proxy::Client,
+    lessor: Lessor,
+}
+
+/// The lease's exclusion: what the gateway does while it holds, and what it does not.
+fn exclusion(upstream: &str) -> String {
+    format!(
+        "while this lease holds (from_unix_ns <= now < until_unix_ns on the gateway's clock), \
+         loadproof gate refuses with 423 Locked every request through it (the lease's route) that \
+         does not carry `Authorization: Bearer <token>`, except GET /metrics, /health, /version \
+         and /v1/models, and counts each in loadproof_gate_lease_refused_total; requests with the \
+         token are forwarded to {upstream} without it; a second lease is refused with 409 \
+         Conflict; loadproof_gate_lease_active is 1 in /metrics. Traffic that reaches {upstream} \
+         directly, not through this gateway, is not excluded by this lease: only the engine's \
+         counters agreeing with the client's tokens can show there was none"
+    )
+}
+
+async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(cfg.addr)
+        .await
+        .with_context(|| format!("binding {}", cfg.addr))?;
+    let local = listener
+        .local_addr()
+        .with_context(|| format!("reading the bound address of {}", cfg.addr))?;
+    let mut sigint = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    let mut sigterm = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+
+    let upstream = cfg.upstream.base().to_owned();
+    let app = Arc::new(App {
+        upstream: cfg.upstream,
+        stated: cfg.stated,
+        client: proxy::client(),
+        lessor: Lessor::with_terms(
+            LessorConfig {
+                issuer: format!("{NAME} {} for {upstream}", env!("CARGO_PKG_VERSION")),
+                // Each lease is bound to the subject read back when it is granted.
+                subject: Default::default(),
+                fallback_route: format!("http://{local}"),
+            },
+            Terms {
+                id_prefix: "gate-lease",
+                exclusion: exclusion(&upstream),
+            },
+        ),
+    });
+
+    eprintln!("{NAME} listening on http://{local} (forwarding to {upstream})");
+    if !local.ip().is_loopback() {
+        eprintln!(
+            "{NAME}: warning: {} is not a loopback address; anyone who can reach it can use \
+             {upstream} through it",
+            local.ip()
+        );
+    }
+
+    let signal_name = loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => {
+                    // SSE chunks are small: without this, Nagle holds them back.
+                    let _ = stream.set_nodelay(true);
+                    let app = Arc::clone(&app);
+                    tokio::spawn(async move {
+                        let service = service_fn(move |req| handle(Arc::clone(&app), req));
+                        // A connection error (the client gone) ends only that connection.
+                        let _ = http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    });
+                }
+                Err(err) => {
+                    // Out of file descriptors, say: back off instead of spinning.
+                    eprintln!("{NAME}: accept failed: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            _ = sigint.recv() => break "SIGINT",
+            _ = sigterm.recv() => break "SIGTERM",
+        }
+    };
+    eprintln!("{NAME}: {signal_name}, shutting down");
+    Ok(())
+}
+
+async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBody>, Infallible> {
+    let path = req.uri().path();
+    if path == LEASE_PATH {
+        return Ok(if req.method() == Method::POST {
+            grant_lease(&app, req).await
+        } else {
+            proxy::error(
+                StatusCode::METHOD_NOT_ALLOWED,
+                "MethodNotAllowed",
+                format!("{LEASE_PATH} takes POST {{\"holder\", \"seconds\"}}"),
+            )
+        });
+    }
+    let open = req.method() == Method::GET && OPEN_PATHS.contains(&path);
+    let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+    if !open && let Err(locked) = app.lessor.admit(authorization, unix_ns_now()) {
+        return Ok(proxy::error(
+            StatusCode::LOCKED,
+            "Locked",
+            format!(
+                "a lease held by {:?} keeps this gateway until {} (Unix ns): requests need \
+                 `Authorization: Bearer <the lease token>`",
+                locked.holder, locked.until_unix_ns
+            ),
+        ));
+    }
+    // The gateway's token is its own: the upstream never sees it.
+    let strip_authorization = app.lessor.carries_token(authorization);
+    if req.method() == Method::GET && path == "/metrics" {
+        let lines = metrics::GateLines {
+            upstream: app.upstream.base(),
+            version: env!("CARGO_PKG_VERSION"),
+            lease_active: app.lessor.active(unix_ns_now()),
+            lease_refused: app.lessor.refused(),
+        };
+        return Ok(
+            proxy::metrics(&app.client, &app.upstream, req, strip_authorization, &lines).await,
+        );
+    }
+    Ok(proxy::forward(&app.client, &app.upstream, req, strip_authorization).await)
+}
+
+/// The lessor's path on the gateway (the same as on `loadproof sim`).
+const LEASE_PATH: &str = "/loadproof/lease";
+
+/// `POST /loadproof/lease`: a lease JSON (200); 400, 409 or 413 as the sim answers; 502 when
+/// the upstream cannot say what it serves.
+async fn grant_lease(app: &App, req: Request<Incoming>) -> Response<GateBody> {
+    let host = req
+        .headers()
+        .get(HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let body = match Limited::new(req.into_body(), MAX_LEASE_BODY_BYTES)
+        .collect()
+        .await
+    {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
+            return proxy::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "BadRequestError",
+                format!("the body is larger than {MAX_LEASE_BODY_BYTES} bytes"),
+            );
+        }
+        Err(err) => {
+            return proxy::error(
+                StatusCode::BAD_REQUEST,
+                "BadRequestError",
+                format!("reading the body: {err}"),
+            );
+        }
+    };
+    if let Err(refusal) = app.lessor.precheck(&body, unix_ns_now()) {
+        return refused(refusal);
+    }
+    let subject = match readback::subject(&app.client, &app.upstream, &app.stated).await {
+        Ok(subject) => subject,
+        Err(why) => {
+            return proxy::error(
+                StatusCode::BAD_GATEWAY,
+                "BadGateway",
+                format!("no lease: {why}"),
+            );
+        }
+    };
+    match app
+        .lessor
+        .grant_bound(&body, host.as_deref(), unix_ns_now(), subject)
+    {
+        Ok(json) => proxy::full(StatusCode::OK, "application/json", Bytes::from(json)),
+        Err(refusal) => refused(refusal),
+    }
+}
+
+fn refused(refusal: crate::sim::lease::Refusal) -> Response<GateBody> {
+    proxy::full(
+        StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST),
+        "application/json",
+        Bytes::from(refusal.body),
+    )
+}
+
+/// Unix ns now (the lessor's clock).
+fn unix_ns_now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}

@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""Slow tier, part 2: a playbook row measured on a real vLLM server.
+
+The lab server is restarted twice — prefix caching off (baseline), then on (treatment) — and
+each arm fires one small plan twice with loadproof's native engine *through `loadproof gate`*,
+the lease-enforcing gateway in front of vLLM, so every receipt holds a lease bound to the real
+server's subject and route. Then `loadproof playbook row` builds the row from the four receipts.
+
+On 2 shared cores a real server's receipts can miss a standing for environmental reasons (a
+`/metrics` scrape that took over a second, the client falling behind while vLLM holds the
+cores): those refusals are reported, not failed. A refusal of any other standing (window,
+subject, implementation, counter agreement, continuity, ledger) is a failure: it would be a bug.
+
+Usage: real_vllm_playbook.py LOADPROOF_BIN WORK_DIR PORT
+Needs the lab's environment (VLLM_LAB_* from tools/vllm-lab/serve.sh env).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVE = os.path.join(HERE, "..", "vllm-lab", "serve.sh")
+FAILURES = []
+ENVIRONMENTAL = {"arrival", "occupancy"}
+REVISION = "tiny-llama (random weights, built offline by the lab)"
+GPU = "none (CPU)"
+
+
+def check(ok, what):
+    print(f"  {'ok  ' if ok else 'FAIL'} {what}")
+    if not ok:
+        FAILURES.append(what)
+
+
+def serve(port, *extra):
+    subprocess.run(["bash", SERVE, "stop", str(port)], check=False)
+    subprocess.run(["bash", SERVE, "start", str(port), *extra], check=True)
+
+
+def gate(lp, upstream):
+    proc = subprocess.Popen([lp, "gate", "--upstream", upstream, "--port", "0",
+                             "--model-revision", REVISION, "--gpu-sku", GPU],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    first = proc.stderr.readline().strip()
+    url = first.removeprefix("loadproof gate listening on ").split(" ")[0]
+    if not url.startswith("http://"):
+        proc.kill()
+        raise SystemExit(f"loadproof gate did not start: {first!r}")
+    return proc, url
+
+
+def main():
+    lp, work, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    upstream = f"http://127.0.0.1:{port}"
+    os.makedirs(work, exist_ok=True)
+    # Ten requests 400 ms apart sharing a 64-token prefix (4 blocks of 16): light enough for two
+    # CPU cores, shared enough for prefix caching to matter.
+    trace = os.path.join(work, "prefix-trace.jsonl")
+    with open(trace, "w") as f:
+        for i in range(10):
+            ids = [1, 2, 3, 4] + [100 + 10 * i + k for k in range(2 + i % 3)]
+            f.write(json.dumps({"timestamp": 400 * i, "input_length": 16 * len(ids),
+                                "output_length": 8, "hash_ids": ids}) + "\n")
+    plan_dir = os.path.join(work, "plan-prefix")
+    res = subprocess.run([lp, "plan", trace, "--out", plan_dir, "--chunk-size", "16",
+                          "--model", os.environ.get("VLLM_LAB_SERVED_MODEL_NAME", "tiny-llama")],
+                         capture_output=True, text=True)
+    check(res.returncode == 0, f"plan of the prefix trace verified ({res.stderr.strip()[-200:]})")
+
+    arms = {"baseline": ("false", ["--no-enable-prefix-caching"]), "treatment": ("true", [])}
+    receipts = {"baseline": [], "treatment": []}
+    for arm, (value, flags) in arms.items():
+        serve(port, *flags)
+        for rep in (1, 2):
+            proc, url = gate(lp, upstream)
+            path = os.path.join(work, f"receipt-{arm}-{rep}.json")
+            try:
+                res = subprocess.run([lp, "fire", plan_dir, "--endpoint", url, "--engine", "native",
+                                      "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"],
+                                      "--acquire-lease", "120", "--knob", f"enable_prefix_caching={value}",
+                                      "--model-revision", REVISION, "--gpu-sku", GPU,
+                                      "--out", path], capture_output=True, text=True)
+            finally:
+                proc.terminate()
+                proc.wait(timeout=10)
+            print(f"{arm} {rep}: fire exit {res.returncode}; {res.stderr.strip().splitlines()[-1] if res.stderr.strip() else ''}")
+            check(res.returncode == 0, f"{arm} {rep}: fired through the gateway under its lease")
+            audit = json.loads(subprocess.run([lp, "receipt", "audit", path, "--json"],
+                                              capture_output=True, text=True).stdout)
+            refused = sorted(n for n, s in audit["standings"].items() if not s["positive"])
+            print(f"  audit: qualified={audit['qualified']} refused={refused}")
+            for r in audit["refusals"]:
+                print(f"    refused: {r[:170]}")
+            check(not (set(refused) - ENVIRONMENTAL),
+                  f"{arm} {rep}: no standing refused beyond the environmental ones ({refused})")
+            receipts[arm].append(path)
+
+    book = os.path.join(work, "playbook.json")
+    res = subprocess.run([lp, "playbook", "row", "--baseline", *receipts["baseline"],
+                          "--treatment", *receipts["treatment"],
+                          "--knob", "enable_prefix_caching=true", "--id", "real-vllm-prefix-caching",
+                          "--playbook", book, "--window", "1"], capture_output=True, text=True)
+    print(res.stdout.strip())
+    print(res.stderr.strip())
+    if res.returncode == 0:
+        check(True, "a measured playbook row built from real-vLLM receipts")
+    else:
+        environmental = any(f"standing {n} " in res.stderr or f"{n}:" in res.stderr for n in ENVIRONMENTAL)
+        check(res.returncode == 1 and environmental,
+              "playbook row refused only for an environmental standing (arrival/occupancy on 2 cores)")
+
+    if FAILURES:
+        print(f"\n{len(FAILURES)} real-vLLM playbook checks FAILED:")
+        for f in FAILURES:
+            print("  *", f)
+        return 1
+    print("\nreal vLLM playbook: receipts fired through the lease gateway, the row built or refused by name")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
