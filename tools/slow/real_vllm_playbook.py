@@ -17,6 +17,7 @@ Needs the lab's environment (VLLM_LAB_* from tools/vllm-lab/serve.sh env).
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -39,8 +40,16 @@ def serve(port, *extra):
     subprocess.run(["bash", SERVE, "start", str(port), *extra], check=True)
 
 
-def gate(lp, upstream):
-    proc = subprocess.Popen([lp, "gate", "--upstream", upstream, "--port", "0",
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def gate(lp, upstream, port):
+    """`loadproof gate` on `port`: one URL for every fire, since the route is part of the
+    protocol both arms must share."""
+    proc = subprocess.Popen([lp, "gate", "--upstream", upstream, "--port", str(port),
                              "--model-revision", REVISION, "--gpu-sku", GPU],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     first = proc.stderr.readline().strip()
@@ -71,10 +80,11 @@ def main():
 
     arms = {"baseline": ("false", ["--no-enable-prefix-caching"]), "treatment": ("true", [])}
     receipts = {"baseline": [], "treatment": []}
+    gate_port = free_port()
     for arm, (value, flags) in arms.items():
         serve(port, *flags)
         for rep in (1, 2):
-            proc, url = gate(lp, upstream)
+            proc, url = gate(lp, upstream, gate_port)
             path = os.path.join(work, f"receipt-{arm}-{rep}.json")
             try:
                 res = subprocess.run([lp, "fire", plan_dir, "--endpoint", url, "--engine", "native",
