@@ -8,6 +8,7 @@ mod plan_cmd;
 mod playbook_cmd;
 mod receipt_cmd;
 mod render;
+mod serve;
 mod sim;
 mod synth_cmd;
 mod trace_cmd;

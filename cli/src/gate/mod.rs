@@ -32,12 +32,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, HOST, HeaderValue};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::signal::unix::{SignalKind, signal};
 
 use crate::sim::lease::{Lessor, LessorConfig, Terms};
 use proxy::{GateBody, Upstream};
@@ -167,8 +163,6 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
     let local = listener
         .local_addr()
         .with_context(|| format!("reading the bound address of {}", cfg.addr))?;
-    let mut sigint = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
-    let mut sigterm = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
 
     let upstream = cfg.upstream.base().to_owned();
     let app = Arc::new(App {
@@ -198,32 +192,7 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
         );
     }
 
-    let signal_name = loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => {
-                    // SSE chunks are small: without this, Nagle holds them back.
-                    let _ = stream.set_nodelay(true);
-                    let app = Arc::clone(&app);
-                    tokio::spawn(async move {
-                        let service = service_fn(move |req| handle(Arc::clone(&app), req));
-                        // A connection error (the client gone) ends only that connection.
-                        let _ = http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
-                    });
-                }
-                Err(err) => {
-                    // Out of file descriptors, say: back off instead of spinning.
-                    eprintln!("{NAME}: accept failed: {err}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            },
-            _ = sigint.recv() => break "SIGINT",
-            _ = sigterm.recv() => break "SIGTERM",
-        }
-    };
+    let signal_name = crate::serve::until_signal(NAME, listener, app, handle).await?;
     eprintln!("{NAME}: {signal_name}, shutting down");
     Ok(())
 }

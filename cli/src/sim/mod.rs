@@ -33,12 +33,8 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue};
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
-use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
-use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use crate::args::SimArgs;
@@ -152,8 +148,6 @@ async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
     let local = listener
         .local_addr()
         .with_context(|| format!("reading the bound address of {}", cfg.addr))?;
-    let mut sigint = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
-    let mut sigterm = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
 
     let start = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -206,33 +200,7 @@ async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
     }
     eprintln!("loadproof sim listening on http://{local} (simulator, not vLLM)");
 
-    let signal_name = loop {
-        tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => {
-                    // SSE chunks are small: without this, Nagle holds them back.
-                    let _ = stream.set_nodelay(true);
-                    let app = Arc::clone(&app);
-                    tokio::spawn(async move {
-                        let service = service_fn(move |req| handle(Arc::clone(&app), req));
-                        // A connection error (client gone, a refuse fault) ends only that
-                        // connection.
-                        let _ = http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
-                    });
-                }
-                Err(err) => {
-                    // Out of file descriptors, say: back off instead of spinning.
-                    eprintln!("loadproof sim: accept failed: {err}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                }
-            },
-            _ = sigint.recv() => break "SIGINT",
-            _ = sigterm.recv() => break "SIGTERM",
-        }
-    };
+    let signal_name = crate::serve::until_signal("loadproof sim", listener, app, handle).await?;
     eprintln!("loadproof sim: {signal_name}, shutting down");
     Ok(())
 }

@@ -1,0 +1,65 @@
+//! The accept loop `loadproof sim` and `loadproof gate` share: one task per HTTP/1.1
+//! connection, until SIGINT or SIGTERM.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use hyper::body::{Body, Incoming};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::signal::unix::{SignalKind, signal};
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Serves `handle` on every connection `listener` accepts until a signal arrives; returns the
+/// signal's name. `name` prefixes the diagnostics (`loadproof sim: accept failed: …`).
+pub async fn until_signal<A, H, Fut, B, E>(
+    name: &str,
+    listener: TcpListener,
+    app: Arc<A>,
+    handle: H,
+) -> anyhow::Result<&'static str>
+where
+    A: Send + Sync + 'static,
+    H: Fn(Arc<A>, Request<Incoming>) -> Fut + Copy + Send + Sync + 'static,
+    Fut: Future<Output = Result<Response<B>, E>> + Send + 'static,
+    B: Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<BoxError>,
+    E: Into<BoxError>,
+{
+    let mut sigint = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
+    let mut sigterm = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    Ok(loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => {
+                    // SSE chunks are small: without this, Nagle holds them back.
+                    let _ = stream.set_nodelay(true);
+                    let app = Arc::clone(&app);
+                    tokio::spawn(async move {
+                        let service = service_fn(move |req| handle(Arc::clone(&app), req));
+                        // A connection error (client gone, a refuse fault) ends only that
+                        // connection.
+                        let _ = http1::Builder::new()
+                            .timer(TokioTimer::new())
+                            .serve_connection(TokioIo::new(stream), service)
+                            .await;
+                    });
+                }
+                Err(err) => {
+                    // Out of file descriptors, say: back off instead of spinning.
+                    eprintln!("{name}: accept failed: {err}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            _ = sigint.recv() => break "SIGINT",
+            _ = sigterm.recv() => break "SIGTERM",
+        }
+    })
+}
