@@ -14,6 +14,18 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 use tokio::signal::unix::{SignalKind, signal};
 
+/// Runs `server` on a multi-thread tokio runtime; when it returns, open connections (a
+/// stalled stream, say) are dropped, not waited for.
+pub fn on_runtime(server: impl Future<Output = anyhow::Result<()>>) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the tokio runtime")?;
+    let result = runtime.block_on(server);
+    runtime.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Serves `handle` on every connection `listener` accepts until a signal arrives; returns the

@@ -25,7 +25,7 @@ mod readback;
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use bytes::Bytes;
@@ -76,14 +76,7 @@ pub struct GateArgs {
 /// Runs the gateway until SIGINT or SIGTERM.
 pub fn run(args: &GateArgs) -> anyhow::Result<()> {
     let cfg = GateConfig::from_args(args)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
-    let result = runtime.block_on(serve(cfg));
-    // Open streams are dropped, not waited for.
-    runtime.shutdown_timeout(Duration::from_millis(100));
-    result
+    crate::serve::on_runtime(serve(cfg))
 }
 
 /// What the gateway calls itself in its leases and its `/metrics` lines.

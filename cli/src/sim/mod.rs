@@ -26,7 +26,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use bytes::Bytes;
@@ -55,14 +55,7 @@ const ENGINE: &str = "loadproof sim";
 /// Runs the simulator until SIGINT or SIGTERM.
 pub fn run(args: &SimArgs) -> anyhow::Result<()> {
     let cfg = SimConfig::from_args(args)?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the tokio runtime")?;
-    let result = runtime.block_on(serve(cfg));
-    // Open connections (a stalled stream, say) are dropped, not waited for.
-    runtime.shutdown_timeout(Duration::from_millis(100));
-    result
+    crate::serve::on_runtime(serve(cfg))
 }
 
 /// The resolved, validated configuration (stage two of argument handling).
