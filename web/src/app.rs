@@ -1,14 +1,18 @@
-//! The page: a heading, the promise that files stay local, and two views chosen by the URL's
-//! hash: the trace view (`#/`, `#/trace`, the default) and the playbook view (`#/playbook`).
+//! The page: a heading, the promise that files stay local, and four views chosen by the URL's
+//! hash: trace (`#/`, `#/trace`, the default), receipt (`#/receipt`), comparison
+//! (`#/compare`) and playbook (`#/playbook`).
 //!
-//! `App` holds only the route. Each view owns its signals; both stay mounted once shown (the
-//! hidden one keeps its file and results), and the playbook view is first mounted when it is
-//! first shown, so the trace view never fetches a `playbook.json`. The navigation is plain
+//! `App` holds only the route. Each view owns its signals; every view stays mounted once shown
+//! (a hidden one keeps its file and results), and each is first mounted when it is first shown,
+//! so a view never fetches a file from the site (`playbook.json`, `receipts.json`) unless it is
+//! opened. The navigation is plain
 //! links, so Tab, Enter and the browser's back button work as on any page.
 
 use leptos::prelude::*;
 
+use crate::components::compare::CompareView;
 use crate::components::playbook::PlaybookView;
+use crate::components::receipt::ReceiptView;
 use crate::components::trace::TraceView;
 
 /// Which view the URL names.
@@ -16,6 +20,10 @@ use crate::components::trace::TraceView;
 pub enum Route {
     /// `#/`, `#/trace`, or any hash not known: the trace view.
     Trace,
+    /// `#/receipt`.
+    Receipt,
+    /// `#/compare`.
+    Compare,
     /// `#/playbook`.
     Playbook,
 }
@@ -25,6 +33,8 @@ impl Route {
     pub fn of_hash(hash: &str) -> Route {
         match hash.trim_start_matches('#').trim_end_matches('/') {
             "/playbook" | "playbook" => Route::Playbook,
+            "/receipt" | "receipt" => Route::Receipt,
+            "/compare" | "compare" => Route::Compare,
             _ => Route::Trace,
         }
     }
@@ -43,16 +53,21 @@ pub fn App() -> impl IntoView {
     let route = RwSignal::new(current_route());
     // The listener lives as long as the page (the handle is not removed).
     let _ = window_event_listener(leptos::ev::hashchange, move |_| route.set(current_route()));
-    let playbook_shown = Memo::new(move |prev: Option<&bool>| {
-        prev.copied().unwrap_or(false) || route.get() == Route::Playbook
-    });
+    // Once shown, a view stays mounted.
+    let shown = move |r: Route| {
+        Memo::new(move |prev: Option<&bool>| prev.copied().unwrap_or(false) || route.get() == r)
+    };
+    let receipt_shown = shown(Route::Receipt);
+    let compare_shown = shown(Route::Compare);
+    let playbook_shown = shown(Route::Playbook);
     let current = move |r: Route| move || (route.get() == r).then_some("page");
     view! {
         <header class="top">
             <h1>"loadproof"</h1>
             <p class="tagline">
                 "Inspect an LLM serving trace: what it holds, what could not be used and why, "
-                "and the traffic regime it describes. Read a playbook, and ask which of its rows apply to your traffic."
+                "and the traffic regime it describes. Audit a receipt: every number recomputed from its raw evidence, "
+                "every refusal named. Compare two receipts. Read a playbook, and ask which of its rows apply to your traffic."
             </p>
             <p class="privacy" id="privacy">
                 "Files never leave this machine: everything is computed in your browser."
@@ -60,6 +75,12 @@ pub fn App() -> impl IntoView {
             <nav class="views" aria-label="Views">
                 <a id="nav-trace" href="#/trace" aria-current=current(Route::Trace)>
                     "Trace"
+                </a>
+                <a id="nav-receipt" href="#/receipt" aria-current=current(Route::Receipt)>
+                    "Receipt"
+                </a>
+                <a id="nav-compare" href="#/compare" aria-current=current(Route::Compare)>
+                    "Compare"
                 </a>
                 <a id="nav-playbook" href="#/playbook" aria-current=current(Route::Playbook)>
                     "Playbook"
@@ -70,6 +91,16 @@ pub fn App() -> impl IntoView {
             <div class="view" id="view-trace" hidden=move || route.get() != Route::Trace>
                 <TraceView />
             </div>
+            <div class="view" id="view-receipt" hidden=move || route.get() != Route::Receipt>
+                <Show when=move || receipt_shown.get()>
+                    <ReceiptView />
+                </Show>
+            </div>
+            <div class="view" id="view-compare" hidden=move || route.get() != Route::Compare>
+                <Show when=move || compare_shown.get()>
+                    <CompareView />
+                </Show>
+            </div>
             <div class="view" id="view-playbook" hidden=move || route.get() != Route::Playbook>
                 <Show when=move || playbook_shown.get()>
                     <PlaybookView />
@@ -79,6 +110,8 @@ pub fn App() -> impl IntoView {
         <footer class="foot">
             "The numbers here come from the same code as "
             <code>"loadproof trace inspect --json"</code>
+            ", "
+            <code>"loadproof receipt audit --json"</code>
             " and "
             <code>"loadproof playbook match --json"</code>
             ", compiled to WebAssembly."

@@ -10,7 +10,9 @@ pub mod app;
 pub mod components;
 pub mod ingest;
 pub mod number;
+pub mod offload;
 pub mod plots;
+pub mod receipt_model;
 pub mod series;
 pub mod site;
 

@@ -2,5 +2,7 @@
 //! they show comes from `loadproof_core` (directly or through [`crate::series`]).
 
 pub mod charts;
+pub mod compare;
 pub mod playbook;
+pub mod receipt;
 pub mod trace;
