@@ -3,14 +3,15 @@
 # job on the bundled default (a deterministic SYNTHETIC trace in BurstGPT_1's layout, generated
 # here, never a copied published file: inspect it, plan its vLLM replay (first 200 requests,
 # 20x faster) and re-check the plan, fire it at `loadproof sim` with the native client under
-# the sim's lease, verify the receipt and audit it),
+# the sim's lease — two arms, max_num_seqs 256 vs 8, at two sims — verify the baseline receipt,
+# audit it and compare the arms), publish the example playbook and both receipts as a site,
 # inspect a real trace from ../shared when it is there,
 # then serve the web app on 127.0.0.1 until Ctrl-C.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export PATH="$HOME/.cargo/bin:$root/tools/node_modules/.bin:$PATH"
-PORT="${PORT:-8080}"
+PORT="${PORT:-8080}"   # SERVE=0 runs the job and stops before serving
 out="$root/target/quickstart"
 mkdir -p "$out"
 
@@ -29,22 +30,32 @@ printf '\n== main job: plan its replay (timed_trace + vllm bench serve argv), pr
 "$lp" plan check "$out/plan"
 
 printf '\n== main job: fire the plan at `loadproof sim` (a local simulator) with the native client ==\n'
-"$lp" sim --port 0 2> "$out/sim.log" &
-sim_pid=$!
-trap 'kill "$sim_pid" 2>/dev/null || true' EXIT
-for _ in $(seq 50); do grep -q "listening on" "$out/sim.log" 2>/dev/null && break; sleep 0.1; done
-sim_url="$(sed -n 's/^loadproof sim listening on \(http[^ ]*\).*/\1/p' "$out/sim.log")"
-# --acquire-lease: the sim grants an exclusive window bound to its subject and route, which is
-# what lets the audit call the window isolated.
-"$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --acquire-lease 600 \
-  --out "$out/receipt.json"
-"$lp" receipt verify "$out/receipt.json"
+# Two arms of one experiment, each at its own sim (the knob differs: max_num_seqs 256 vs 8),
+# each under that sim's lease: the baseline is the receipt the rest of the job audits.
+sims=()
+trap 'kill "${sims[@]}" 2>/dev/null || true' EXIT
+start_sim() { # $1 = max_num_seqs, $2 = log file; prints the sim's URL
+  "$lp" sim --port 0 --max-num-seqs "$1" 2> "$2" &
+  sims+=($!)
+  for _ in $(seq 50); do grep -q "listening on" "$2" 2>/dev/null && break; sleep 0.1; done
+  sed -n 's/^loadproof sim listening on \(http[^ ]*\).*/\1/p' "$2"
+}
+base_url="$(start_sim 256 "$out/sim-baseline.log")"
+treat_url="$(start_sim 8 "$out/sim-treatment.log")"
+"$lp" fire "$out/plan" --endpoint "$base_url" --engine native --acquire-lease 600 \
+  --knob max_num_seqs=256 --out "$out/baseline.json"
+"$lp" fire "$out/plan" --endpoint "$treat_url" --engine native --acquire-lease 600 \
+  --knob max_num_seqs=8 --out "$out/treatment.json"
+"$lp" receipt verify "$out/baseline.json"
 printf '\n== main job: audit the receipt (every number recomputed from its raw evidence) ==\n'
-"$lp" receipt audit "$out/receipt.json"
-"$lp" receipt qualify "$out/receipt.json" >/dev/null \
+"$lp" receipt audit "$out/baseline.json"
+"$lp" receipt qualify "$out/baseline.json" >/dev/null \
   && echo "receipt qualify: exit 0 (qualified, of loadproof sim, a simulator)" \
   || echo "receipt qualify: exit $? (unqualified: see the refusals above)"
-kill "$sim_pid" 2>/dev/null || true
+printf '\n== main job: compare the two arms (one receipt each: an observation, not a measured effect) ==\n'
+"$lp" receipt compare "$out/baseline.json" "$out/treatment.json" \
+  || echo "receipt compare: exit $? (not comparable: see the reasons above)"
+kill "${sims[@]}" 2>/dev/null || true
 
 real="$root/../shared/traces/burstgpt/BurstGPT_1.first400.csv"
 if [ -f "$real" ]; then
@@ -53,10 +64,18 @@ if [ -f "$real" ]; then
 fi
 
 printf '\n== main job: publish the example playbook with the web app (a static site) ==\n'
-"$lp" playbook publish fixtures/playbook/examples.json --out "$out/site" --app "$root/dist"
+"$lp" playbook publish fixtures/playbook/examples.json --out "$out/site" --app "$root/dist" \
+  --receipt "$out/baseline.json" --receipt "$out/treatment.json"
 (cd "$out/site" && sha256sum --quiet -c site.sha256 && echo "site.sha256: every file verifies")
 
+if [ "${SERVE:-1}" = 0 ]; then
+  # tools/test.sh runs the whole job this way and checks the site in a browser (web/e2e/site.mjs).
+  printf '\nSERVE=0: not serving; the site is %s\n' "$out/site"
+  exit 0
+fi
 printf '\n== web app ==\nserving %s at http://127.0.0.1:%s/  (Ctrl-C to stop)\n' "$out/site" "$PORT"
 printf 'Trace view: drop a trace file, or press "Load the synthetic sample".\n'
-printf 'Playbook view: http://127.0.0.1:%s/#/playbook (the example rows; drop a live trace to match it).\n' "$PORT"
+printf 'Receipt view: http://127.0.0.1:%s/#/receipt (the baseline receipt, audited in the page; drop any receipt).\n' "$PORT"
+printf 'Compare view: http://127.0.0.1:%s/#/compare (baseline vs treatment side by side).\n' "$PORT"
+printf 'Playbook view: http://127.0.0.1:%s/#/playbook (the example rows; drop a live trace or a receipt to match it).\n' "$PORT"
 exec python3 -m http.server "$PORT" --bind 127.0.0.1 --directory "$out/site"

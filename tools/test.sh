@@ -4,7 +4,7 @@
 #   fast tier   fmt, clippy (native + wasm), native unit/integration/property tests,
 #               core builds for wasm32, dependency direction, fixture manifest
 #   web tier    release web build (bundle size recorded), real-browser tests in headless Chromium
-#               (the trace view; a published playbook site)
+#               (the trace, receipt, compare and playbook views; the quick start's own site)
 #   slow tier   real vLLM: a real vLLM server (CPU) and the real `vllm bench serve` replay
 #               loadproof plans; the server's counters must equal the plans (SLOW=0 skips it
 #               locally; CI always runs it)
@@ -58,6 +58,17 @@ LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/trace.mjs
 
 step "browser test (published playbook site, headless Chromium, other hosts blocked)"
 LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/playbook.mjs
+
+step "browser test (receipt view: receipts fired at sim, audited in a worker, tampered block named)"
+LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/receipt.mjs
+
+step "browser test (compare view: two arms fired at sim, equal to receipt compare --json)"
+LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/compare.mjs
+
+step "quick start end to end (SERVE=0) and its site in headless Chromium (every view, offline)"
+SERVE=0 bash tools/quickstart.sh > target/quickstart.log 2>&1 || { tail -40 target/quickstart.log; exit 1; }
+tail -5 target/quickstart.log
+LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/site.mjs
 
 if [ "$SLOW" != 0 ] || [ -n "${CI:-}" ]; then
   step "slow tier: real vLLM replays loadproof plans (tools/slow/real_vllm.sh)"

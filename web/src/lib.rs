@@ -11,6 +11,7 @@ pub mod components;
 pub mod ingest;
 pub mod number;
 pub mod offload;
+pub mod panic_report;
 pub mod plots;
 pub mod receipt_model;
 pub mod series;

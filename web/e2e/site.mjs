@@ -1,0 +1,149 @@
+#!/usr/bin/env node
+// Browser test of the quick start's own site: every view works from what command 1 produced.
+//
+// Why: the README promises that after `bash tools/quickstart.sh` the page shows the trace view,
+// the receipt the job fired (audited in the page), the comparison of its two arms and the
+// playbook — offline, with every number equal to the CLI's. `tools/test.sh` runs the quick
+// start with SERVE=0, then this script serves `target/quickstart/site`, blocks every request
+// to any other host, visits each view, compares the page with the CLI, and saves the README's
+// screenshots (docs/*-view.png) and copies under target/screenshots/.
+//
+//   SERVE=0 bash tools/quickstart.sh && node web/e2e/site.mjs
+// Environment: LOADPROOF_BIN (default target/release/loadproof), QUICKSTART_OUT (default
+// target/quickstart), CHROMIUM (default /usr/bin/chromium).
+// Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
+
+import { spawnSync } from 'node:child_process';
+import { deepStrictEqual } from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+
+import { fromRoot, launch, serve } from './harness.mjs';
+
+const bin = fromRoot(process.env.LOADPROOF_BIN ?? 'target/release/loadproof');
+const out = fromRoot(process.env.QUICKSTART_OUT ?? 'target/quickstart');
+const site = path.join(out, 'site');
+const shots = fromRoot('target/screenshots');
+const docs = fromRoot('docs');
+const TIMEOUT_MS = 60_000;
+
+let passed = 0;
+let failed = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    passed += 1;
+    console.log(`ok   ${name}`);
+  } catch (err) {
+    failed += 1;
+    const msg = String(err?.message ?? err).split('\n').slice(0, 14).join('\n     ');
+    console.log(`FAIL ${name}\n     ${msg}`);
+  }
+}
+
+/** The CLI's `--json` for `args` (exit 0 or 1 are answers; anything else is a failure). */
+function cliJson(args) {
+  const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 256 << 20 });
+  if (r.status !== 0 && r.status !== 1) {
+    throw new Error(`loadproof ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  }
+  return JSON.parse(r.stdout);
+}
+
+for (const f of ['index.html', 'playbook.json', 'receipts.json', 'site.sha256']) {
+  if (!fs.existsSync(path.join(site, f))) {
+    console.log(`FAIL ${site}/${f} is missing: run SERVE=0 bash tools/quickstart.sh first`);
+    console.log('0 passed, 1 failed');
+    process.exit(1);
+  }
+}
+const baseline = path.join(out, 'baseline.json');
+const treatment = path.join(out, 'treatment.json');
+
+const server = await serve(site);
+const host = `127.0.0.1:${server.address().port}`;
+const base = `http://${host}/`;
+fs.mkdirSync(shots, { recursive: true });
+fs.mkdirSync(docs, { recursive: true });
+const browser = await launch();
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+const blocked = [];
+await context.route('**/*', (route) => {
+  const url = new URL(route.request().url());
+  if (url.host === host || url.protocol === 'data:' || url.protocol === 'blob:') return route.continue();
+  blocked.push(url.href);
+  return route.abort();
+});
+const pageErrors = [];
+
+async function open(hash) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(TIMEOUT_MS);
+  page.on('pageerror', (err) => pageErrors.push(`${hash}: ${err}`));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') pageErrors.push(`${hash}: ${msg.text()}`);
+  });
+  await page.goto(base + hash);
+  return page;
+}
+
+/** A screenshot of the view at 1280×800 for the README, and a copy under target/. */
+async function shoot(page, name) {
+  await page.evaluate(() => window.scrollTo(0, 0));
+  const file = `${name}-view.png`;
+  await page.screenshot({ path: path.join(shots, `site-${file}`), fullPage: false });
+  fs.copyFileSync(path.join(shots, `site-${file}`), path.join(docs, file));
+}
+
+try {
+  await check('trace view: the synthetic sample loads and the report is published', async () => {
+    const page = await open('#/trace');
+    await page.click('#sample');
+    await page.waitForFunction(() => window.loadproofReport?.source === 'synthetic-burstgpt.csv');
+    await shoot(page, 'trace');
+    await page.close();
+  });
+
+  await check('receipt view: the bundled baseline is audited in the page exactly as `receipt audit --json`', async () => {
+    const expected = cliJson(['receipt', 'audit', baseline, '--json']);
+    const page = await open('#/receipt');
+    await page.waitForFunction(() => window.loadproofAudit !== undefined);
+    deepStrictEqual(await page.evaluate(() => window.loadproofAudit), expected);
+    const banner = await page.innerText('#receipt-banner');
+    const word = expected.qualified ? /\bQUALIFIED\b/ : /UNQUALIFIED/;
+    if (!word.test(banner)) throw new Error(`banner reads ${JSON.stringify(banner)}`);
+    await shoot(page, 'receipt');
+    await page.close();
+  });
+
+  await check('compare view: the two bundled arms compare exactly as `receipt compare --json`', async () => {
+    const expected = cliJson(['receipt', 'compare', baseline, treatment, '--json']);
+    const page = await open('#/compare');
+    await page.waitForFunction(() => window.loadproofComparison !== undefined);
+    deepStrictEqual(await page.evaluate(() => window.loadproofComparison), expected);
+    await page.waitForSelector('#compare-verdict');
+    await shoot(page, 'compare');
+    await page.close();
+  });
+
+  await check('playbook view: every example row is listed', async () => {
+    const book = JSON.parse(fs.readFileSync(path.join(site, 'playbook.json'), 'utf8'));
+    const page = await open('#/playbook');
+    await page.waitForFunction(
+      (n) => document.querySelectorAll('#playbook-rows tbody tr').length >= n,
+      book.rows.length,
+    );
+    await shoot(page, 'playbook');
+    await page.close();
+  });
+
+  await check('no request left 127.0.0.1 and the pages logged no error', async () => {
+    if (blocked.length) throw new Error(`requests to other hosts: ${blocked.join(', ')}`);
+    if (pageErrors.length) throw new Error(pageErrors.join('\n'));
+  });
+} finally {
+  await browser.close();
+  server.close();
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
