@@ -49,6 +49,24 @@ fn a_trace_whose_counts_do_not_reconcile_cannot_be_constructed() {
 }
 
 #[test]
+fn a_trace_sent_across_a_worker_boundary_is_rebuilt_only_through_its_checks() {
+    // The browser parses in a worker and sends the meta as JSON and the columns as arrays;
+    // the page rebuilds with Trace::new. Every drop count, example and note survives.
+    for name in ["burstgpt/dirty.csv", "mooncake/dirty.jsonl"] {
+        let good = ingest(&data(name)).unwrap();
+        let json = serde_json::to_string(good.meta()).unwrap();
+        let meta: loadproof_core::trace::TraceMeta = serde_json::from_str(&json).unwrap();
+        assert_eq!(&meta, good.meta(), "{name}");
+        let rebuilt = Trace::new(meta.clone(), good.requests().clone()).unwrap();
+        assert_eq!(rebuilt, good, "{name}");
+        // A meta altered in transit does not reconcile, so no trace is built from it.
+        let mut bent = meta;
+        bent.rows_read += 1;
+        assert!(Trace::new(bent, good.requests().clone()).is_err(), "{name}");
+    }
+}
+
+#[test]
 fn a_trace_with_unordered_or_unrebased_arrivals_cannot_be_constructed() {
     let good = ingest(&data("burstgpt/dirty.csv")).unwrap();
     let mut req = good.requests().clone();

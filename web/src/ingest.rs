@@ -186,15 +186,26 @@ fn read_slice(blob: &web_sys::Blob, offset: f64, total: f64) -> Result<Option<Pr
 /// A `performance.mark` named `loadproof:<stage>`, so a profiler or `web/e2e/perf.mjs` can
 /// see where a load's time goes. Marks are cheap and do nothing else.
 pub fn mark(stage: &str) {
-    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+    if let Some(p) = performance() {
         let _ = p.mark(&format!("loadproof:{stage}"));
     }
 }
 
-/// WebCrypto's `SubtleCrypto`, present only in a secure context (https, localhost).
+/// `performance` of the page or of the worker this runs in.
+fn performance() -> Option<web_sys::Performance> {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
+        .ok()?
+        .dyn_into::<web_sys::Performance>()
+        .ok()
+}
+
+/// WebCrypto's `SubtleCrypto` (of the page or of the worker this runs in), present only in a
+/// secure context (https, localhost).
 fn subtle_crypto() -> Option<web_sys::SubtleCrypto> {
-    let window = web_sys::window()?;
-    let crypto = window.crypto().ok()?;
+    let crypto = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("crypto")).ok()?;
+    if crypto.is_undefined() || crypto.is_null() {
+        return None;
+    }
     let subtle = js_sys::Reflect::get(&crypto, &JsValue::from_str("subtle")).ok()?;
     if subtle.is_undefined() || subtle.is_null() {
         return None;
@@ -210,7 +221,7 @@ struct Pacer {
 
 impl Pacer {
     fn new() -> Pacer {
-        let performance = web_sys::window().and_then(|w| w.performance());
+        let performance = performance();
         let last = performance.as_ref().map_or(0.0, web_sys::Performance::now);
         Pacer { performance, last }
     }

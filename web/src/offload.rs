@@ -1,24 +1,30 @@
-//! Heavy work off the page's thread: a receipt's audit runs in a Web Worker, with progress and
-//! a cancel that really stops it (the worker is terminated, not asked).
+//! Heavy work off the page's thread: a trace's parse and a receipt's audit run in a Web
+//! Worker, with progress and a cancel that really stops them (the worker is terminated, not
+//! asked).
 //!
 //! The worker runs the page's own wasm module — no second bundle. The page's `main` mounts the
 //! app only where there is a `window`; in a worker it does nothing, and the worker calls the
-//! exported [`worker_audit_receipt`]. The worker's script is made at run time as a `blob:` URL
-//! that imports the glue and wasm URLs the page itself loaded (read from Trunk's preload links),
-//! so it works under any path a site is published at and makes no request the page did not.
-//! Where a worker cannot start (no module workers, no preload links) the job runs on the page's
-//! thread instead, with the same callbacks — slower to paint, same numbers.
+//! exported [`worker_audit_receipt`] or [`worker_ingest_trace`]. The worker's script is made at
+//! run time as a `blob:` URL that imports the glue and wasm URLs the page itself loaded (read
+//! from Trunk's preload links), so it works under any path a site is published at and makes no
+//! request the page did not. Where a worker cannot start (no module workers, no preload links)
+//! the job runs on the page's thread instead, with the same callbacks — same numbers, and the
+//! trace reader still yields between slices.
 //!
-//! The API is one call per job: [`audit_receipt`] takes the file (a `Blob`) and two
-//! callbacks and returns a [`Job`]; after [`Job::cancel`] neither callback runs again.
+//! A parsed trace comes back as its `TraceMeta` (JSON) and its columns (typed arrays,
+//! transferred, not copied), and is rebuilt with `Trace::new`, which re-checks that its counts
+//! reconcile: the page holds a trace only if core would have built it.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
+use js_sys::{BigInt64Array, BigUint64Array, Uint32Array};
 use leptos::task::spawn_local;
+use loadproof_core::trace::{PrefixBlocks, Requests, Trace, TraceMeta};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
+use crate::ingest::{ReadError, ingest_blob};
 use crate::receipt_model::{self, ReceiptModel, STAGES};
 
 /// How far a job is: `fraction` in 0..=1 and the stage's name.
@@ -55,6 +61,13 @@ pub struct Job {
 }
 
 impl Job {
+    fn new() -> Job {
+        Job {
+            cancelled: Rc::new(Cell::new(false)),
+            worker: Rc::new(RefCell::new(None)),
+        }
+    }
+
     /// Stops the job (terminating its worker); its callbacks never run again.
     pub fn cancel(&self) {
         self.cancelled.set(true);
@@ -68,11 +81,14 @@ impl Job {
         self.cancelled.get()
     }
 
-    /// True when the job runs in a Web Worker (false: on the page's thread).
+    /// True while the job runs in a Web Worker (false: on the page's thread, or finished).
     pub fn off_thread(&self) -> bool {
         self.worker.borrow().is_some()
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Receipts
 
 /// Audits the receipt in `blob` (reported under `source`) off the page's thread.
 pub fn audit_receipt(
@@ -81,170 +97,80 @@ pub fn audit_receipt(
     on_progress: impl Fn(Progress) + 'static,
     on_done: impl FnOnce(Result<ReceiptModel, String>) + 'static,
 ) -> Job {
-    let job = Job {
-        cancelled: Rc::new(Cell::new(false)),
-        worker: Rc::new(RefCell::new(None)),
-    };
-    match take_worker() {
-        Some(worker) => run_in_worker(&job, worker, source, blob, on_progress, on_done),
-        None => run_here(&job, source, blob, on_progress, on_done),
+    let job = Job::new();
+    let on_progress: Rc<dyn Fn(Progress)> = Rc::new(on_progress);
+    let progress = on_progress.clone();
+    let name = source.clone();
+    let started = start(
+        &job,
+        "receipt",
+        &source,
+        &blob,
+        move |data| {
+            if let Some(stage) = field(data, "stage").and_then(|v| v.as_f64()) {
+                progress(if stage < 0.0 {
+                    Progress::read()
+                } else {
+                    Progress::stage(stage as usize)
+                });
+            }
+        },
+        move |result: Result<JsValue, String>| {
+            result.and_then(|data| {
+                publish_timing(&data);
+                let json = field(&data, "ok")
+                    .and_then(|v| v.as_string())
+                    .ok_or_else(|| format!("{name}: the worker's answer held no receipt"))?;
+                serde_json::from_str::<ReceiptModel>(&json)
+                    .map_err(|e| format!("{name}: the worker's answer did not decode: {e}"))
+            })
+        },
+    );
+    match started {
+        Ok(done) => done.set(Box::new(on_done)),
+        Err(()) => {
+            let cancelled = job.cancelled.clone();
+            spawn_local(async move {
+                on_progress(Progress::read());
+                let bytes = match crate::site::read_blob(&blob).await {
+                    Ok(b) => b,
+                    Err(e) => {
+                        if !cancelled.get() {
+                            on_done(Err(format!(
+                                "{source}: the browser could not read the file: {e}"
+                            )));
+                        }
+                        return;
+                    }
+                };
+                if cancelled.get() {
+                    return;
+                }
+                let result = receipt_model::build(&source, &bytes, &mut |i| {
+                    on_progress(Progress::stage(i));
+                });
+                if !cancelled.get() {
+                    on_done(result);
+                }
+            });
+        }
     }
     job
 }
 
-fn run_here(
-    job: &Job,
-    source: String,
-    blob: web_sys::Blob,
-    on_progress: impl Fn(Progress) + 'static,
-    on_done: impl FnOnce(Result<ReceiptModel, String>) + 'static,
-) {
-    let cancelled = job.cancelled.clone();
-    spawn_local(async move {
-        on_progress(Progress::read());
-        let bytes = match crate::site::read_blob(&blob).await {
-            Ok(b) => b,
-            Err(e) => {
-                if !cancelled.get() {
-                    on_done(Err(unreadable(&source, &e)));
-                }
-                return;
-            }
-        };
-        if cancelled.get() {
-            return;
-        }
-        let result =
-            receipt_model::build(&source, &bytes, &mut |i| on_progress(Progress::stage(i)));
-        if !cancelled.get() {
-            on_done(result);
-        }
-    });
-}
-
-fn unreadable(source: &str, e: &str) -> String {
-    format!("{source}: the browser could not read the file: {e}")
-}
-
-type Handler = Closure<dyn FnMut(web_sys::MessageEvent)>;
-type Done = Box<dyn FnOnce(Result<ReceiptModel, String>)>;
-type ErrorHandler = Closure<dyn FnMut(web_sys::Event)>;
-
-fn run_in_worker(
-    job: &Job,
-    worker: web_sys::Worker,
-    source: String,
-    blob: web_sys::Blob,
-    on_progress: impl Fn(Progress) + 'static,
-    on_done: impl FnOnce(Result<ReceiptModel, String>) + 'static,
-) {
-    let on_progress: Rc<dyn Fn(Progress)> = Rc::new(on_progress);
-    let on_done: Rc<RefCell<Option<Done>>> = Rc::new(RefCell::new(Some(Box::new(on_done))));
-    // The handlers own themselves through this cell; they are dropped after the job ends, from
-    // a later task (a closure must not be dropped while it runs).
-    let handlers: Rc<RefCell<Vec<Handler>>> = Rc::new(RefCell::new(Vec::new()));
-    let error_handler: Rc<RefCell<Option<ErrorHandler>>> = Rc::new(RefCell::new(None));
-
-    // Ends the job once: detaches the handlers, returns a healthy worker to the pool, reports.
-    let finish = {
-        let cancelled = job.cancelled.clone();
-        let slot = job.worker.clone();
-        let on_done = on_done.clone();
-        let handlers = handlers.clone();
-        let error_handler = error_handler.clone();
-        Rc::new(move |result: Result<ReceiptModel, String>, healthy: bool| {
-            if let Some(worker) = slot.borrow_mut().take() {
-                worker.set_onmessage(None);
-                worker.set_onerror(None);
-                if healthy {
-                    give_back(worker);
-                } else {
-                    worker.terminate();
-                }
-            }
-            let done = on_done.borrow_mut().take();
-            if let Some(done) = done
-                && !cancelled.get()
-            {
-                done(result);
-            }
-            let handlers = handlers.clone();
-            let error_handler = error_handler.clone();
-            spawn_local(async move {
-                handlers.borrow_mut().clear();
-                drop(error_handler.borrow_mut().take());
-            });
-        })
-    };
-
-    let name = source.clone();
-    let progress = on_progress.clone();
-    let on_message_finish = finish.clone();
-    let cancelled = job.cancelled.clone();
-    let handler: Handler = Closure::new(move |event: web_sys::MessageEvent| {
-        if cancelled.get() {
-            return;
-        }
-        let data = event.data();
-        let field = |k: &str| js_sys::Reflect::get(&data, &JsValue::from_str(k)).ok();
-        if let Some(stage) = field("stage").and_then(|v| v.as_f64()) {
-            progress(if stage < 0.0 {
-                Progress::read()
-            } else {
-                Progress::stage(stage as usize)
-            });
-            return;
-        }
-        let result = if let Some(json) = field("ok").and_then(|v| v.as_string()) {
-            publish_timing(&data);
-            serde_json::from_str::<ReceiptModel>(&json)
-                .map_err(|e| format!("{name}: the worker's answer did not decode: {e}"))
-        } else {
-            Err(field("err")
-                .and_then(|v| v.as_string())
-                .unwrap_or_else(|| format!("{name}: the worker failed without a message")))
-        };
-        on_message_finish(result, true);
-    });
-    // A worker whose script or wasm failed to load reports through `onerror`: later jobs run
-    // on the page's thread, and this one says so rather than waiting forever.
-    let on_error = {
-        let source = source.clone();
-        let finish = finish.clone();
-        ErrorHandler::new(move |_event: web_sys::Event| {
-            WORKER_BROKEN.with(|b| b.set(true));
-            finish(
-                Err(format!(
-                    "{source}: the background worker could not start; load the file again to audit it on the page's thread"
-                )),
-                false,
-            );
-        })
-    };
-    worker.set_onmessage(Some(handler.as_ref().unchecked_ref()));
-    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    handlers.borrow_mut().push(handler);
-    *error_handler.borrow_mut() = Some(on_error);
-
-    let message = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(
-        &message,
-        &JsValue::from_str("name"),
-        &JsValue::from_str(&source),
-    );
-    let _ = js_sys::Reflect::set(&message, &JsValue::from_str("blob"), &blob);
-    *job.worker.borrow_mut() = Some(worker.clone());
-    if worker.post_message(&message).is_err() {
-        // Could not hand the file over: run here, with the same callbacks.
-        WORKER_BROKEN.with(|b| b.set(true));
-        let done = on_done.borrow_mut().take();
-        // on_done is taken: this only detaches and terminates the worker.
-        finish(Err(String::new()), false);
-        if let Some(done) = done {
-            let progress = on_progress.clone();
-            run_here(job, source, blob, move |p| progress(p), done);
-        }
-    }
+/// Runs in the worker: the receipt's model as JSON. `on_stage(i)` is called as stage
+/// `STAGES[i]` begins. An `Err` names the file and what is wrong.
+#[wasm_bindgen]
+pub fn worker_audit_receipt(
+    source: &str,
+    bytes: &[u8],
+    on_stage: &js_sys::Function,
+) -> Result<String, JsValue> {
+    let model = receipt_model::build(source, bytes, &mut |i| {
+        let _ = on_stage.call1(&JsValue::NULL, &JsValue::from_f64(i as f64));
+    })
+    .map_err(|e| JsValue::from_str(&e))?;
+    serde_json::to_string(&model).map_err(|e| JsValue::from_str(&format!("{source}: {e}")))
 }
 
 /// Publishes the worker's own timings as `window.loadproofWorkerTiming` (`read_ms`: the
@@ -256,7 +182,7 @@ fn publish_timing(data: &JsValue) {
     };
     let timing = js_sys::Object::new();
     for key in ["read_ms", "build_ms"] {
-        if let Ok(v) = js_sys::Reflect::get(data, &JsValue::from_str(key)) {
+        if let Some(v) = field(data, key) {
             let _ = js_sys::Reflect::set(&timing, &JsValue::from_str(key), &v);
         }
     }
@@ -265,6 +191,291 @@ fn publish_timing(data: &JsValue) {
         &JsValue::from_str("loadproofWorkerTiming"),
         &timing,
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traces
+
+/// Parses the trace in `blob` off the page's thread. `on_progress(bytes_done, bytes_total)`.
+/// Errors are core's (line, field, columns seen) or the browser's, as [`ReadError`] shows them.
+pub fn ingest_trace(
+    blob: web_sys::Blob,
+    on_progress: impl Fn(f64, f64) + 'static,
+    on_done: impl FnOnce(Result<Trace, String>) + 'static,
+) -> Job {
+    let job = Job::new();
+    let on_progress: Rc<dyn Fn(f64, f64)> = Rc::new(on_progress);
+    let progress = on_progress.clone();
+    let started = start(
+        &job,
+        "trace",
+        "",
+        &blob,
+        move |data| {
+            if let (Some(done), Some(total)) = (
+                field(data, "done").and_then(|v| v.as_f64()),
+                field(data, "total").and_then(|v| v.as_f64()),
+            ) {
+                progress(done, total);
+            }
+        },
+        |result: Result<JsValue, String>| result.and_then(|data| trace_from_parts(&data)),
+    );
+    match started {
+        Ok(done) => done.set(Box::new(on_done)),
+        Err(()) => {
+            let cancelled = job.cancelled.clone();
+            spawn_local(async move {
+                let live = cancelled.clone();
+                let result =
+                    ingest_blob(&blob, move |d, t| on_progress(d, t), move || !live.get()).await;
+                if cancelled.get() {
+                    return;
+                }
+                match result {
+                    Ok(trace) => on_done(Ok(trace)),
+                    Err(ReadError::Superseded) => {}
+                    Err(err) => on_done(Err(err.to_string())),
+                }
+            });
+        }
+    }
+    job
+}
+
+/// Runs in the worker: reads and parses the trace (progress as `on_progress(done, total)`),
+/// and answers `{ meta, arrival, input, output, session?, offsets?, ids? }` — the meta as
+/// JSON, the columns as typed arrays the worker script transfers.
+#[wasm_bindgen]
+pub async fn worker_ingest_trace(
+    blob: web_sys::Blob,
+    on_progress: js_sys::Function,
+) -> Result<JsValue, JsValue> {
+    let trace = ingest_blob(
+        &blob,
+        |done, total| {
+            let _ = on_progress.call2(
+                &JsValue::NULL,
+                &JsValue::from_f64(done),
+                &JsValue::from_f64(total),
+            );
+        },
+        || true,
+    )
+    .await
+    .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let (meta, requests) = trace.into_parts();
+    let meta = serde_json::to_string(&meta).map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let out = js_sys::Object::new();
+    let set = |k: &str, v: &JsValue| {
+        let _ = js_sys::Reflect::set(&out, &JsValue::from_str(k), v);
+    };
+    set("meta", &JsValue::from_str(&meta));
+    set(
+        "arrival",
+        &BigInt64Array::from(requests.arrival_ns.as_slice()),
+    );
+    set(
+        "input",
+        &Uint32Array::from(requests.input_tokens.as_slice()),
+    );
+    set(
+        "output",
+        &Uint32Array::from(requests.output_tokens.as_slice()),
+    );
+    if let Some(session) = &requests.session {
+        set("session", &Uint32Array::from(session.as_slice()));
+    }
+    if let Some(prefix) = &requests.prefix {
+        set("offsets", &BigUint64Array::from(prefix.offsets.as_slice()));
+        set("ids", &BigUint64Array::from(prefix.ids.as_slice()));
+    }
+    Ok(out.into())
+}
+
+/// Rebuilds a trace from the worker's answer through `Trace::new` (counts re-checked).
+fn trace_from_parts(data: &JsValue) -> Result<Trace, String> {
+    let part = |k: &str| field(data, "trace").and_then(|t| field(&t, k));
+    let meta = part("meta")
+        .and_then(|v| v.as_string())
+        .ok_or("the worker's answer held no trace")?;
+    let meta: TraceMeta = serde_json::from_str(&meta)
+        .map_err(|e| format!("the worker's trace did not decode: {e}"))?;
+    let typed = |k: &str| part(k).filter(|v| !v.is_undefined() && !v.is_null());
+    let arrival = typed("arrival")
+        .and_then(|v| v.dyn_into::<BigInt64Array>().ok())
+        .ok_or("the worker's trace has no arrival column")?;
+    let input = typed("input")
+        .and_then(|v| v.dyn_into::<Uint32Array>().ok())
+        .ok_or("the worker's trace has no input column")?;
+    let output = typed("output")
+        .and_then(|v| v.dyn_into::<Uint32Array>().ok())
+        .ok_or("the worker's trace has no output column")?;
+    let session = typed("session")
+        .and_then(|v| v.dyn_into::<Uint32Array>().ok())
+        .map(|a| a.to_vec());
+    let prefix = match (
+        typed("offsets").and_then(|v| v.dyn_into::<BigUint64Array>().ok()),
+        typed("ids").and_then(|v| v.dyn_into::<BigUint64Array>().ok()),
+    ) {
+        (Some(offsets), Some(ids)) => Some(PrefixBlocks {
+            offsets: offsets.to_vec(),
+            ids: ids.to_vec(),
+        }),
+        _ => None,
+    };
+    let requests = Requests {
+        arrival_ns: arrival.to_vec(),
+        input_tokens: input.to_vec(),
+        output_tokens: output.to_vec(),
+        session,
+        prefix,
+    };
+    Trace::new(meta, requests).map_err(|e| format!("the worker's trace does not reconcile: {e}"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The worker pool and one job's plumbing
+
+type Handler = Closure<dyn FnMut(web_sys::MessageEvent)>;
+type ErrorHandler = Closure<dyn FnMut(web_sys::Event)>;
+type Finish<T> = Box<dyn FnOnce(Result<T, String>)>;
+
+/// Where a started job's caller puts its completion callback.
+struct DoneSlot<T>(Rc<RefCell<Option<Finish<T>>>>);
+
+impl<T> DoneSlot<T> {
+    fn set(&self, done: Finish<T>) {
+        *self.0.borrow_mut() = Some(done);
+    }
+}
+
+/// The value of `key` on a JS object.
+fn field(data: &JsValue, key: &str) -> Option<JsValue> {
+    js_sys::Reflect::get(data, &JsValue::from_str(key))
+        .ok()
+        .filter(|v| !v.is_undefined())
+}
+
+/// Starts job `kind` on `blob` in a worker. Messages with `progress` go to `on_progress`; the
+/// final `{ ok… }` or `{ err }` is decoded by `decode` and handed to the callback the caller
+/// puts in the returned slot. `Err(())`: no worker here, run it on the page's thread.
+fn start<T: 'static>(
+    job: &Job,
+    kind: &str,
+    source: &str,
+    blob: &web_sys::Blob,
+    on_progress: impl Fn(&JsValue) + 'static,
+    decode: impl FnOnce(Result<JsValue, String>) -> Result<T, String> + 'static,
+) -> Result<DoneSlot<T>, ()> {
+    let worker = take_worker().ok_or(())?;
+    let done: Rc<RefCell<Option<Finish<T>>>> = Rc::new(RefCell::new(None));
+    // The handlers own themselves through these cells; they are dropped after the job ends,
+    // from a later task (a closure must not be dropped while it runs).
+    let handler: Rc<RefCell<Option<Handler>>> = Rc::new(RefCell::new(None));
+    let error_handler: Rc<RefCell<Option<ErrorHandler>>> = Rc::new(RefCell::new(None));
+    let mut decode = Some(decode);
+
+    // Ends the job once: detaches the handlers, returns a healthy worker to the pool, reports.
+    let finish = {
+        let cancelled = job.cancelled.clone();
+        let slot = job.worker.clone();
+        let done = done.clone();
+        let handler = handler.clone();
+        let error_handler = error_handler.clone();
+        Rc::new(RefCell::new(
+            move |result: Result<JsValue, String>, healthy: bool| {
+                if let Some(worker) = slot.borrow_mut().take() {
+                    worker.set_onmessage(None);
+                    worker.set_onerror(None);
+                    if healthy {
+                        give_back(worker);
+                    } else {
+                        worker.terminate();
+                    }
+                }
+                let callback = done.borrow_mut().take();
+                if let (Some(callback), Some(decode)) = (callback, decode.take())
+                    && !cancelled.get()
+                {
+                    callback(decode(result));
+                }
+                let handler = handler.clone();
+                let error_handler = error_handler.clone();
+                spawn_local(async move {
+                    drop(handler.borrow_mut().take());
+                    drop(error_handler.borrow_mut().take());
+                });
+            },
+        ))
+    };
+
+    let cancelled = job.cancelled.clone();
+    let on_message = {
+        let finish = finish.clone();
+        Handler::new(move |event: web_sys::MessageEvent| {
+            if cancelled.get() {
+                return;
+            }
+            let data = event.data();
+            if field(&data, "progress").is_some() {
+                on_progress(&data);
+                return;
+            }
+            let result = match field(&data, "err") {
+                Some(err) => Err(err
+                    .as_string()
+                    .unwrap_or_else(|| "the worker failed without a message".to_owned())),
+                None => Ok(data),
+            };
+            (finish.borrow_mut())(result, true);
+        })
+    };
+    // A worker whose script or wasm failed to load reports through `onerror`: later jobs run
+    // on the page's thread, and this one says so rather than waiting forever.
+    let on_error = {
+        let finish = finish.clone();
+        let source = source.to_owned();
+        ErrorHandler::new(move |_event: web_sys::Event| {
+            WORKER_BROKEN.with(|b| b.set(true));
+            let name = if source.is_empty() {
+                "the file"
+            } else {
+                source.as_str()
+            };
+            (finish.borrow_mut())(
+                Err(format!(
+                    "{name}: the background worker could not start; load the file again to read it on the page's thread"
+                )),
+                false,
+            );
+        })
+    };
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    *handler.borrow_mut() = Some(on_message);
+    *error_handler.borrow_mut() = Some(on_error);
+
+    let message = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(
+        &message,
+        &JsValue::from_str("kind"),
+        &JsValue::from_str(kind),
+    );
+    let _ = js_sys::Reflect::set(
+        &message,
+        &JsValue::from_str("name"),
+        &JsValue::from_str(source),
+    );
+    let _ = js_sys::Reflect::set(&message, &JsValue::from_str("blob"), blob);
+    *job.worker.borrow_mut() = Some(worker.clone());
+    if worker.post_message(&message).is_err() {
+        // Could not hand the file over: detach, and let the caller run it here.
+        WORKER_BROKEN.with(|b| b.set(true));
+        (finish.borrow_mut())(Err(String::new()), false);
+        return Err(());
+    }
+    Ok(DoneSlot(done))
 }
 
 thread_local! {
@@ -295,7 +506,7 @@ fn take_worker() -> Option<web_sys::Worker> {
     })?;
     let options = web_sys::WorkerOptions::new();
     options.set_type(web_sys::WorkerType::Module);
-    options.set_name("loadproof-audit");
+    options.set_name("loadproof");
     web_sys::Worker::new_with_options(&url, &options).ok()
 }
 
@@ -305,17 +516,24 @@ fn worker_script_url() -> Option<String> {
     let glue = preload_href(&document, "link[rel=modulepreload][href$='.js']")?;
     let wasm = preload_href(&document, "link[rel=preload][href$='.wasm']")?;
     let script = format!(
-        r#"import init, {{ worker_audit_receipt }} from {glue:?};
+        r#"import init, {{ worker_audit_receipt, worker_ingest_trace }} from {glue:?};
 const ready = init({{ module_or_path: {wasm:?} }});
 self.onmessage = async (event) => {{
-  const {{ name, blob }} = event.data;
+  const {{ kind, name, blob }} = event.data;
   try {{
     await ready;
-    self.postMessage({{ stage: -1 }});
+    if (kind === 'trace') {{
+      const trace = await worker_ingest_trace(blob, (done, total) => self.postMessage({{ progress: true, done, total }}));
+      const transfer = ['arrival', 'input', 'output', 'session', 'offsets', 'ids']
+        .filter((k) => trace[k]).map((k) => trace[k].buffer);
+      self.postMessage({{ trace }}, transfer);
+      return;
+    }}
+    self.postMessage({{ progress: true, stage: -1 }});
     const t0 = performance.now();
     const bytes = new Uint8Array(await blob.arrayBuffer());
     const t1 = performance.now();
-    const json = worker_audit_receipt(name, bytes, (i) => self.postMessage({{ stage: i }}));
+    const json = worker_audit_receipt(name, bytes, (i) => self.postMessage({{ progress: true, stage: i }}));
     const t2 = performance.now();
     self.postMessage({{ ok: json, read_ms: t1 - t0, build_ms: t2 - t1 }});
   }} catch (err) {{
@@ -339,19 +557,4 @@ fn preload_href(document: &web_sys::Document, selector: &str) -> Option<String> 
     web_sys::Url::new_with_base(&href, &base)
         .ok()
         .map(|u| u.href())
-}
-
-/// Runs in the worker: the receipt's model as JSON. `on_stage(i)` is called as stage
-/// `STAGES[i]` begins. An `Err` names the file and what is wrong.
-#[wasm_bindgen]
-pub fn worker_audit_receipt(
-    source: &str,
-    bytes: &[u8],
-    on_stage: &js_sys::Function,
-) -> Result<String, JsValue> {
-    let model = receipt_model::build(source, bytes, &mut |i| {
-        let _ = on_stage.call1(&JsValue::NULL, &JsValue::from_f64(i as f64));
-    })
-    .map_err(|e| JsValue::from_str(&e))?;
-    serde_json::to_string(&model).map_err(|e| JsValue::from_str(&format!("{source}: {e}")))
 }

@@ -158,7 +158,7 @@ impl fmt::Display for FilterReason {
 }
 
 /// One dropped row, kept as an example so a user can find it in the file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RowIssue {
     /// Physical line in the file, from 1.
     pub line: u64,
@@ -177,8 +177,9 @@ impl fmt::Display for RowIssue {
     }
 }
 
-/// Provenance and accounting of one ingested source.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// Provenance and accounting of one ingested source. Deserializable so a trace parsed in a
+/// browser worker can be rebuilt on the page through [`Trace::new`] (which re-checks it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceMeta {
     /// The format the rows were read as.
     pub format: Format,

@@ -1,7 +1,8 @@
 //! The trace view: choose or drop a file (or load the synthetic sample), then read what core
 //! says about it.
 //!
-//! The file is parsed once into a `Trace` held in a signal; the burstiness window only
+//! The file is parsed once, in a Web Worker (`crate::offload`: progress, Cancel terminates the
+//! worker), into a `Trace` held in a signal; the burstiness window only
 //! recomputes core's `InspectReport` from that trace, it never rereads the file. The report is
 //! also published as `window.loadproofReport` (parsed from `InspectReport::to_json`) so a
 //! browser test can compare the page with the CLI byte for byte. Errors from core are shown
@@ -10,7 +11,6 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use leptos::task::spawn_local;
 use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
 use loadproof_core::synth::{SynthSpec, generate};
@@ -19,8 +19,9 @@ use wasm_bindgen::JsValue;
 use web_sys::{File, HtmlInputElement};
 
 use super::charts::Charts;
-use crate::ingest::{ReadError, ingest_blob, ingest_bytes};
+use crate::ingest::ingest_bytes;
 use crate::number::{ABSENT, js, js_opt};
+use crate::offload::{Job, ingest_trace};
 
 /// The file name the synthetic sample is reported under.
 pub const SAMPLE_NAME: &str = "synthetic-burstgpt.csv";
@@ -79,9 +80,14 @@ pub fn TraceView() -> impl IntoView {
         crate::ingest::mark("report-published");
     });
 
+    // The load in progress, if any: a newer load or Cancel terminates it.
+    let job: StoredValue<Option<Job>, LocalStorage> = StoredValue::new_local(None);
     let start_file = move |file: File| {
         let this_load = generation.get_value() + 1;
         generation.set_value(this_load);
+        if let Some(old) = job.get_value() {
+            old.cancel();
+        }
         let name = file.name();
         loaded.set(None);
         error.set(None);
@@ -90,19 +96,19 @@ pub fn TraceView() -> impl IntoView {
             done: 0.0,
             total: file.size(),
         }));
-        spawn_local(async move {
-            let is_current = move || generation.get_value() == this_load;
-            let progress_name = name.clone();
-            let on_progress = move |done, total| {
-                if is_current() {
-                    reading.set(Some(Reading {
-                        name: progress_name.clone(),
-                        done,
-                        total,
-                    }));
-                }
-            };
-            let result = ingest_blob(&file, on_progress, is_current).await;
+        let is_current = move || generation.get_value() == this_load;
+        let progress_name = name.clone();
+        let on_progress = move |done, total| {
+            if is_current() {
+                reading.set(Some(Reading {
+                    name: progress_name.clone(),
+                    done,
+                    total,
+                }));
+            }
+        };
+        // Parsed in a worker (the page's thread stays free); same Ingester, same numbers.
+        let started = ingest_trace(file.into(), on_progress, move |result| {
             if !is_current() {
                 return;
             }
@@ -113,14 +119,30 @@ pub fn TraceView() -> impl IntoView {
                     trace,
                     synthetic: false,
                 }))),
-                Err(ReadError::Superseded) => {}
                 Err(err) => error.set(Some(format!("{name}: {err}"))),
             }
         });
+        job.set_value(Some(started));
+    };
+
+    // Stops the load in progress: the reader sees the generation change at its next slice and
+    // stops (within one slice, ~40 ms); nothing it read is shown.
+    let cancel = move |_| {
+        generation.update_value(|g| *g += 1);
+        if let Some(old) = job.get_value() {
+            old.cancel();
+        }
+        reading.set(None);
+        error.set(Some(
+            "Cancelled: nothing from that file is shown.".to_owned(),
+        ));
     };
 
     let load_sample = move |_| {
         generation.update_value(|g| *g += 1);
+        if let Some(old) = job.get_value() {
+            old.cancel();
+        }
         reading.set(None);
         error.set(None);
         let bytes = match generate(&SynthSpec::DEFAULT) {
@@ -235,6 +257,10 @@ pub fn TraceView() -> impl IntoView {
                                     value=r.done.to_string()
                                 ></progress>
                                 {format!(" {percent:.0} %")}
+                                " "
+                                <button id="cancel" type="button" on:click=cancel>
+                                    "Cancel"
+                                </button>
                             </p>
                         }
                     })

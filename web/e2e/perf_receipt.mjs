@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// Times the Receipt view on one large receipt in headless Chromium: from choosing the file to
+// the audit on the page, the worker's own share (reading the file into the worker; parse +
+// digests + audit + series in wasm), and the longest gap between animation frames meanwhile
+// (how long the page was unresponsive at worst). Not a test: the figures go in the README.
+//
+//   node web/e2e/perf_receipt.mjs RECEIPT [RUNS]   (after web/build.sh; serves dist/ itself)
+//   e.g. bench/out/audit/receipt_sim_10000_600.json from bash bench/audit.sh
+
+import path from 'node:path';
+
+import { fromRoot, launch, serve } from './harness.mjs';
+
+const file = path.resolve(process.argv[2] ?? '');
+const runs = Number(process.argv[3] ?? 3);
+const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
+const input = process.env.RECEIPT_INPUT ?? '#receipt-file';
+
+const server = await serve(dist);
+const browser = await launch();
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+const rows = [];
+for (let i = 0; i < runs; i += 1) {
+  const page = await context.newPage();
+  page.setDefaultTimeout(300_000);
+  await page.goto(`http://127.0.0.1:${server.address().port}/#/receipt`);
+  await page.waitForSelector(input, { state: 'attached' });
+  await page.evaluate(() => {
+    document.addEventListener('change', () => { window.__chosen = performance.now(); }, true);
+    window.__maxGap = 0;
+    let last = performance.now();
+    const tick = (now) => {
+      window.__maxGap = Math.max(window.__maxGap, now - last);
+      last = now;
+      if (!window.loadproofAudit) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  });
+  await page.setInputFiles(input, file);
+  await page.waitForFunction(() => window.loadproofAudit !== undefined);
+  const r = await page.evaluate(() => ({
+    total: performance.now() - window.__chosen,
+    maxGap: window.__maxGap,
+    worker: window.loadproofWorkerTiming ?? null,
+  }));
+  rows.push(r);
+  const w = r.worker ? `worker read ${r.worker.read_ms.toFixed(0)} ms, build ${r.worker.build_ms.toFixed(0)} ms` : 'no worker timing (ran on the page thread)';
+  console.log(`run ${i + 1}: ${r.total.toFixed(0)} ms from change to audit on the page; ${w}; longest frame ${r.maxGap.toFixed(0)} ms`);
+  await page.close();
+}
+const best = rows.reduce((a, b) => (a.total <= b.total ? a : b));
+console.log(`best: ${best.total.toFixed(0)} ms (${path.basename(file)}); longest frame ${best.maxGap.toFixed(0)} ms`);
+await browser.close();
+server.close();
