@@ -3,7 +3,7 @@
 # job on the bundled default (a deterministic SYNTHETIC trace in BurstGPT_1's layout, generated
 # here, never a copied published file: inspect it, plan its vLLM replay (first 200 requests,
 # 20x faster) and re-check the plan, fire it at `loadproof sim` with the native client under
-# the sim's lease — two arms, max_num_seqs 256 vs 8, at two sims — verify the baseline receipt,
+# the sim's lease — two arms, the sim's decode step 1 vs 2 ms, restarted between them — verify the baseline receipt,
 # audit it and compare the arms), publish the example playbook and both receipts as a site,
 # inspect a real trace from ../shared when it is there,
 # then serve the web app on 127.0.0.1 until Ctrl-C.
@@ -30,22 +30,28 @@ printf '\n== main job: plan its replay (timed_trace + vllm bench serve argv), pr
 "$lp" plan check "$out/plan"
 
 printf '\n== main job: fire the plan at `loadproof sim` (a local simulator) with the native client ==\n'
-# Two arms of one experiment, each at its own sim (the knob differs: max_num_seqs 256 vs 8),
-# each under that sim's lease: the baseline is the receipt the rest of the job audits.
-sims=()
-trap 'kill "${sims[@]}" 2>/dev/null || true' EXIT
-start_sim() { # $1 = max_num_seqs, $2 = log file; prints the sim's URL
-  "$lp" sim --port 0 --max-num-seqs "$1" 2> "$2" &
-  sims+=($!)
-  for _ in $(seq 50); do grep -q "listening on" "$2" 2>/dev/null && break; sleep 0.1; done
-  sed -n 's/^loadproof sim listening on \(http[^ ]*\).*/\1/p' "$2"
+# Two arms of one experiment: the same plan fired at the same URL under the sim's lease, the sim
+# restarted between them with a slower decode step (its knob `decode_step_ms`, 1 vs 2 ms: a
+# simulator setting, stated as a knob; nothing waits for admission in either arm, so both can
+# qualify). The URL is part of the protocol, so both arms use one port.
+sim_pid=""
+trap 'kill $sim_pid 2>/dev/null || true' EXIT
+start_sim() { # $1 = decode step ms, $2 = port (0: any free one); sets sim_pid and sim_url
+  local log="$out/sim-$1.log"
+  "$lp" sim --port "$2" --decode-step-ms "$1" --prefill-tokens-per-s 100000000 \
+    --decode-ms-per-seq 0 > /dev/null 2> "$log" &
+  sim_pid=$!
+  for _ in $(seq 100); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.1; done
+  sim_url="$(sed -n 's/^loadproof sim listening on \(http[^ ]*\).*/\1/p' "$log")"
 }
-base_url="$(start_sim 256 "$out/sim-baseline.log")"
-treat_url="$(start_sim 8 "$out/sim-treatment.log")"
-"$lp" fire "$out/plan" --endpoint "$base_url" --engine native --acquire-lease 600 \
-  --knob max_num_seqs=256 --out "$out/baseline.json"
-"$lp" fire "$out/plan" --endpoint "$treat_url" --engine native --acquire-lease 600 \
-  --knob max_num_seqs=8 --out "$out/treatment.json"
+start_sim 1 0
+"$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --acquire-lease 600 \
+  --knob decode_step_ms=1 --out "$out/baseline.json"
+kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true
+start_sim 2 "${sim_url##*:}"
+"$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --acquire-lease 600 \
+  --knob decode_step_ms=2 --out "$out/treatment.json"
+kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true
 "$lp" receipt verify "$out/baseline.json"
 printf '\n== main job: audit the receipt (every number recomputed from its raw evidence) ==\n'
 "$lp" receipt audit "$out/baseline.json"
@@ -55,7 +61,6 @@ printf '\n== main job: audit the receipt (every number recomputed from its raw e
 printf '\n== main job: compare the two arms (one receipt each: an observation, not a measured effect) ==\n'
 "$lp" receipt compare "$out/baseline.json" "$out/treatment.json" \
   || echo "receipt compare: exit $? (not comparable: see the reasons above)"
-kill "${sims[@]}" 2>/dev/null || true
 
 real="$root/../shared/traces/burstgpt/BurstGPT_1.first400.csv"
 if [ -f "$real" ]; then

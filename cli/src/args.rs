@@ -129,6 +129,11 @@ pub enum ReceiptCommand {
     CaptureCheck(AuditArgs),
     /// Exit 0 when qualified, 1 unqualified (every refusal listed), 2 invalid receipt.
     Qualify(AuditArgs),
+    /// Compare two receipts, baseline vs treatment: each side's qualification, every differing
+    /// protocol field and subject axis, the knobs changed, and every metric with its change.
+    /// One receipt per arm is an observation, not a measured effect. Exit 0 comparable, 1 not
+    /// (every reason printed), 2 a file unreadable or not a receipt.
+    Compare(crate::compare_cmd::CompareArgs),
 }
 
 /// `loadproof receipt audit|capture-check|qualify`
@@ -538,9 +543,9 @@ pub enum PrefixesArg {
     Synthesized,
 }
 
-/// `loadproof playbook match PLAYBOOK (--trace FILE | --regime JSON) --model … [--json]`
+/// `loadproof playbook match PLAYBOOK (--trace FILE | --regime JSON | --receipt R.json) --model … [--json]`
 #[derive(Debug, clap::Args)]
-#[command(group(clap::ArgGroup::new("live").required(true).args(["trace", "regime"])))]
+#[command(group(clap::ArgGroup::new("live").required(true).args(["trace", "regime", "receipt"])))]
 pub struct PlaybookMatchArgs {
     /// The playbook file.
     pub playbook: PathBuf,
@@ -552,6 +557,10 @@ pub struct PlaybookMatchArgs {
     /// plan.json (its `regime`, the trace as fired).
     #[arg(long, value_name = "JSON_FILE")]
     pub regime: Option<PathBuf>,
+    /// A receipt (`loadproof.receipt/v1`): the regime of the schedule it fired (its embedded
+    /// `plan/timed_trace.jsonl`, read as fired), the prefixes and traffic of its embedded plan.
+    #[arg(long, value_name = "RECEIPT")]
+    pub receipt: Option<PathBuf>,
     /// Force the --trace format instead of detecting it.
     #[arg(long, value_enum, requires = "trace")]
     pub format: Option<FormatArg>,
@@ -590,8 +599,8 @@ pub struct PlaybookMatchArgs {
     /// every gate exact, rate not an axis, no tolerance].
     #[arg(long, value_name = "POLICY_JSON")]
     pub policy: Option<PathBuf>,
-    /// Burstiness window for --trace, seconds [default: 1]; with --regime, the file's window
-    /// (a different value here is refused).
+    /// Burstiness window for --trace and --receipt, seconds [default: 1]; with --regime, the
+    /// file's window (a different value here is refused).
     #[arg(long, value_name = "SECONDS")]
     pub window: Option<f64>,
     /// Print the match report as JSON (`loadproof.playbook.match/v1`).
@@ -623,6 +632,11 @@ pub struct PlaybookPublishArgs {
     /// The built web app to copy (`bash web/build.sh` writes it) [default: dist].
     #[arg(long, value_name = "DIST_DIR", default_value = "dist")]
     pub app: PathBuf,
+    /// A receipt to bundle with the site (repeatable, in order): the Receipt view lists them and
+    /// the Compare view takes the first two as baseline and treatment. Copied byte for byte to
+    /// `receipts/NAME`, indexed in `receipts.json`.
+    #[arg(long = "receipt", value_name = "RECEIPT")]
+    pub receipts: Vec<PathBuf>,
 }
 
 #[cfg(test)]

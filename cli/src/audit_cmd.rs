@@ -194,8 +194,13 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
     if let Some(c) = &a.client {
         writeln!(
             out,
-            "client        output {} tok · input {} tok · {:.3} s ({}) · {:.2} output tok/s",
-            c.output_tokens, c.input_tokens, c.duration_s, c.interval, c.output_tokens_per_s
+            "client        output {} tok · input {} tok · {:.3} s ({}) · {} output tok/s",
+            c.output_tokens,
+            c.input_tokens,
+            c.duration_s,
+            c.interval,
+            c.output_tokens_per_s
+                .map_or("— (empty interval)".to_owned(), |r| format!("{r:.2}"))
         )?;
     }
     if !a.latency.is_empty() {
@@ -216,8 +221,12 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
     if let Some(t) = &a.itl_tail {
         writeln!(
             out,
-            "itl tail      observed p99 {:.3} ms = {:.1}× the median; cause {} ({})",
-            t.p99_ms, t.ratio, t.cause, t.why
+            "itl tail      observed p99 {:.3} ms = {} the median; cause {} ({})",
+            t.p99_ms,
+            t.ratio
+                .map_or("— (median 0) ×".to_owned(), |r| format!("{r:.1}×")),
+            t.cause,
+            t.why
         )?;
     }
     if let Some(c) = &a.concurrency {

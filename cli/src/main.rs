@@ -2,6 +2,7 @@
 
 mod args;
 mod audit_cmd;
+mod compare_cmd;
 mod fire;
 mod gate;
 mod plan_cmd;
@@ -40,6 +41,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ReceiptCommand::Audit(a) => audit_cmd::audit(a, &mut out)?,
                 ReceiptCommand::CaptureCheck(a) => audit_cmd::capture_check(a, &mut out)?,
                 ReceiptCommand::Qualify(a) => audit_cmd::qualify(a, &mut out)?,
+                ReceiptCommand::Compare(a) => compare_cmd::compare_cmd(a, &mut out)?,
             };
             out.flush()?;
             return Ok(code);

@@ -17,14 +17,14 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use loadproof_core::audit::{Audit, STANDINGS, audit};
-use loadproof_core::plan::PLAN_SCHEMA;
+use loadproof_core::plan::{PLAN_SCHEMA, PlanDoc};
 use loadproof_core::playbook::{
     Arm, ArmSummary, AxesError, Concurrency, Experiment, ExperimentError, Identity, Invalidation,
     MatchPolicy, MatchReport, MeasuredDelta, Metric, Playbook, Prefixes, Provenance, Query,
     RegimeAxes, RegimeAxis, Repeat, Row, RowSpec, SourceKind, Traffic, knobs_line,
     traffic_of_notes,
 };
-use loadproof_core::receipt::{Receipt, sha256_hex};
+use loadproof_core::receipt::{Receipt, block, sha256_hex};
 use loadproof_core::report::INSPECT_SCHEMA;
 use loadproof_core::{IngestOptions, Limits, Regime, Trace, Window};
 
@@ -489,6 +489,39 @@ fn live_from_json(args: &PlaybookMatchArgs, path: &Path) -> Result<Live> {
     })
 }
 
+/// A receipt's traffic: the regime of the schedule it fired (core's
+/// [`RegimeAxes::of_receipt`], the computation a row's regime comes from), and the prefixes and
+/// traffic of the plan it embeds (none embedded: the caller must say).
+fn live_from_receipt(args: &PlaybookMatchArgs, path: &Path) -> Result<Live> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bad = |why: String| BadInput(format!("{}: {why}", path.display()));
+    let receipt = Receipt::from_json(&bytes).map_err(|e| bad(e.to_string()))?;
+    let window = window_of(args.window.unwrap_or(1.0))?;
+    let (regime, requests) = RegimeAxes::of_receipt(&receipt, window)
+        .map_err(|e| bad(format!("the receipt's regime cannot be matched: {e}")))?;
+    let plan = receipt
+        .block(block::PLAN)
+        .ok()
+        .and_then(|b| serde_json::from_slice::<PlanDoc>(&b).ok());
+    let traffic = match &plan {
+        Some(plan) => traffic_of_notes(&plan.notes).map_err(|e| e.to_string()),
+        None => Err(format!(
+            "{} embeds no readable plan (evidence block {:?}), which says whether the traffic was recorded or synthetic",
+            path.display(),
+            block::PLAN
+        )),
+    };
+    Ok(Live {
+        regime,
+        prefixes: plan.as_ref().map(Prefixes::of_plan),
+        traffic,
+        described: format!(
+            "{} (a receipt: the schedule it fired, {requests} requests)",
+            path.display()
+        ),
+    })
+}
+
 fn concurrency_of(text: &str) -> Result<Concurrency> {
     if text == "uncapped" {
         return Ok(Concurrency::Uncapped);
@@ -514,11 +547,15 @@ pub fn matches(args: &PlaybookMatchArgs, out: &mut impl Write) -> Result<ExitCod
         }
         None => MatchPolicy::default(),
     };
-    let live = match (&args.trace, &args.regime) {
-        (Some(t), _) => live_from_trace(args, t)?,
-        (None, Some(r)) => live_from_json(args, r)?,
-        (None, None) => {
-            return Err(BadInput("pass --trace FILE or --regime JSON_FILE".to_owned()).into());
+    let live = match (&args.trace, &args.regime, &args.receipt) {
+        (Some(t), None, None) => live_from_trace(args, t)?,
+        (None, Some(r), None) => live_from_json(args, r)?,
+        (None, None, Some(r)) => live_from_receipt(args, r)?,
+        _ => {
+            return Err(BadInput(
+                "pass one of --trace FILE, --regime JSON_FILE or --receipt RECEIPT".to_owned(),
+            )
+            .into());
         }
     };
     let prefixes = match (args.prefixes, live.prefixes) {
@@ -991,6 +1028,80 @@ pub fn examples(args: &PlaybookExamplesArgs, out: &mut impl Write) -> Result<Exi
 pub const SITE_MANIFEST: &str = "site.sha256";
 /// The playbook inside a published site, fetched by the page from its own origin.
 pub const SITE_PLAYBOOK: &str = "playbook.json";
+/// The index of the receipts bundled with a site (`--receipt`), fetched by the page.
+pub const SITE_RECEIPTS: &str = "receipts.json";
+/// Where bundled receipts sit in a site.
+pub const SITE_RECEIPT_DIR: &str = "receipts";
+/// Schema identity of [`SITE_RECEIPTS`].
+pub const SITE_RECEIPTS_SCHEMA: &str = "loadproof.site-receipts/v1";
+
+/// A receipt to bundle: its bytes, read and checked before anything is written.
+struct Bundled {
+    name: String,
+    bytes: Vec<u8>,
+    qualified: bool,
+}
+
+/// Reads every `--receipt`: each must be a receipt (it need not qualify: the page shows why
+/// not), and no two may share a file name (the site keeps names, so a reader sees which is
+/// which).
+fn bundled_receipts(paths: &[PathBuf]) -> Result<Vec<Bundled>> {
+    let mut out: Vec<Bundled> = Vec::new();
+    for path in paths {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let receipt = loadproof_core::receipt::Receipt::from_json(&bytes)
+            .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .filter(|n| !n.is_empty() && !n.contains(['\\', '\n', '/']))
+            .ok_or_else(|| {
+                BadInput(format!(
+                    "{}: not a file name a site can keep",
+                    path.display()
+                ))
+            })?;
+        if out.iter().any(|b| b.name == name) {
+            return Err(BadInput(format!(
+                "{}: a second receipt named {name:?}; bundled receipts keep their file names, so rename one",
+                path.display()
+            ))
+            .into());
+        }
+        let qualified = loadproof_core::audit::audit(&receipt).qualified;
+        out.push(Bundled {
+            name,
+            bytes,
+            qualified,
+        });
+    }
+    Ok(out)
+}
+
+/// Writes `receipts/NAME` for each and the index the page reads.
+/// The index is written even when empty, so the page finds one (no 404) on every site.
+fn write_bundled(site: &Path, bundled: &[Bundled]) -> Result<()> {
+    let dir = site.join(SITE_RECEIPT_DIR);
+    if !bundled.is_empty() {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let mut index = Vec::new();
+    for b in bundled {
+        let path = dir.join(&b.name);
+        std::fs::write(&path, &b.bytes).with_context(|| format!("writing {}", path.display()))?;
+        index.push(serde_json::json!({
+            "name": b.name,
+            "path": format!("{SITE_RECEIPT_DIR}/{}", b.name),
+            "sha256": sha256_hex(&b.bytes),
+            "bytes": b.bytes.len(),
+        }));
+    }
+    let json = serde_json::json!({ "schema": SITE_RECEIPTS_SCHEMA, "receipts": index });
+    let path = site.join(SITE_RECEIPTS);
+    let mut text = serde_json::to_string_pretty(&json)?;
+    text.push('\n');
+    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+}
 
 /// `loadproof playbook publish`.
 pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitCode> {
@@ -1018,6 +1129,7 @@ pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitC
         .into());
     }
     check_site_dir(&args.out)?;
+    let bundled = bundled_receipts(&args.receipts)?;
 
     // Build beside the target and rename into place, so a failed publish leaves nothing half
     // written and a re-publish never mixes two apps' files.
@@ -1031,6 +1143,7 @@ pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitC
         let playbook_path = staging.join(SITE_PLAYBOOK);
         std::fs::write(&playbook_path, &bytes)
             .with_context(|| format!("writing {}", playbook_path.display()))?;
+        write_bundled(&staging, &bundled)?;
         let manifest = site_manifest(&staging)?;
         let manifest_path = staging.join(SITE_MANIFEST);
         std::fs::write(&manifest_path, manifest.join(""))
@@ -1062,6 +1175,18 @@ pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitC
         book.rows().len() - illustrative,
         args.out.display()
     )?;
+    for b in &bundled {
+        writeln!(
+            out,
+            "bundled receipt {SITE_RECEIPT_DIR}/{} ({}; the Receipt view shows why)",
+            b.name,
+            if b.qualified {
+                "qualified"
+            } else {
+                "unqualified"
+            }
+        )?;
+    }
     writeln!(
         out,
         "serve it with any static file server (e.g. python3 -m http.server -d {}) and open …/#/playbook; check it with (cd {} && sha256sum -c {SITE_MANIFEST})",
@@ -1141,7 +1266,11 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
             let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
             let source = entry.path();
             let rel = source.strip_prefix(top).unwrap_or(&source);
-            if rel == Path::new(SITE_PLAYBOOK) || rel == Path::new(SITE_MANIFEST) {
+            if rel == Path::new(SITE_PLAYBOOK)
+                || rel == Path::new(SITE_MANIFEST)
+                || rel == Path::new(SITE_RECEIPTS)
+                || rel.starts_with(SITE_RECEIPT_DIR)
+            {
                 continue;
             }
             let target = to.join(rel);

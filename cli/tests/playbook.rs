@@ -423,6 +423,80 @@ fn a_query_identical_to_the_row_selects_it_at_distance_0() {
 }
 
 #[test]
+fn a_receipt_of_the_rows_own_arms_matches_it_at_distance_0_and_alone() {
+    let _turn = turn();
+    let f = fired();
+    let p = measured_playbook("receipt");
+    let book: serde_json::Value = serde_json::from_slice(&std::fs::read(&p).unwrap()).unwrap();
+    let knob = ["--knob", "max_num_seqs=2"];
+    // The regime of the schedule the receipt fired is the regime the row is filed under.
+    let out = matching(
+        &p,
+        &["--receipt", s(&f.baseline[0]), "--window", "0.1"],
+        &[&knob[..], &["--json"]].concat(),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["query"]["regime"], book["rows"][0]["regime"]);
+    assert_eq!(
+        report["query"]["identity"]["source_kind"], book["rows"][0]["identity"]["source_kind"],
+        "prefixes and traffic from the receipt's embedded plan"
+    );
+    assert_eq!(report["selected"][0]["row"]["id"], "sim-max-num-seqs-2");
+    assert_eq!(report["selected"][0]["exact"], true);
+    // The same, as text, naming the receipt and its request count.
+    let out = matching(
+        &p,
+        &["--receipt", s(&f.treatment[1]), "--window", "0.1"],
+        &knob,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("(a receipt: the schedule it fired, 12 requests)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("distance 0.000 (exact regime match)"),
+        "{text}"
+    );
+    // At the default 1 s window the span fits in one window: no burstiness, refused by name.
+    let out = matching(&p, &["--receipt", s(&f.baseline[0])], &knob);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("burstiness"), "{}", stderr(&out));
+    // --receipt and --trace are one source of live traffic or the other.
+    let out = matching(
+        &p,
+        &["--receipt", s(&f.baseline[0]), "--trace", s(&f.trace)],
+        &knob,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--receipt"), "{}", stderr(&out));
+    // A receipt without its schedule is refused naming the evidence block.
+    let mut receipt: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&f.baseline[0]).unwrap()).unwrap();
+    receipt["evidence"]
+        .as_object_mut()
+        .unwrap()
+        .remove("plan/timed_trace.jsonl");
+    let stripped = f.dir.join("no-schedule.receipt.json");
+    std::fs::write(&stripped, serde_json::to_vec(&receipt).unwrap()).unwrap();
+    let out = matching(&p, &["--receipt", s(&stripped), "--window", "0.1"], &knob);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("plan/timed_trace.jsonl"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn a_query_with_another_knob_value_is_rejected_by_the_knobs_gate() {
     let _turn = turn();
     let f = fired();

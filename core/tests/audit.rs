@@ -309,7 +309,7 @@ fn the_itl_tail_is_observed_with_cause_unestablished() {
     let a = n.audit();
     let tail = a.itl_tail.unwrap();
     assert_eq!(tail.cause, "unestablished");
-    assert!(tail.ratio > 2.0);
+    assert!(tail.ratio.is_some_and(|r| r > 2.0));
     assert!(
         !serde_json::to_string(&a.standings)
             .unwrap()

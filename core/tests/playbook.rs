@@ -637,6 +637,43 @@ fn a_playbook_reads_back_equal_and_refuses_what_it_cannot_hold() {
     );
 }
 
+#[test]
+fn a_receipts_regime_is_the_schedule_it_fired_and_refuses_a_missing_or_foreign_one() {
+    let r = Receipt::from_json(SIM_RECEIPT).unwrap();
+    let window = Window::from_secs(0.1).unwrap();
+    let (axes, n) = RegimeAxes::of_receipt(&r, window).unwrap();
+    // The embedded schedule, read by hand: `timestamp` in ms (sec_multiplier 0.001).
+    let text = String::from_utf8(r.block("plan/timed_trace.jsonl").unwrap()).unwrap();
+    let (mut at, mut input, mut output) = (vec![], vec![], vec![]);
+    for line in text.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        at.push(v["timestamp"].as_i64().unwrap() * 1_000_000);
+        input.push(v["input_length"].as_u64().unwrap() as u32);
+        output.push(v["output_length"].as_u64().unwrap() as u32);
+    }
+    assert_eq!(n, at.len());
+    assert_eq!(
+        axes,
+        RegimeAxes::of_schedule(&at, &input, &output, window).unwrap()
+    );
+    assert_eq!(axes.window_s, 0.1);
+
+    let mut missing = r.clone();
+    missing.evidence.remove("plan/timed_trace.jsonl");
+    let e = RegimeAxes::of_receipt(&missing, window).unwrap_err();
+    assert!(e.to_string().contains("plan/timed_trace.jsonl"), "{e}");
+
+    let mut foreign = r.clone();
+    foreign.protocol.timed_trace_sha256 = Some(sha(0x11));
+    let e = RegimeAxes::of_receipt(&foreign, window).unwrap_err();
+    assert!(e.to_string().contains("the protocol names"), "{e}");
+
+    let mut no_multiplier = r;
+    no_multiplier.protocol.sec_multiplier = None;
+    let e = RegimeAxes::of_receipt(&no_multiplier, window).unwrap_err();
+    assert!(e.to_string().contains("sec_multiplier"), "{e}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Properties
 

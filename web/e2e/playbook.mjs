@@ -5,6 +5,11 @@
 // static server, offline, with the matcher's verdicts equal to `loadproof playbook match`.
 // This test publishes fixtures/playbook/examples.json, serves the site under a sub-path on
 // 127.0.0.1, blocks every request to any other host, and compares the page with the CLI.
+// It also makes a measured row for real (trace synth → plan → four fires at `loadproof sim`
+// → playbook row, appended to a copy of the examples), then checks the row filters, the
+// per-axis distance chart's table against `playbook match --json`, and a dropped receipt
+// matched as `playbook match --receipt … --json` matches it; screenshots at 1400×900 (full
+// page), 400×900 (narrow) and 1280×800 (docs/playbook-view.png).
 //
 // Run from the repo root after `web/build.sh` and `cargo build --release -p loadproof_cli`:
 //   node web/e2e/playbook.mjs
@@ -48,6 +53,19 @@ function expectEqual(actual, expected, what) {
   if (actual !== expected) {
     throw new Error(`${what}: page shows ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
   }
+}
+
+/**
+ * The page's readable form of `x` (web/src/number.rs `readable`): at most 4 significant digits
+ * beyond the integer part, thousands separated by commas, and within rounding of `x`.
+ */
+function expectReadable(text, x, what) {
+  if (!/^-?\d{1,3}(,\d{3})*(\.\d+)?$/.test(text)) throw new Error(`${what}: ${JSON.stringify(text)} is not a grouped decimal`);
+  const digits = text.replace(/[^0-9]/g, '').replace(/^0+/, '');
+  const intDigits = text.split('.')[0].replace(/[^0-9]/g, '').replace(/^0+/, '').length;
+  if (digits.length > Math.max(4, intDigits)) throw new Error(`${what}: ${text} has more than 4 significant digits`);
+  const shown = Number(text.replace(/,/g, ''));
+  if (Math.abs(shown - x) > Math.abs(x) * 6e-4 + 1e-12) throw new Error(`${what}: ${text} is not ${x} rounded`);
 }
 
 const MIME = {
@@ -111,6 +129,83 @@ function cliMatch(extra) {
   });
   if (r.status !== 0 && r.status !== 1) throw new Error(`playbook match exited ${r.status}: ${r.stderr}`);
   return r.stdout;
+}
+
+/**
+ * A measured row made for real: `trace synth`, `plan --max-requests 60 --time-scale 20`, four
+ * fires at `loadproof sim` on one port (baseline max_num_seqs=64, treatment max_num_seqs=2; the
+ * sim restarted per fire, as cli/tests/playbook.rs does), `playbook row` appended to a copy of
+ * the examples. Returns the playbook, a baseline receipt and its request count.
+ */
+function makeMeasured() {
+  const dir = path.join(tmp, 'measured');
+  fs.mkdirSync(dir, { recursive: true });
+  const run = (args) => {
+    const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
+    if (r.status !== 0) throw new Error(`loadproof ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const trace = path.join(dir, 'synth.csv');
+  run(['trace', 'synth', '--out', trace, '--rows', '400', '--input-p50', '40', '--input-p95', '200',
+    '--output-p50', '4', '--output-p95', '12']);
+  const plan = path.join(dir, 'plan');
+  run(['plan', trace, '--out', plan, '--max-requests', '60', '--time-scale', '20', '--window', '0.1']);
+  let port = 0;
+  // On a busy machine a dispatch can fall behind the lag bound, which makes the run invalid
+  // (exit 1) and its receipt unqualified: fire again, up to three times.
+  const fire = (name, seqs, knob) => {
+    const out = path.join(dir, `${name}.json`);
+    let last = null;
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const sim = startSim(port, seqs);
+      port = sim.port;
+      try {
+        last = spawnSync(bin, ['fire', plan, '--endpoint', `http://127.0.0.1:${port}`, '--engine', 'native',
+          '--acquire-lease', '120', '--scrape-interval-ms', '100', '--lag-bound-ms', '100',
+          '--knob', knob, '--out', out], { encoding: 'utf8' });
+      } finally {
+        sim.stop();
+      }
+      if (last.status === 0) return out;
+    }
+    throw new Error(`loadproof fire (${name}) exited ${last.status} three times: ${last.stderr}`);
+  };
+  const b = [fire('b1', '64', 'max_num_seqs=64'), fire('b2', '64', 'max_num_seqs=64')];
+  const t = [fire('t1', '2', 'max_num_seqs=2'), fire('t2', '2', 'max_num_seqs=2')];
+  const book = path.join(dir, 'examples-and-measured.json');
+  fs.copyFileSync(examples, book);
+  run(['playbook', 'row', '--baseline', ...b, '--treatment', ...t, '--knob', 'max_num_seqs=2',
+    '--id', 'sim-max-num-seqs-2', '--playbook', book, '--window', '0.1']);
+  return { book, receipt: b[0], requests: 60 };
+}
+
+/** `loadproof sim` on `port` (0: a free one), fast; `stop()` kills it and waits. */
+function startSim(port, maxNumSeqs) {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const r = spawnSync('bash', ['-c', `
+      "$0" sim --port "$1" --max-num-seqs "$2" --prefill-tokens-per-s 100000000 --decode-step-ms 1 --decode-ms-per-seq 0 2>"$3" >/dev/null &
+      pid=$!
+      for _ in $(seq 100); do
+        if grep -q "listening on" "$3"; then echo "$pid"; exit 0; fi
+        if ! kill -0 "$pid" 2>/dev/null; then exit 1; fi
+        sleep 0.05
+      done
+      kill "$pid"; exit 1`, bin, String(port), maxNumSeqs, path.join(tmp, 'sim.log')], { encoding: 'utf8' });
+    if (r.status === 0) {
+      const pid = Number(r.stdout.trim());
+      const log = fs.readFileSync(path.join(tmp, 'sim.log'), 'utf8');
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
+      return {
+        port: Number(m[1]),
+        stop() {
+          try { process.kill(pid); } catch { /* already gone */ }
+          spawnSync('bash', ['-c', 'while kill -0 "$0" 2>/dev/null; do sleep 0.05; done', String(pid)]);
+        },
+      };
+    }
+    spawnSync('sleep', ['0.1']);
+  }
+  throw new Error(`loadproof sim could not listen on port ${port}`);
 }
 
 const server = await serveUnder(site);
@@ -204,8 +299,9 @@ try {
         const cells = await page.$$eval(`${tr} table.delta tr[data-metric="${metric}"] td`, (tds) =>
           tds.map((td) => ({ text: td.innerText, title: td.title })),
         );
-        expectEqual(cells[0].text, String(row.delta.baseline[metric].median), `${metric} baseline median`);
-        expectEqual(cells[1].text, String(row.delta.treatment[metric].median), `${metric} treatment median`);
+        expectEqual(cells[0].title, String(row.delta.baseline[metric].median), `${metric} baseline median`);
+        expectEqual(cells[1].title, String(row.delta.treatment[metric].median), `${metric} treatment median`);
+        expectReadable(cells[0].text, row.delta.baseline[metric].median, `${metric} baseline median (readable)`);
         expectEqual(cells[2].title, String(row.delta.change[metric]), `${metric} change`);
       }
       const identity = await page.innerText(`${tr} .identity-cell`);
@@ -215,6 +311,16 @@ try {
       }
       for (const [k, v] of Object.entries(id.knobs)) {
         if (!identity.includes(`${k}=${v}`)) throw new Error(`identity cell lacks ${k}=${v}`);
+      }
+      for (const axis of ['rate_rps', 'burstiness', 'input_p50', 'input_p95', 'output_p50', 'output_p95', 'window_s']) {
+        const cell = await page.$eval(`${tr} .regime-cell [data-axis="${axis}"] .n`, (n) => ({
+          value: n.dataset.value,
+          title: n.title,
+          text: n.innerText,
+        }));
+        expectEqual(cell.value, String(row.regime[axis]), `${axis} exact value`);
+        expectEqual(cell.title, String(row.regime[axis]), `${axis} title`);
+        expectReadable(cell.text, row.regime[axis], `${axis} readable`);
       }
     });
   }
@@ -325,6 +431,266 @@ try {
     expectEqual(await page.$$eval('#playbook-rows > tbody > tr[data-row-id]', (t) => t.length), 7, 'rows');
   });
   await page.close();
+
+  // --- a measured row, made for real, beside the examples ------------------------------------
+  let made = null;
+  await check('a measured row made for real (synth, plan, 4 fires at loadproof sim, playbook row)', async () => {
+    made = makeMeasured();
+  });
+  if (made === null) throw new Error('no measured row: the checks that need it cannot run');
+  const bookPath = made.book;
+  const book8 = JSON.parse(fs.readFileSync(bookPath, 'utf8'));
+  const measuredRow = book8.rows.find((r) => r.evidence === 'measured');
+  const mid = measuredRow.identity;
+  const measuredArgs = [
+    '--model', mid.model,
+    '--model-revision', mid.model_revision,
+    '--gpu-sku', mid.gpu_sku,
+    '--engine', mid.engine,
+    '--engine-version', mid.engine_version,
+    '--concurrency', mid.concurrency === 'uncapped' ? 'uncapped' : String(mid.concurrency.max),
+    ...Object.entries(mid.knobs).flatMap(([k, v]) => ['--knob', `${k}=${v}`]),
+    '--window', String(measuredRow.regime.window_s),
+  ];
+  function cliMatchBook(live, extra) {
+    const r = spawnSync(bin, ['playbook', 'match', bookPath, ...live, ...measuredArgs, ...extra, '--json'], {
+      encoding: 'utf8',
+      maxBuffer: 64 << 20,
+    });
+    if (r.status !== 0 && r.status !== 1) throw new Error(`playbook match exited ${r.status}: ${r.stderr}`);
+    return JSON.parse(r.stdout);
+  }
+  const p2 = await freshPage('#/playbook');
+  await p2.waitForSelector('#playbook-rows tbody tr[data-row-id]');
+  await p2.setInputFiles('#playbook-file', bookPath);
+  await p2.waitForFunction(() => document.querySelector('#playbook-count')?.innerText === '8');
+
+  const visibleIds = () =>
+    p2.$$eval('#playbook-rows > tbody > tr[data-row-id]', (trs) => trs.filter((t) => !t.hidden).map((t) => t.dataset.rowId));
+  async function expectShowing(ids, what) {
+    await p2.waitForFunction(
+      (n) => document.querySelector('#playbook-showing')?.innerText === `Showing ${n} of 8 rows`,
+      ids.length,
+    ).catch(() => {});
+    expectEqual(await p2.innerText('#playbook-showing'), `Showing ${ids.length} of 8 rows`, `${what}: count`);
+    deepStrictEqual(await visibleIds(), ids);
+  }
+  const idsWhere = (pred) => book8.rows.filter(pred).map((r) => r.id);
+
+  await check('filters: evidence measured / illustrative, with "showing N of M rows"', async () => {
+    expectEqual(await p2.innerText('#playbook-showing'), 'Showing 8 of 8 rows', 'unfiltered');
+    await p2.selectOption('#f-evidence', 'measured');
+    await expectShowing([measuredRow.id], 'measured');
+    await p2.selectOption('#f-evidence', 'illustrative');
+    await expectShowing(idsWhere((r) => r.evidence === 'illustrative'), 'illustrative');
+    await p2.click('#f-clear');
+    await expectShowing(book8.rows.map((r) => r.id), 'cleared');
+  });
+
+  await check('filters: model, GPU, engine and knob narrow the rows as the file says', async () => {
+    const example = book8.rows[1].identity;
+    await p2.selectOption('#f-model', example.model);
+    await expectShowing(idsWhere((r) => r.identity.model === example.model), 'model');
+    await p2.selectOption('#f-gpu', example.gpu_sku);
+    await expectShowing(
+      idsWhere((r) => r.identity.model === example.model && r.identity.gpu_sku === example.gpu_sku),
+      'model + GPU',
+    );
+    await p2.click('#f-clear');
+    const engine = `${mid.engine} ${mid.engine_version}`;
+    await p2.selectOption('#f-engine', engine);
+    await expectShowing(idsWhere((r) => `${r.identity.engine} ${r.identity.engine_version}` === engine), 'engine');
+    await p2.click('#f-clear');
+    const knob = Object.keys(book8.rows[0].identity.knobs)[0];
+    await p2.selectOption('#f-knob', knob);
+    await expectShowing(idsWhere((r) => knob in r.identity.knobs), 'knob');
+    await p2.click('#f-clear');
+  });
+
+  await check('filters: free text by keyboard (every word must appear; Escape clears), no-match message', async () => {
+    await p2.focus('#f-text');
+    const digest = measuredRow.provenance.baseline_receipts[0].slice(0, 16);
+    await p2.keyboard.type(digest);
+    await expectShowing([measuredRow.id], 'a receipt digest');
+    await p2.keyboard.press('Escape');
+    await expectShowing(book8.rows.map((r) => r.id), 'after Escape');
+    await p2.keyboard.type('example nosuchword');
+    await expectShowing([], 'no match');
+    await p2.waitForSelector('#playbook-none');
+    await p2.keyboard.press('Escape');
+    await p2.focus('#f-evidence');
+    await p2.keyboard.press('ArrowDown');
+    const chosen = await p2.inputValue('#f-evidence');
+    expectEqual(chosen, 'measured', '#f-evidence after ArrowDown');
+    await expectShowing([measuredRow.id], 'evidence chosen by keyboard');
+    await p2.click('#f-clear');
+    await expectShowing(book8.rows.map((r) => r.id), 'cleared');
+  });
+
+  await check('"Use as query" fills the form with the measured row', async () => {
+    await p2.click(`button.use-row[data-row-id="${measuredRow.id}"]`);
+    expectEqual(await p2.inputValue('#q-model'), mid.model, '#q-model');
+    expectEqual(await p2.inputValue('#q-version'), mid.engine_version, '#q-version');
+    expectEqual(await p2.inputValue('#q-knobs'), Object.entries(mid.knobs).map(([k, v]) => `${k}=${v}`).join('\n'), '#q-knobs');
+    expectEqual(await p2.inputValue('#q-window'), String(measuredRow.regime.window_s), '#q-window');
+    expectEqual(await p2.inputValue('#q-traffic'), mid.source_kind.traffic, '#q-traffic');
+  });
+
+  async function matchedOnPage(file, predicate) {
+    await p2.setInputFiles('#live-file', file);
+    await p2.waitForFunction(predicate, null, { timeout: TIMEOUT_MS });
+    const error = await p2.$('#match-error, #live-error');
+    if (error) throw new Error(`page shows an error: ${await error.innerText()}`);
+    return p2.evaluate(() => window.loadproofMatch);
+  }
+  async function expectChartEquals(entry, what) {
+    await p2.waitForSelector(`#distance-panel[data-row-id="${entry.row.id}"]`);
+    const shown = await p2.$$eval('#distance-table tbody tr', (trs) =>
+      trs.map((tr) => ({
+        axis: tr.dataset.axis,
+        limiting: tr.dataset.limiting === 'true',
+        row: tr.querySelector('td:nth-of-type(1) .n').dataset.value,
+        query: tr.querySelector('td:nth-of-type(2) .n').dataset.value,
+        distance: tr.querySelector('td.distance').dataset.value,
+        text: tr.querySelector('td.distance').innerText,
+      })),
+    );
+    deepStrictEqual(
+      shown.map((s) => s.axis),
+      entry.distance.axes.map((a) => a.axis),
+      `${what}: axes`,
+    );
+    for (const [i, a] of entry.distance.axes.entries()) {
+      expectEqual(shown[i].distance, String(a.distance), `${what}: ${a.axis} distance`);
+      expectEqual(shown[i].text, a.distance.toFixed(3), `${what}: ${a.axis} distance (3 decimals)`);
+      expectEqual(shown[i].row, String(a.row), `${what}: ${a.axis} row value`);
+      expectEqual(shown[i].query, String(a.query), `${what}: ${a.axis} query value`);
+      expectEqual(shown[i].limiting, a.axis === entry.distance.limiting, `${what}: ${a.axis} limiting`);
+    }
+    expectEqual(
+      await p2.getAttribute('#distance-linf strong', 'data-value'),
+      String(entry.distance.linf),
+      `${what}: L∞`,
+    );
+  }
+
+  let traceReport = null;
+  await check('live BurstGPT_1 vs the measured row: window.loadproofMatch deep-equals `playbook match --json`', async () => {
+    // The form says synthetic (the measured row's traffic); a trace without a sidecar reads as
+    // recorded to the CLI unless told.
+    const expected = cliMatchBook(['--trace', liveTrace], ['--traffic', 'synthetic']);
+    traceReport = await matchedOnPage(
+      liveTrace,
+      () => window.loadproofMatch?.query?.identity?.model === 'sim' || document.querySelector('#match-error, #live-error'),
+    );
+    deepStrictEqual(traceReport, expected);
+    const mine = expected.rejected.find((r) => r.row.id === measuredRow.id);
+    expectEqual(mine?.reason?.kind, 'uncalibrated', 'the measured row is judged on distance');
+  });
+
+  await check('distance chart: the table beside it equals the CLI distances, limiting axis highlighted', async () => {
+    const mine = traceReport.rejected.find((r) => r.row.id === measuredRow.id);
+    const entry = { row: mine.row, distance: mine.reason.distances };
+    expectEqual(await p2.getAttribute('#distance-panel', 'data-source'), 'matcher', 'data-source');
+    await expectChartEquals(entry, 'BurstGPT_1 vs measured');
+    expectEqual(await p2.innerText('#distance-limiting'), entry.distance.limiting, '#distance-limiting');
+    const linfCell = await p2.$eval(`#match-results tr[data-row-id="${measuredRow.id}"] td.num`, (td) => td.dataset.value);
+    expectEqual(linfCell, String(entry.distance.linf), 'L∞ in the results table');
+    // The canvas is drawn, with the limiting bar in its highlight colour.
+    const colours = await p2.$eval('#distance-chart', (c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let orange = 0;
+      let blue = 0;
+      for (let i = 0; i < d.length; i += 4) {
+        if (d[i] === 217 && d[i + 1] === 119 && d[i + 2] === 6) orange += 1;
+        if (d[i] === 37 && d[i + 1] === 99 && d[i + 2] === 235) blue += 1;
+      }
+      return { orange, blue };
+    });
+    if (colours.orange < 50) throw new Error(`limiting bar not drawn: ${JSON.stringify(colours)}`);
+    const label = await p2.getAttribute('#distance-chart', 'aria-label');
+    if (!label.includes('table beside it')) throw new Error(`canvas aria-label reads ${label}`);
+  });
+
+  await check('distance chart of an illustrative row (at its 1 s window): labelled reference, query values as the CLI', async () => {
+    const other = book8.rows[0];
+    expectEqual(other.regime.window_s, 1, 'the example row window');
+    const noChart = await p2.innerText(`#match-results tr[data-row-id="${other.id}"] td:last-child`);
+    if (!noChart.includes('windows differ')) throw new Error(`at 0.1 s the example row reads ${noChart}`);
+    await p2.fill('#q-window', '1');
+    const atOne = spawnSync(bin, ['playbook', 'match', bookPath, '--trace', liveTrace,
+      ...measuredArgs.slice(0, -2), '--window', '1', '--traffic', 'synthetic', '--json'], { encoding: 'utf8' });
+    const cliAtOne = JSON.parse(atOne.stdout);
+    await p2.waitForFunction(() => window.loadproofMatch?.query?.regime?.window_s === 1);
+    deepStrictEqual(await p2.evaluate(() => window.loadproofMatch), cliAtOne);
+    await p2.click(`button.show-distances[data-row-id="${other.id}"]`);
+    await p2.waitForSelector(`#distance-panel[data-row-id="${other.id}"][data-source="reference"]`);
+    expectEqual(
+      await p2.getAttribute(`button.show-distances[data-row-id="${other.id}"]`, 'aria-pressed'),
+      'true',
+      'aria-pressed',
+    );
+    const queryValues = await p2.$$eval('#distance-table tbody tr', (trs) =>
+      trs.map((tr) => [tr.dataset.axis, tr.querySelector('td:nth-of-type(2) .n').dataset.value]),
+    );
+    for (const [axis, value] of queryValues) {
+      expectEqual(value, String(cliAtOne.query.regime[axis]), `${axis} query value`);
+    }
+    await p2.fill('#q-window', String(measuredRow.regime.window_s));
+    await p2.waitForFunction((w) => window.loadproofMatch?.query?.regime?.window_s === w, measuredRow.regime.window_s);
+    await p2.click(`button.show-distances[data-row-id="${measuredRow.id}"]`);
+    await p2.waitForSelector(`#distance-panel[data-row-id="${measuredRow.id}"]`);
+  });
+  await p2.evaluate(() => document.querySelector('#match-heading').scrollIntoView());
+  await p2.setViewportSize({ width: 1280, height: 800 });
+  await p2.evaluate(() => document.querySelector('#distance-panel').scrollIntoView({ block: 'end' }));
+  await p2.screenshot({ path: path.join(shots, 'playbook-distances.png') });
+  await p2.screenshot({ path: fromRoot('docs/playbook-view.png') });
+  await p2.setViewportSize({ width: 1400, height: 900 });
+
+  await check('a dropped receipt is matched as `playbook match --receipt … --json` matches it', async () => {
+    const expected = cliMatchBook(['--receipt', made.receipt], []);
+    const report = await matchedOnPage(
+      made.receipt,
+      () => (window.loadproofMatch && window.loadproofMatch.selected.length > 0) || document.querySelector('#match-error, #live-error'),
+    );
+    deepStrictEqual(report, expected);
+    expectEqual(expected.selected[0]?.row?.id, measuredRow.id, 'CLI selects the measured row');
+    expectEqual(expected.selected[0]?.exact, true, 'at distance 0');
+    deepStrictEqual(expected.query.regime, measuredRow.regime, 'the receipt regime is the row regime');
+    const regimeText = await p2.innerText('#match-regime');
+    if (!regimeText.includes(`${path.basename(made.receipt)} (a receipt: the schedule it fired, ${made.requests} requests)`)) {
+      throw new Error(`#match-regime reads ${regimeText}`);
+    }
+    expectEqual(await p2.innerText('#match-summary'), '1 of 8 row(s) apply', '#match-summary');
+    await expectChartEquals(expected.selected[0], 'receipt vs measured');
+  });
+
+  await check('narrow screen 400×900: no horizontal page scroll, filters and chart laid out in one column', async () => {
+    await p2.setViewportSize({ width: 400, height: 900 });
+    await p2.waitForTimeout(200);
+    const widths = await p2.evaluate(() => ({
+      doc: document.documentElement.scrollWidth,
+      view: window.innerWidth,
+      chart: document.querySelector('#distance-chart').getBoundingClientRect().width,
+    }));
+    if (widths.doc > widths.view + 1) {
+      const wide = await p2.evaluate(() =>
+        [...document.querySelectorAll('body *')]
+          .filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1 && !e.closest('.scroll, .numbers'))
+          .slice(0, 8)
+          .map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}.${[...e.classList].join('.')} ${Math.round(e.getBoundingClientRect().right)}`),
+      );
+      throw new Error(`page scrolls sideways: ${JSON.stringify(widths)}; ${wide.join(', ')}`);
+    }
+    if (widths.chart > widths.view) throw new Error(`chart wider than the screen: ${JSON.stringify(widths)}`);
+    await p2.evaluate(() => document.querySelector('#playbook-heading').scrollIntoView());
+    await p2.screenshot({ path: path.join(shots, 'playbook-narrow.png') });
+    await p2.evaluate(() => document.querySelector('#distance-panel').scrollIntoView());
+    await p2.screenshot({ path: path.join(shots, 'playbook-narrow-chart.png') });
+    await p2.setViewportSize({ width: 1400, height: 900 });
+  });
+  await p2.close();
 
   await check('keyboard: Tab to the Playbook link and Enter switches from the trace view', async () => {
     const p = await freshPage('');

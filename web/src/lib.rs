@@ -14,6 +14,7 @@ pub mod offload;
 pub mod panic_report;
 pub mod plots;
 pub mod receipt_model;
+pub mod receipt_plots;
 pub mod series;
 pub mod site;
 

@@ -10,5 +10,6 @@ fn main() {
     loadproof_web::panic_report::install();
     if web_sys::window().is_some() {
         leptos::mount::mount_to_body(loadproof_web::App);
+        loadproof_web::offload::prepare();
     }
 }

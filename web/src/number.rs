@@ -1,4 +1,6 @@
-//! Numbers as text, exactly as JavaScript's `String(n)` writes them.
+//! Numbers as text: exactly as JavaScript's `String(n)` writes them ([`js`], for whatever a
+//! test compares with the CLI's JSON), and for reading ([`readable`], [`count`], [`fixed`]),
+//! where the page keeps the exact value in the element's `title`.
 //!
 //! The browser test compares the page's text with the JSON report that the CLI prints, parsed
 //! in JavaScript. Both therefore have to write an `f64` the same way: shortest round-trip
@@ -40,9 +42,91 @@ pub fn js_opt(x: Option<f64>) -> String {
 /// What the page shows where the report holds `null`.
 pub const ABSENT: &str = "—";
 
+/// Significant digits [`readable`] keeps.
+pub const READABLE_DIGITS: usize = 4;
+
+/// `x` for reading: [`READABLE_DIGITS`] significant digits (never fewer than the integer
+/// part's), thousands separated by commas, no trailing zeros; exponent notation below 1e-4
+/// and from 1e15. `841.6999999999992` reads `841.7`, `12345.67` reads `12,346`.
+pub fn readable(x: f64) -> String {
+    significant(x, READABLE_DIGITS)
+}
+
+/// `x` to `digits` significant digits (at least 1), as [`readable`] describes.
+pub fn significant(x: f64, digits: usize) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return js(x);
+    }
+    let digits = digits.max(1);
+    let magnitude = x.abs();
+    if !(1e-4..1e15).contains(&magnitude) {
+        let text = format!("{x:.*e}", digits - 1);
+        return match text.split_once('e') {
+            Some((mantissa, exponent)) => format!("{}e{exponent}", trim_zeros(mantissa)),
+            None => text,
+        };
+    }
+    let exponent = magnitude.log10().floor() as i64;
+    let decimals = (digits as i64 - 1 - exponent).clamp(0, 20) as usize;
+    group(&trim_zeros(&format!("{x:.decimals$}")))
+}
+
+/// `x` with exactly `decimals` decimals and thousands separated (for distances, which the CLI
+/// prints with three).
+pub fn fixed(x: f64, decimals: usize) -> String {
+    if !x.is_finite() {
+        return js(x);
+    }
+    group(&format!("{x:.decimals$}"))
+}
+
+/// A count with thousands separated: `1234567` reads `1,234,567`.
+pub fn count(n: usize) -> String {
+    group(&n.to_string())
+}
+
+/// Drops trailing zeros after a decimal point, and the point itself when nothing follows.
+fn trim_zeros(text: &str) -> String {
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Commas between thousands of the integer part of a plain decimal (`-1234.5` → `-1,234.5`).
+fn group(text: &str) -> String {
+    let (sign, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text),
+    };
+    let (int, frac) = match unsigned.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (unsigned, None),
+    };
+    let mut grouped = String::with_capacity(int.len() + int.len() / 3);
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    // "-0" after rounding a tiny negative reads as 0.
+    let sign =
+        if grouped.chars().all(|c| c == '0') && frac.is_none_or(|f| f.chars().all(|c| c == '0')) {
+            ""
+        } else {
+            sign
+        };
+    match frac {
+        Some(f) => format!("{sign}{grouped}.{f}"),
+        None => format!("{sign}{grouped}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::js;
+    use super::{count, fixed, js, readable, significant};
 
     #[test]
     fn integral_values_have_no_fraction() {
@@ -58,5 +142,30 @@ mod tests {
         assert_eq!(js(0.000001), "0.000001");
         assert_eq!(js(123456789012345680000.0), "123456789012345680000");
         assert_eq!(js(0.1 + 0.2), "0.30000000000000004");
+    }
+
+    #[test]
+    fn readable_keeps_four_significant_digits_and_separates_thousands() {
+        assert_eq!(readable(841.6999999999992), "841.7");
+        assert_eq!(readable(12345.678), "12,346");
+        assert_eq!(readable(1234567.0), "1,234,567");
+        assert_eq!(readable(2.5), "2.5");
+        assert_eq!(readable(0.012345), "0.01235");
+        assert_eq!(readable(999.96), "1,000");
+        assert_eq!(readable(-1234.6), "-1,235");
+        assert_eq!(readable(0.0), "0");
+        assert_eq!(readable(0.00001234), "1.234e-5");
+        assert_eq!(readable(3e20), "3e20");
+        assert_eq!(significant(1.23456, 2), "1.2");
+    }
+
+    #[test]
+    fn fixed_and_count_separate_thousands() {
+        assert_eq!(fixed(0.58496, 3), "0.585");
+        assert_eq!(fixed(4.0, 3), "4.000");
+        assert_eq!(fixed(-0.0001, 3), "0.000");
+        assert_eq!(fixed(12345.0, 1), "12,345.0");
+        assert_eq!(count(1_234_567), "1,234,567");
+        assert_eq!(count(12), "12");
     }
 }

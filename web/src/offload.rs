@@ -4,10 +4,12 @@
 //!
 //! The worker runs the page's own wasm module — no second bundle. The page's `main` mounts the
 //! app only where there is a `window`; in a worker it does nothing, and the worker calls the
-//! exported [`worker_audit_receipt`] or [`worker_ingest_trace`]. The worker's script is made at
-//! run time as a `blob:` URL that imports the glue and wasm URLs the page itself loaded (read
-//! from Trunk's preload links), so it works under any path a site is published at and makes no
-//! request the page did not. Where a worker cannot start (no module workers, no preload links)
+//! exported [`worker_audit_receipt`] or [`worker_ingest_trace`]. While the page loads,
+//! [`prepare`] reads the wasm-bindgen glue Trunk preloaded (one same-origin GET, usually from
+//! the cache) into a `blob:` URL; each worker imports the glue from there and instantiates the
+//! page's already compiled `WebAssembly.Module`, sent with every job. So a worker starts with
+//! the network gone — after a Cancel terminated the last one, say — and under any path a site
+//! is published at. Where a worker cannot start (no module workers, no preload links)
 //! the job runs on the page's thread instead, with the same callbacks — same numbers, and the
 //! trace reader still yields between slices.
 //!
@@ -468,6 +470,12 @@ fn start<T: 'static>(
         &JsValue::from_str(source),
     );
     let _ = js_sys::Reflect::set(&message, &JsValue::from_str("blob"), blob);
+    // The compiled module the page runs: the worker instantiates it without fetching anything.
+    let _ = js_sys::Reflect::set(
+        &message,
+        &JsValue::from_str("module"),
+        &wasm_bindgen::module(),
+    );
     *job.worker.borrow_mut() = Some(worker.clone());
     if worker.post_message(&message).is_err() {
         // Could not hand the file over: detach, and let the caller run it here.
@@ -481,6 +489,8 @@ fn start<T: 'static>(
 thread_local! {
     /// Idle workers, ready for the next job (a worker's wasm is instantiated once).
     static IDLE: RefCell<Vec<web_sys::Worker>> = const { RefCell::new(Vec::new()) };
+    /// The page's wasm-bindgen glue as a `blob:` URL ([`prepare`]).
+    static GLUE: RefCell<Option<String>> = const { RefCell::new(None) };
     /// The worker's script URL (`blob:`), made once.
     static SCRIPT: RefCell<Option<String>> = const { RefCell::new(None) };
     /// Set when a worker failed to start: later jobs run on the page's thread.
@@ -499,8 +509,9 @@ fn take_worker() -> Option<web_sys::Worker> {
     if let Some(w) = IDLE.with(|idle| idle.borrow_mut().pop()) {
         return Some(w);
     }
+    let glue = GLUE.with(|g| g.borrow().clone())?;
     let url = SCRIPT.with(|s| s.borrow().clone()).or_else(|| {
-        let url = worker_script_url()?;
+        let url = worker_script_url(&glue)?;
         SCRIPT.with(|s| *s.borrow_mut() = Some(url.clone()));
         Some(url)
     })?;
@@ -510,17 +521,15 @@ fn take_worker() -> Option<web_sys::Worker> {
     web_sys::Worker::new_with_options(&url, &options).ok()
 }
 
-/// The worker's script as a `blob:` URL importing the page's own glue and wasm.
-fn worker_script_url() -> Option<String> {
-    let document = web_sys::window()?.document()?;
-    let glue = preload_href(&document, "link[rel=modulepreload][href$='.js']")?;
-    let wasm = preload_href(&document, "link[rel=preload][href$='.wasm']")?;
+/// The worker's script as a `blob:` URL importing the glue from `glue` (a `blob:` URL too).
+fn worker_script_url(glue: &str) -> Option<String> {
     let script = format!(
         r#"import init, {{ worker_audit_receipt, worker_ingest_trace }} from {glue:?};
-const ready = init({{ module_or_path: {wasm:?} }});
+let ready = null;
 self.onmessage = async (event) => {{
-  const {{ kind, name, blob }} = event.data;
+  const {{ kind, name, blob, module }} = event.data;
   try {{
+    if (ready === null) ready = init({{ module_or_path: module }});
     await ready;
     if (kind === 'trace') {{
       const trace = await worker_ingest_trace(blob, (done, total) => self.postMessage({{ progress: true, done, total }}));
@@ -542,11 +551,39 @@ self.onmessage = async (event) => {{
 }};
 "#
     );
-    let parts = js_sys::Array::of1(&JsValue::from_str(&script));
+    blob_url(&script)
+}
+
+/// `text` as a `blob:` URL of a JavaScript module.
+fn blob_url(text: &str) -> Option<String> {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let options = web_sys::BlobPropertyBag::new();
     options.set_type("text/javascript");
     let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).ok()?;
     web_sys::Url::create_object_url_with_blob(&blob).ok()
+}
+
+/// Reads the page's wasm-bindgen glue (named by Trunk's `modulepreload` link) into a `blob:`
+/// URL for workers to import. Called once as the page starts; until it is done, or where it
+/// fails, jobs run on the page's thread.
+pub fn prepare() {
+    let Some(document) = web_sys::window().and_then(|w| w.document()) else {
+        return;
+    };
+    let Some(href) = preload_href(&document, "link[rel=modulepreload][href$='.js']") else {
+        return;
+    };
+    spawn_local(async move {
+        let Ok(crate::site::Fetched::Body(bytes)) = crate::site::fetch_bytes(&href).await else {
+            return;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            return;
+        };
+        if let Some(url) = blob_url(&text) {
+            GLUE.with(|g| *g.borrow_mut() = Some(url));
+        }
+    });
 }
 
 /// The absolute URL of the first `<link>` matching `selector` (Trunk's preload links).

@@ -54,8 +54,8 @@ pub struct ClientFacts {
     pub input_tokens: u64,
     /// The benchmark's own interval, seconds (never the scrape envelope).
     pub duration_s: f64,
-    /// `output_tokens / duration_s`.
-    pub output_tokens_per_s: f64,
+    /// `output_tokens / duration_s`; `None` when the interval is empty (never NaN, never 0).
+    pub output_tokens_per_s: Option<f64>,
     /// Which interval: the bench's `duration`, or first send → last terminal event.
     pub interval: String,
 }
@@ -88,8 +88,8 @@ pub struct ItlTail {
     pub p50_ms: f64,
     /// P99 ITL.
     pub p99_ms: f64,
-    /// p99 / p50.
-    pub ratio: f64,
+    /// p99 / p50; `None` when the median is 0 (no ratio, never NaN).
+    pub ratio: Option<f64>,
     /// Always `unestablished` here.
     pub cause: String,
     /// Why no cause is assigned.
@@ -674,18 +674,14 @@ fn itl_tail(latency: &[LatencyFacts]) -> Option<ItlTail> {
     Some(ItlTail {
         p50_ms: p50,
         p99_ms: p99,
-        ratio: if p50 > 0.0 { p99 / p50 } else { f64::NAN },
+        ratio: (p50 > 0.0).then(|| p99 / p50),
         cause: "unestablished".to_owned(),
         why: ITL_WHY.to_owned(),
     })
 }
 
-fn rate(tokens: u64, seconds: f64) -> f64 {
-    if seconds > 0.0 {
-        tokens as f64 / seconds
-    } else {
-        f64::NAN
-    }
+fn rate(tokens: u64, seconds: f64) -> Option<f64> {
+    (seconds > 0.0).then(|| tokens as f64 / seconds)
 }
 
 /// Parses the native event log: one [`RequestRecord`] per line.

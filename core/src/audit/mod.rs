@@ -10,6 +10,7 @@
 
 pub mod bench_output;
 mod client;
+pub mod compare;
 mod engine;
 pub mod exposition;
 mod standing;

@@ -9,6 +9,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::plan::TimedTraceReader;
+use crate::receipt::{Receipt, block};
 use crate::regime::{MAX_WINDOWS, Regime, Window};
 use crate::stats::{Percentiles, dispersion_index};
 
@@ -110,6 +112,13 @@ pub enum AxesError {
     #[error("not a schedule: {detail}")]
     Schedule {
         /// What is wrong with the columns.
+        detail: String,
+    },
+    /// A receipt whose fired schedule cannot be read (not embedded, not the bytes its digest
+    /// names, another file than the protocol names, or unreadable as it was fired).
+    #[error("the receipt's fired schedule: {detail}")]
+    Receipt {
+        /// What is wrong, naming the evidence block or the protocol field.
         detail: String,
     },
     /// A median above its own 95th percentile.
@@ -276,6 +285,54 @@ impl RegimeAxes {
         };
         axes.validate()?;
         Ok(axes)
+    }
+
+    /// The axes of the traffic a receipt replayed: its embedded schedule (evidence block
+    /// [`block::TIMED_TRACE`], digest verified and equal to `protocol.timed_trace_sha256`), read
+    /// with the protocol's multiplier and chunk size as it was fired, then
+    /// [`RegimeAxes::of_schedule`] with burstiness over `window` — the computation a playbook
+    /// row's regime comes from, so a receipt of a row's own arms matches it at distance 0.
+    /// Also returns the number of requests in the schedule.
+    pub fn of_receipt(receipt: &Receipt, window: Window) -> Result<(RegimeAxes, usize), AxesError> {
+        let bad = |detail: String| AxesError::Receipt { detail };
+        let p = &receipt.protocol;
+        let Some(evidence) = receipt.evidence.get(block::TIMED_TRACE) else {
+            return Err(bad(format!(
+                "not embedded (evidence block {:?}); fire embeds files up to 64 MiB",
+                block::TIMED_TRACE
+            )));
+        };
+        if let Some(named) = &p.timed_trace_sha256
+            && *named != evidence.sha256
+        {
+            return Err(bad(format!(
+                "evidence block {:?} has sha256 {}, the protocol names {named}",
+                block::TIMED_TRACE,
+                evidence.sha256
+            )));
+        }
+        let bytes = receipt
+            .block(block::TIMED_TRACE)
+            .map_err(|e| bad(e.to_string()))?;
+        let multiplier = p.sec_multiplier.as_deref().ok_or_else(|| {
+            bad("the protocol states no sec_multiplier: the timestamps are read with it".to_owned())
+        })?;
+        let chunk = p.chunk_size.ok_or_else(|| {
+            bad(
+                "the protocol states no chunk_size: the schedule is read as it was fired"
+                    .to_owned(),
+            )
+        })?;
+        let mut reader = TimedTraceReader::new(multiplier, chunk).map_err(bad)?;
+        reader.push(&bytes);
+        let back = reader.finish().map_err(|e| bad(e.to_string()))?;
+        let axes = RegimeAxes::of_schedule(
+            &back.arrival_ns,
+            &back.input_tokens,
+            &back.output_tokens,
+            window,
+        )?;
+        Ok((axes, back.arrival_ns.len()))
     }
 
     /// The value on `axis`.

@@ -127,7 +127,7 @@ impl Repeat {
         let throughput = audit
             .client
             .as_ref()
-            .map(|c| c.output_tokens_per_s)
+            .and_then(|c| c.output_tokens_per_s)
             .ok_or(RepeatError::NoThroughput)?;
         let percentile = |metric: &'static str, percentile: &'static str| {
             audit

@@ -59,6 +59,14 @@ impl fmt::Display for FieldDifference {
     }
 }
 
+impl FieldDifference {
+    /// Every protocol field (all but `key`) on which `b` differs from `a`, values as compact
+    /// JSON (long values shortened): the rule experiments use, shared with receipt comparison.
+    pub(crate) fn of_protocols(a: &Protocol, b: &Protocol) -> Vec<FieldDifference> {
+        protocol_differences(a, b)
+    }
+}
+
 /// Why receipts are not one experiment.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]

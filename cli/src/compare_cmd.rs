@@ -1,0 +1,208 @@
+//! `loadproof receipt compare BASELINE TREATMENT`: two receipts audited by core and compared
+//! by core (`loadproof_core::audit::compare`), printed as a table or as `--json`.
+//!
+//! Exit codes: 0 comparable (one protocol, one subject apart from knobs, both qualified, two
+//! files — still one observation per arm, which the output says); 1 not comparable (every
+//! reason printed); 2 a file unreadable or not a receipt (the message names it).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use loadproof_core::audit::compare::{Comparison, MetricChange, Side, compare};
+use loadproof_core::audit::{self, Audit};
+use loadproof_core::receipt::{Receipt, sha256_hex};
+
+use crate::trace_cmd::BadInput;
+
+/// `loadproof receipt compare`
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The baseline receipt (without the change under test).
+    pub baseline: PathBuf,
+    /// The treatment receipt (with it).
+    pub treatment: PathBuf,
+    /// Print the comparison as JSON (`loadproof.compare/v1`, documented in the README).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One side read from disk: the receipt, its audit, the file's digest and name.
+struct Loaded {
+    source: String,
+    sha256: String,
+    receipt: Receipt,
+    audit: Audit,
+}
+
+impl Loaded {
+    fn read(path: &Path) -> Result<Loaded> {
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        let receipt =
+            Receipt::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+        let audit = audit::audit(&receipt);
+        Ok(Loaded {
+            source: path.display().to_string(),
+            sha256: sha256_hex(&bytes),
+            receipt,
+            audit,
+        })
+    }
+
+    fn side(&self) -> Side<'_> {
+        Side {
+            source: &self.source,
+            file_sha256: &self.sha256,
+            protocol: &self.receipt.protocol,
+            subject: &self.receipt.subject,
+            audit: &self.audit,
+        }
+    }
+}
+
+/// `loadproof receipt compare`.
+pub fn compare_cmd(args: &CompareArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let baseline = Loaded::read(&args.baseline)?;
+    let treatment = Loaded::read(&args.treatment)?;
+    let c = compare(&baseline.side(), &treatment.side());
+    if args.json {
+        writeln!(out, "{}", c.to_json())?;
+    } else {
+        render(&c, out)?;
+    }
+    Ok(if c.comparable {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// A number as the table shows it: whole numbers without a fraction, others to 3 decimals.
+fn number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+fn value(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_owned(), number)
+}
+
+fn signed(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v > 0.0 => format!("+{}", number(v)),
+        Some(v) => number(v),
+        None => "-".to_owned(),
+    }
+}
+
+fn percent(v: Option<f64>) -> String {
+    match v {
+        Some(0.0) => "0.0%".to_owned(),
+        Some(v) => format!("{:+.1}%", v * 100.0),
+        None => "-".to_owned(),
+    }
+}
+
+fn metric_row(m: &MetricChange) -> String {
+    format!(
+        "  {:<40} {:>14} {:>14} {:>14} {:>9}{}",
+        format!("{} ({})", m.metric, m.unit),
+        value(m.baseline),
+        value(m.treatment),
+        signed(m.change),
+        percent(m.relative_change),
+        m.note
+            .as_deref()
+            .filter(|_| m.baseline.is_some() || m.treatment.is_some())
+            .map_or_else(String::new, |n| format!("  ({n})"))
+    )
+}
+
+/// The human report.
+pub fn render(c: &Comparison, out: &mut impl Write) -> Result<()> {
+    for (label, s) in [("baseline ", &c.baseline), ("treatment", &c.treatment)] {
+        let short: String = s.file_sha256.chars().take(12).collect();
+        writeln!(
+            out,
+            "{label}  {}  (sha256 {short}…)  {}{}",
+            s.source,
+            if s.qualified {
+                "QUALIFIED".to_owned()
+            } else {
+                format!("UNQUALIFIED ({} refusals)", s.refusals.len())
+            },
+            if s.simulator {
+                ", of loadproof sim, a simulator"
+            } else {
+                ""
+            }
+        )?;
+        if !s.digests_ok {
+            writeln!(
+                out,
+                "             evidence FAILS verification: {}",
+                s.failing_blocks.join(", ")
+            )?;
+        }
+    }
+    if c.same_protocol {
+        writeln!(out, "protocol   one protocol ({})", c.baseline.protocol_key)?;
+    } else {
+        writeln!(
+            out,
+            "protocol   NOT ONE PROTOCOL: {} field(s) differ",
+            c.protocol_differences.len()
+        )?;
+        for d in &c.protocol_differences {
+            writeln!(out, "             {d}")?;
+        }
+    }
+    if c.same_subject {
+        writeln!(out, "subject    one subject apart from knobs")?;
+    } else {
+        writeln!(
+            out,
+            "subject    NOT ONE SUBJECT: {} axis/axes differ",
+            c.subject_differences.len()
+        )?;
+        for d in &c.subject_differences {
+            writeln!(out, "             {d}")?;
+        }
+    }
+    if c.knobs_changed.is_empty() {
+        writeln!(out, "knobs      none differs (an A/A pair)")?;
+    } else {
+        for k in &c.knobs_changed {
+            writeln!(out, "knobs      changed: {k}")?;
+        }
+    }
+    writeln!(
+        out,
+        "\n  {:<40} {:>14} {:>14} {:>14} {:>9}",
+        "metric (unit)", "baseline", "treatment", "change", "change %"
+    )?;
+    for m in &c.metrics {
+        writeln!(out, "{}", metric_row(m))?;
+    }
+    writeln!(out)?;
+    for n in &c.notes {
+        writeln!(out, "note       {n}")?;
+    }
+    writeln!(out, "caveat     {}", c.caveat)?;
+    if c.comparable {
+        writeln!(
+            out,
+            "COMPARABLE: one protocol, one subject apart from knobs, both qualified — an observation (1 receipt per arm), not a measured effect"
+        )?;
+    } else {
+        writeln!(out, "NOT COMPARABLE: {} reason(s)", c.reasons.len())?;
+        for r in &c.reasons {
+            writeln!(out, "  * {r}")?;
+        }
+    }
+    Ok(())
+}

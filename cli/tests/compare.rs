@@ -1,0 +1,355 @@
+//! `loadproof receipt compare` end to end: receipts the debug binary fires at `loadproof sim`
+//! (one sim on one fixed port, restarted between fires so every receipt names the same
+//! endpoint; `--max-num-seqs 64` for the baseline and `2` for the treatment, stated with
+//! `--knob`), compared by their exit codes, their JSON and their text.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
+
+use loadproof_core::audit::compare::Comparison;
+use loadproof_core::receipt::sha256_hex;
+
+mod common;
+
+use common::{s, stderr};
+
+/// One fire at a time: a native fire hashes the debug executable, and anything beside it pushes
+/// the dispatch lag over its bound; the fixed port admits one sim.
+static TURN: Mutex<()> = Mutex::new(());
+
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn loadproof(args: &[&str]) -> Output {
+    common::run(args)
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A port that was free a moment ago.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `loadproof sim` on `port` with a fast model and `max_num_seqs`, killed on drop.
+struct PortSim {
+    child: Child,
+}
+
+impl PortSim {
+    fn start(port: u16, max_num_seqs: &str) -> PortSim {
+        let port = port.to_string();
+        // The previous sim's socket may linger a moment after it was killed.
+        for _ in 0..50 {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
+                .args(["sim", "--port", &port, "--max-num-seqs", max_num_seqs])
+                .args([
+                    "--prefill-tokens-per-s",
+                    "100000000",
+                    "--decode-step-ms",
+                    "1",
+                    "--decode-ms-per-seq",
+                    "0",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut err = BufReader::new(child.stderr.take().unwrap());
+            let mut line = String::new();
+            err.read_line(&mut line).unwrap();
+            if line.starts_with("loadproof sim listening on ") {
+                std::thread::spawn(move || {
+                    let mut sink = String::new();
+                    let _ = err.read_to_string(&mut sink);
+                });
+                return PortSim { child };
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("loadproof sim could not listen on port {port}");
+    }
+}
+
+impl Drop for PortSim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A Mooncake trace of `n` rows `gap_ms` apart, planned: the plan directory.
+fn planned(dir: &Path, name: &str, n: u64, gap_ms: u64, shift: u64) -> PathBuf {
+    let trace = dir.join(format!("{name}.jsonl"));
+    let text: String = (0..n)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [{i}]}}\n",
+                i * gap_ms,
+                20 + (i + shift) % 5 * 30,
+                3 + (i + shift) % 4
+            )
+        })
+        .collect();
+    std::fs::write(&trace, text).unwrap();
+    let plan = dir.join(format!("{name}-plan"));
+    let out = loadproof(&["plan", s(&trace), "--out", s(&plan)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    plan
+}
+
+/// Fires `plan` at a fresh sim on `port` with `max_num_seqs`, stating it as a knob, under a
+/// lease: the receipt's path.
+fn fire(port: u16, plan: &Path, out: PathBuf, max_num_seqs: &str) -> PathBuf {
+    let _sim = PortSim::start(port, max_num_seqs);
+    let endpoint = format!("http://127.0.0.1:{port}");
+    let knob = format!("max_num_seqs={max_num_seqs}");
+    let result = loadproof(&[
+        "fire",
+        s(plan),
+        "--endpoint",
+        &endpoint,
+        "--engine",
+        "native",
+        "--scrape-interval-ms",
+        "100",
+        "--lag-bound-ms",
+        "50",
+        "--knob",
+        &knob,
+        "--acquire-lease",
+        "60",
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
+    out
+}
+
+/// Everything fired once and shared by the tests.
+struct Fired {
+    dir: PathBuf,
+    baseline: PathBuf,
+    treatment: PathBuf,
+    other_plan: PathBuf,
+}
+
+fn fired() -> &'static Fired {
+    static FIRED: OnceLock<Fired> = OnceLock::new();
+    FIRED.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("loadproof-compare-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let plan = planned(&dir, "a", 12, 30, 0);
+        let other = planned(&dir, "b", 12, 35, 2);
+        let port = free_port();
+        let r = |name: &str| dir.join(format!("{name}.receipt.json"));
+        Fired {
+            baseline: fire(port, &plan, r("baseline"), "64"),
+            treatment: fire(port, &plan, r("treatment"), "2"),
+            other_plan: fire(port, &other, r("other"), "2"),
+            dir,
+        }
+    })
+}
+
+fn compare(args: &[&str]) -> Output {
+    let mut all = vec!["receipt", "compare"];
+    all.extend_from_slice(args);
+    loadproof(&all)
+}
+
+fn json(out: &Output) -> (Comparison, serde_json::Value) {
+    (
+        serde_json::from_slice(&out.stdout).unwrap(),
+        serde_json::from_slice(&out.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn two_fires_of_one_plan_differing_in_max_num_seqs_are_comparable_exit_0() {
+    let _turn = turn();
+    let f = fired();
+    let out = compare(&[s(&f.baseline), s(&f.treatment), "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let (c, v) = json(&out);
+    assert_eq!(v["schema"], "loadproof.compare/v1");
+    assert!(c.comparable && c.reasons.is_empty());
+    assert!(c.same_protocol && c.same_subject);
+    assert!(c.baseline.qualified && c.treatment.qualified);
+    assert_eq!(c.baseline.source, s(&f.baseline));
+    assert_eq!(
+        c.baseline.file_sha256,
+        sha256_hex(&std::fs::read(&f.baseline).unwrap())
+    );
+    assert_eq!(
+        c.treatment.file_sha256,
+        sha256_hex(&std::fs::read(&f.treatment).unwrap())
+    );
+    assert_eq!(v["knobs_changed"][0]["knob"], "max_num_seqs");
+    assert_eq!(v["knobs_changed"][0]["baseline"], "64");
+    assert_eq!(v["knobs_changed"][0]["treatment"], "2");
+    assert_eq!(v["observation_only"], true);
+    assert_eq!(v["repeats_per_arm"], 1);
+    assert_eq!(v["min_repeats"], 2);
+    assert!(
+        v["caveat"]
+            .as_str()
+            .unwrap()
+            .contains("observation, not a measured effect")
+    );
+    // Every number is the audits' own: the CLI's `receipt audit --json` for each side.
+    let audit = |p: &Path| -> serde_json::Value {
+        let out = loadproof(&["receipt", "audit", s(p), "--json"]);
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (ab, at) = (audit(&f.baseline), audit(&f.treatment));
+    let tput = c.metric("throughput_tok_s").unwrap();
+    assert_eq!(tput.baseline, ab["client"]["output_tokens_per_s"].as_f64());
+    assert_eq!(tput.treatment, at["client"]["output_tokens_per_s"].as_f64());
+    let (b, t) = (tput.baseline.unwrap(), tput.treatment.unwrap());
+    assert_eq!(tput.change, Some(t - b));
+    assert_eq!(tput.relative_change, Some((t - b) / b));
+    let completed = c.metric("completed_requests").unwrap();
+    assert_eq!(
+        (completed.baseline, completed.treatment),
+        (Some(12.0), Some(12.0))
+    );
+    let gen_delta = c.metric("engine_generation_tokens_delta").unwrap();
+    assert_eq!(
+        gen_delta.treatment,
+        at["engine"]["generation_tokens_delta"].as_f64()
+    );
+    let ttft = ab["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["metric"] == "ttft")
+        .unwrap();
+    assert_eq!(
+        c.metric("ttft_p99_ms").unwrap().baseline,
+        ttft["p99_ms"].as_f64()
+    );
+}
+
+#[test]
+fn the_text_report_shows_both_sides_the_table_the_caveat_and_the_verdict() {
+    let _turn = turn();
+    let f = fired();
+    let out = compare(&[s(&f.baseline), s(&f.treatment)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for part in [
+        "baseline ",
+        "treatment",
+        "QUALIFIED, of loadproof sim, a simulator",
+        "protocol   one protocol (sha256:",
+        "subject    one subject apart from knobs",
+        "knobs      changed: max_num_seqs 64 → 2",
+        "throughput_tok_s (tok/s)",
+        "ttft_p99_ms (ms)",
+        "completed_requests (requests)",
+        "caveat     One receipt per arm is an observation, not a measured effect",
+        "COMPARABLE: one protocol",
+    ] {
+        assert!(text.contains(part), "{part:?} missing from:\n{text}");
+    }
+    assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+}
+
+#[test]
+fn receipts_of_two_plans_are_not_comparable_exit_1_naming_every_differing_field() {
+    let _turn = turn();
+    let f = fired();
+    let out = compare(&[s(&f.baseline), s(&f.other_plan), "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let (c, _) = json(&out);
+    assert!(!c.comparable && !c.same_protocol);
+    let fields: Vec<&str> = c
+        .protocol_differences
+        .iter()
+        .map(|d| d.field.as_str())
+        .collect();
+    for field in ["plan_sha256", "timed_trace_sha256", "trace_sha256"] {
+        assert!(fields.contains(&field), "{field}: {fields:?}");
+    }
+    assert!(!fields.contains(&"base_url"), "one endpoint: {fields:?}");
+    assert_eq!(c.reasons.len(), 1, "{:?}", c.reasons);
+    let text = stdout(&compare(&[s(&f.baseline), s(&f.other_plan)]));
+    assert!(text.contains("NOT ONE PROTOCOL"), "{text}");
+    assert!(text.contains("NOT COMPARABLE: 1 reason(s)"), "{text}");
+    assert!(
+        text.contains("not_one_protocol: the receipts ran different work"),
+        "{text}"
+    );
+    assert!(text.contains("plan_sha256 \""), "{text}");
+}
+
+#[test]
+fn a_tampered_treatment_is_not_comparable_naming_the_failing_block() {
+    let _turn = turn();
+    let f = fired();
+    let mut v: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&f.treatment).unwrap()).unwrap();
+    let mut chars: Vec<char> = v["evidence"]["native/events.jsonl"]["content"]
+        .as_str()
+        .unwrap()
+        .chars()
+        .collect();
+    let i = chars.len() / 2;
+    chars[i] = if chars[i] == '1' { '2' } else { '1' };
+    v["evidence"]["native/events.jsonl"]["content"] = chars.into_iter().collect::<String>().into();
+    let tampered = f.dir.join("tampered.receipt.json");
+    std::fs::write(&tampered, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    let out = compare(&[s(&f.baseline), s(&tampered), "--json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let (c, v) = json(&out);
+    assert_eq!(c.treatment.failing_blocks, ["native/events.jsonl"]);
+    assert_eq!(v["reasons"][0]["rule"], "digest_failure");
+    assert_eq!(v["reasons"][0]["arm"], "treatment");
+    assert_eq!(v["reasons"][1]["rule"], "unqualified");
+    assert!(c.metric("throughput_tok_s").unwrap().treatment.is_none());
+}
+
+#[test]
+fn an_unreadable_file_or_a_non_receipt_exits_2_naming_the_file() {
+    let _turn = turn();
+    let f = fired();
+    let missing = f.dir.join("missing.json");
+    let out = compare(&[s(&f.baseline), s(&missing)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(s(&missing)), "{}", stderr(&out));
+    assert!(out.stdout.is_empty());
+    let junk = f.dir.join("not-a-receipt.json");
+    std::fs::write(&junk, "{\"schema\": \"something else\"}").unwrap();
+    let out = compare(&[s(&junk), s(&f.treatment), "--json"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not-a-receipt.json"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty());
+    let out = compare(&[s(&f.baseline)]);
+    assert_eq!(out.status.code(), Some(2), "usage");
+}

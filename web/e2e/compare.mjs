@@ -1,0 +1,405 @@
+#!/usr/bin/env node
+// Browser test of the Compare view: the page must say what `loadproof receipt compare` says.
+//
+// Why: the comparison in the browser is core's `compare` on two audits computed in the page;
+// a reviewer must get the same verdict, the same named differences and the same numbers as the
+// CLI, offline. This test makes real receipts with the CLI (a synthetic trace, planned, fired
+// with the native client at `loadproof sim` under its lease: `--max-num-seqs 64` for the
+// baseline, `2` for the treatment, stated as `--knob max_num_seqs=N`; one sim at a time on one
+// port, so both receipts name one endpoint and run one protocol), publishes them beside the app
+// as `receipts.json`, and checks the preloaded comparison, then blocks all network and loads
+// files through the inputs: a not-one-protocol pair (another plan), the pair again, a bad file.
+//
+// Run from the repo root after `web/build.sh` and `cargo build --release -p loadproof_cli`:
+//   node web/e2e/compare.mjs
+// Environment: LOADPROOF_BIN (default target/release/loadproof), LOADPROOF_DIST (default
+// dist), CHROMIUM (default /usr/bin/chromium).
+// Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
+
+import { spawn, spawnSync } from 'node:child_process';
+import { deepStrictEqual } from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+import { fromRoot, launch, serve } from './harness.mjs';
+
+const bin = fromRoot(process.env.LOADPROOF_BIN ?? 'target/release/loadproof');
+const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
+const shots = fromRoot('target/screenshots');
+const docShot = fromRoot('docs/compare-view.png');
+const TIMEOUT_MS = 60_000;
+
+let passed = 0;
+let failed = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    passed += 1;
+    console.log(`ok   ${name}`);
+  } catch (err) {
+    failed += 1;
+    const msg = String(err?.message ?? err).split('\n').slice(0, 14).join('\n     ');
+    console.log(`FAIL ${name}\n     ${msg}`);
+  }
+}
+function expectEqual(actual, expected, what) {
+  if (actual !== expected) {
+    throw new Error(`${what}: page shows ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
+  }
+}
+function bail(message) {
+  console.log(`FAIL ${message}`);
+  console.log(`${passed} passed, ${failed + 1} failed`);
+  process.exit(1);
+}
+
+function run(args, opts = {}) {
+  const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
+  return r;
+}
+function mustRun(args, opts) {
+  const r = run(args, opts);
+  if (r.status !== 0) bail(`loadproof ${args.join(' ')} exited ${r.status}\n     ${r.stderr}`);
+  return r;
+}
+
+/** A port that was free a moment ago. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.on('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** `loadproof sim --port PORT --max-num-seqs N` (fast model); resolves once it listens. */
+async function startSim(port, maxNumSeqs) {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const child = spawn(
+      bin,
+      ['sim', '--port', String(port), '--max-num-seqs', String(maxNumSeqs),
+        '--prefill-tokens-per-s', '100000000', '--decode-step-ms', '1', '--decode-ms-per-seq', '0'],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    const line = await new Promise((resolve) => {
+      let buf = '';
+      child.stderr.on('data', (d) => {
+        buf += d;
+        if (buf.includes('\n')) resolve(buf.split('\n')[0]);
+      });
+      child.on('exit', () => resolve(buf));
+    });
+    if (line.startsWith('loadproof sim listening on ')) return child;
+    child.kill();
+    await new Promise((r) => setTimeout(r, 100)); // the previous sim's socket may linger
+  }
+  bail(`loadproof sim could not listen on port ${port}`);
+}
+
+async function fire(port, plan, out, maxNumSeqs) {
+  const sim = await startSim(port, maxNumSeqs);
+  try {
+    const r = run([
+      'fire', plan, '--endpoint', `http://127.0.0.1:${port}`, '--engine', 'native',
+      '--acquire-lease', '120', '--scrape-interval-ms', '100', '--lag-bound-ms', '50',
+      '--knob', `max_num_seqs=${maxNumSeqs}`, '--out', out,
+    ]);
+    if (r.status !== 0) bail(`fire ${path.basename(out)} exited ${r.status}\n     ${r.stderr}`);
+  } finally {
+    sim.kill();
+    await new Promise((r) => sim.once('exit', r));
+  }
+}
+
+// --- receipts, made for real ------------------------------------------------------------------
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadproof-e2e-compare-'));
+const work = path.join(tmp, 'work');
+const site = path.join(tmp, 'site');
+const published = path.join(site, 'receipts');
+fs.mkdirSync(work);
+fs.cpSync(dist, site, { recursive: true });
+fs.mkdirSync(published);
+
+const trace = path.join(work, 'x.csv');
+mustRun(['trace', 'synth', '--out', trace, '--output-p50', '8', '--output-p95', '16', '--rows', '400']);
+mustRun(['plan', trace, '--out', path.join(work, 'plan'), '--max-requests', '60', '--time-scale', '20']);
+mustRun(['plan', trace, '--out', path.join(work, 'plan2'), '--max-requests', '40', '--time-scale', '20']);
+const port = await freePort();
+const names = { baseline: 'baseline.json', treatment: 'treatment.json', other: 'other-plan.json' };
+const at = (n) => path.join(published, n);
+await fire(port, path.join(work, 'plan'), at(names.baseline), 64);
+await fire(port, path.join(work, 'plan'), at(names.treatment), 2);
+await fire(port, path.join(work, 'plan2'), at(names.other), 64);
+const bad = path.join(work, 'not-a-receipt.json');
+fs.writeFileSync(bad, '{"schema": "loadproof.receipt/v0", "hello": 1}\n');
+
+const listing = {
+  schema: 'loadproof.site-receipts/v1',
+  receipts: [names.baseline, names.treatment, names.other].map((name) => {
+    const bytes = fs.readFileSync(at(name));
+    return {
+      name,
+      path: `receipts/${name}`,
+      sha256: crypto.createHash('sha256').update(bytes).digest('hex'),
+      bytes: bytes.length,
+    };
+  }),
+};
+fs.writeFileSync(path.join(site, 'receipts.json'), JSON.stringify(listing, null, 2));
+
+/** `loadproof receipt compare` run where the receipts are, so its sources are the bare names. */
+function cli(b, t) {
+  const r = run(['receipt', 'compare', b, t, '--json'], { cwd: published });
+  if (r.status !== 0 && r.status !== 1) throw new Error(`receipt compare exited ${r.status}: ${r.stderr}`);
+  return { status: r.status, json: JSON.parse(r.stdout) };
+}
+const pair = cli(names.baseline, names.treatment);
+const twoPlans = cli(names.baseline, names.other);
+
+// --- the page -------------------------------------------------------------------------------
+const server = await serve(site);
+const host = `127.0.0.1:${server.address().port}`;
+const base = `http://${host}/`;
+fs.mkdirSync(shots, { recursive: true });
+const browser = await launch();
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+let offline = false;
+const blocked = [];
+await context.route('**/*', (route) => {
+  const url = new URL(route.request().url());
+  if (!offline && (url.host === host || url.protocol === 'data:')) return route.continue();
+  blocked.push(url.href);
+  return route.abort();
+});
+const pageErrors = [];
+const page = await context.newPage();
+page.setDefaultTimeout(TIMEOUT_MS);
+page.on('pageerror', (err) => pageErrors.push(String(err)));
+page.on('console', (msg) => {
+  if (msg.type() === 'error') pageErrors.push(msg.text());
+});
+
+async function shown() {
+  return page.evaluate(() => window.loadproofComparison ?? null);
+}
+async function waitFor(b, t) {
+  await page.waitForFunction(
+    ([b, t]) => {
+      const c = window.loadproofComparison;
+      return (c && c.baseline.source === b && c.treatment.source === t) ||
+        document.querySelector('#baseline-error, #treatment-error');
+    },
+    [b, t],
+    { timeout: TIMEOUT_MS },
+  );
+  const error = await page.$('#baseline-error, #treatment-error');
+  if (error) throw new Error(`page shows an error: ${await error.innerText()}`);
+}
+
+/** The table against the CLI's metrics: exact values in data-value, readable text close. */
+async function checkTable(expected) {
+  const rows = await page.$$eval('#compare-table tbody tr', (trs) =>
+    trs.map((tr) => ({
+      metric: tr.dataset.metric,
+      cells: [...tr.querySelectorAll('td')].map((td) => ({ value: td.dataset.value, text: td.innerText })),
+    })),
+  );
+  deepStrictEqual(rows.map((r) => r.metric), expected.metrics.map((m) => m.metric));
+  for (const [i, m] of expected.metrics.entries()) {
+    const fields = ['baseline', 'treatment', 'change', 'relative_change'];
+    for (const [j, field] of fields.entries()) {
+      const cell = rows[i].cells[j];
+      const v = m[field];
+      expectEqual(cell.value, v === null ? '' : String(v), `${m.metric} ${field} data-value`);
+      if (v === null) {
+        expectEqual(cell.text, '—', `${m.metric} ${field} text`);
+        continue;
+      }
+      const read = Number(cell.text.replace(/[,%+]/g, ''));
+      const want = field === 'relative_change' ? v * 100 : v;
+      const tolerance = field === 'relative_change' ? 0.051 : Math.max(Math.abs(want) * 6e-4, 1e-9);
+      if (!(Math.abs(read - want) <= tolerance)) {
+        throw new Error(`${m.metric} ${field}: cell reads ${cell.text}, value ${want}`);
+      }
+    }
+  }
+}
+
+try {
+  await check('the CLI: the 64 vs 2 pair exits 0 (comparable), two plans exit 1', async () => {
+    expectEqual(pair.status, 0, `exit code (reasons: ${JSON.stringify(pair.json.reasons)})`);
+    expectEqual(pair.json.comparable, true, 'comparable');
+    expectEqual(twoPlans.status, 1, 'exit code for two plans');
+    expectEqual(twoPlans.json.same_protocol, false, 'same_protocol for two plans');
+  });
+
+  await page.goto(`${base}#/compare`);
+  await check('#/compare preloads the first two receipts of receipts.json; the comparison deep-equals the CLI', async () => {
+    await waitFor(names.baseline, names.treatment);
+    deepStrictEqual(await shown(), pair.json);
+    expectEqual(await page.inputValue('#baseline-site'), '0', '#baseline-site');
+    expectEqual(await page.inputValue('#treatment-site'), '1', '#treatment-site');
+    const options = await page.$$eval('#baseline-site option', (os) => os.map((o) => o.textContent));
+    deepStrictEqual(options, ['—', ...listing.receipts.map((r) => r.name)]);
+  });
+
+  // Everything from here on works with the network blocked.
+  offline = true;
+
+  await check('banners, verdict, knobs and caveat say what the CLI says', async () => {
+    for (const arm of ['baseline', 'treatment']) {
+      const q = await page.getAttribute(`#${arm}-banner`, 'data-qualified');
+      expectEqual(q, String(pair.json[arm].qualified), `#${arm}-banner data-qualified`);
+      const text = await page.innerText(`#${arm}-banner`);
+      if (!text.includes(pair.json[arm].qualified ? 'QUALIFIED' : 'UNQUALIFIED')) throw new Error(text);
+      if (!text.includes(pair.json[arm].source)) throw new Error(`banner lacks the file name: ${text}`);
+    }
+    expectEqual(await page.getAttribute('#compare-verdict', 'data-comparable'), 'true', 'data-comparable');
+    const verdict = await page.innerText('#compare-verdict');
+    if (!verdict.startsWith('Comparable')) throw new Error(verdict);
+    const knobs = await page.innerText('#compare-knobs');
+    expectEqual(knobs.trim(), 'Changed: max_num_seqs 64 → 2', '#compare-knobs');
+    const caveat = await page.innerText('#compare-caveat');
+    if (!caveat.includes(pair.json.caveat)) throw new Error(`#compare-caveat reads ${caveat}`);
+    if (!caveat.includes('not a measured effect')) throw new Error(caveat);
+    expectEqual(await page.getAttribute('#compare-protocol', 'data-same'), 'true', '#compare-protocol');
+  });
+
+  await check('#compare-table: every metric, exact values in data-value, readable text equal to them', async () => {
+    await checkTable(pair.json);
+  });
+
+  await check('the chart is drawn beside the table (a canvas with pixels, its text alternative the table)', async () => {
+    const drawn = await page.$eval('#compare-chart', (c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let ink = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200) ink += 1;
+      return { ink, label: c.getAttribute('aria-label') };
+    });
+    if (drawn.ink < 500) throw new Error(`canvas nearly blank (${drawn.ink} dark pixels)`);
+    if (!drawn.label.includes('table')) throw new Error(drawn.label);
+  });
+
+  await page.screenshot({ path: path.join(shots, 'compare-view.png'), fullPage: true });
+  fs.mkdirSync(path.dirname(docShot), { recursive: true });
+  fs.copyFileSync(path.join(shots, 'compare-view.png'), docShot);
+
+  await check('400 px wide: every compare card fits the viewport (wide tables scroll inside their card)', async () => {
+    await page.setViewportSize({ width: 400, height: 900 });
+    await page.waitForTimeout(300);
+    await page.screenshot({ path: path.join(shots, 'compare-view-400.png'), fullPage: true });
+    const over = await page.evaluate(() =>
+      [...document.querySelectorAll('#view-compare *')]
+        .filter((e) => !e.closest('.scroll') && e.getBoundingClientRect().right > window.innerWidth + 1)
+        .map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className} right ${Math.round(e.getBoundingClientRect().right)}`),
+    );
+    await page.setViewportSize({ width: 1280, height: 800 });
+    if (over.length > 0) throw new Error(`overflowing at 400 px:\n${over.slice(0, 8).join('\n')}`);
+  });
+
+  await check('offline, via the file input: another plan as treatment is not one protocol, every differing field named', async () => {
+    await page.setInputFiles('#treatment-file', at(names.other));
+    await waitFor(names.baseline, names.other);
+    deepStrictEqual(await shown(), twoPlans.json);
+    expectEqual(await page.getAttribute('#compare-verdict', 'data-comparable'), 'false', 'data-comparable');
+    expectEqual(await page.getAttribute('#compare-protocol', 'data-same'), 'false', '#compare-protocol data-same');
+    const fields = await page.$$eval('#compare-protocol tr[data-field]', (trs) => trs.map((t) => t.dataset.field));
+    deepStrictEqual(fields, twoPlans.json.protocol_differences.map((d) => d.field));
+    for (const f of ['plan_sha256', 'timed_trace_sha256', 'requests']) {
+      if (!fields.includes(f)) throw new Error(`${f} not named: ${fields}`);
+    }
+    const cells = await page.$$eval('#compare-protocol tr[data-field="requests"] td', (tds) => tds.map((t) => t.innerText));
+    const want = twoPlans.json.protocol_differences.find((d) => d.field === 'requests');
+    deepStrictEqual(cells, [want.baseline, want.treatment]);
+    const rules = await page.$$eval('#compare-reasons li', (lis) => lis.map((l) => l.dataset.rule));
+    deepStrictEqual(rules, twoPlans.json.reasons.map((r) => r.rule));
+    expectEqual(await page.inputValue('#treatment-site'), '', '#treatment-site after a file');
+    await checkTable(twoPlans.json);
+  });
+  await page.screenshot({ path: path.join(shots, 'compare-view-two-plans.png'), fullPage: true });
+
+  await check('offline, via both file inputs: the pair again deep-equals the CLI', async () => {
+    await page.setInputFiles('#baseline-file', at(names.baseline));
+    await page.setInputFiles('#treatment-file', at(names.treatment));
+    await waitFor(names.baseline, names.treatment);
+    deepStrictEqual(await shown(), pair.json);
+  });
+
+  await check('a file that is not a receipt: an error naming it, no comparison, no blank page', async () => {
+    await page.setInputFiles('#treatment-file', bad);
+    await page.waitForSelector('#treatment-error');
+    const text = await page.innerText('#treatment-error');
+    if (!text.includes('not-a-receipt.json')) throw new Error(`#treatment-error reads ${text}`);
+    expectEqual(await shown(), null, 'window.loadproofComparison');
+    if (!(await page.isVisible('#baseline-banner'))) throw new Error('the baseline slot went blank');
+    const cli2 = run(['receipt', 'compare', at(names.baseline), bad]);
+    expectEqual(cli2.status, 2, 'CLI exit code for the same file');
+  });
+
+  await check('Cancel stops an audit in progress: its result never arrives', async () => {
+    // The file is set and Cancel pressed in one task of the page, before the file is read.
+    const outcome = await page.evaluate(async (text) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], 'treatment.json', { type: 'application/json' }));
+      const input = document.querySelector('#treatment-file');
+      input.files = dt.files;
+      input.dispatchEvent(new Event('change', { bubbles: true }));
+      await new Promise((r) => setTimeout(r, 0));
+      const button = document.querySelector('#treatment-cancel');
+      if (!button) return `no #treatment-cancel; slot reads ${document.querySelector('[data-arm=treatment]').innerText}`;
+      const progress = document.querySelector('#treatment-progress') !== null;
+      button.click();
+      return progress ? 'clicked' : 'no #treatment-progress beside the button';
+    }, fs.readFileSync(at(names.treatment), 'utf8'));
+    expectEqual(outcome, 'clicked', 'cancel');
+    await page.waitForSelector('#treatment-status');
+    const status = await page.innerText('#treatment-status');
+    if (!status.startsWith(`Cancelled ${names.treatment}`)) throw new Error(`#treatment-status reads ${status}`);
+    await page.waitForTimeout(1_500);
+    expectEqual(await page.$('#treatment-banner'), null, '#treatment-banner after a cancel');
+    expectEqual(await page.$('#treatment-progress'), null, '#treatment-progress after a cancel');
+    expectEqual(await shown(), null, 'window.loadproofComparison after a cancel');
+  });
+
+  await check('the selects pick other published receipts (offline: a fetch error is named)', async () => {
+    await page.selectOption('#treatment-site', '1');
+    await page.waitForSelector('#treatment-error');
+    const text = await page.innerText('#treatment-error');
+    if (!text.includes(names.treatment)) throw new Error(`#treatment-error reads ${text}`);
+  });
+
+  await check('keyboard: Tab reaches both file inputs', async () => {
+    const seen = new Set();
+    await page.focus('#nav-compare');
+    for (let i = 0; i < 20 && seen.size < 2; i += 1) {
+      await page.keyboard.press('Tab');
+      const id = await page.evaluate(() => document.activeElement?.id ?? '');
+      if (id === 'baseline-file' || id === 'treatment-file') seen.add(id);
+    }
+    expectEqual(seen.size, 2, `file inputs reached by Tab (${[...seen]})`);
+  });
+
+  await check('no request left 127.0.0.1 before the block, and none was needed after it', async () => {
+    const outside = blocked.filter((u) => !u.startsWith(base));
+    if (outside.length > 0) throw new Error(outside.join('\n'));
+    const after = blocked.filter((u) => u.startsWith(base) && !u.includes('/receipts/'));
+    if (after.length > 0) throw new Error(`requests after the block: ${after.join('\n')}`);
+  });
+  await check('no page errors or console errors', async () => {
+    const real = pageErrors.filter((e) => !/Failed to load resource|ERR_FAILED/.test(e));
+    if (real.length > 0) throw new Error(real.join('\n'));
+  });
+} finally {
+  await browser.close();
+  server.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);

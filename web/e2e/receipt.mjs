@@ -1,0 +1,477 @@
+#!/usr/bin/env node
+// Browser test of the receipt view: the page must say exactly what `loadproof receipt audit`
+// says about the same file, and must say it offline.
+//
+// Why: the page and the CLI share loadproof_core's `audit()`; this test keeps them equal in
+// practice on receipts made for real. It plans a replay of loadproof's seeded synthetic
+// trace (BurstGPT layout), fires it with the native client at
+// `loadproof sim` twice (clean, and with `--fault http500:5`), serves a copy of dist/ that
+// bundles both receipts in a `receipts.json` (as a published site would), and checks:
+// the bundled receipts are listed and the first opens by itself; `window.loadproofAudit`
+// deep-equals `receipt audit --json`; the banner, standings, ledger and timeline show the
+// CLI's verdicts; then, with every further network request blocked, a chosen receipt, a
+// tampered one (one byte of the event log changed: that block is named as failed) and a
+// file that is not a receipt (an error naming the file).
+//
+// Run from the repo root after `web/build.sh` and `cargo build --release -p loadproof_cli`:
+//   node web/e2e/receipt.mjs
+// Environment: LOADPROOF_BIN (default
+// target/release/loadproof), LOADPROOF_DIST (default dist), CHROMIUM (default /usr/bin/chromium).
+// Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
+// Screenshots: target/screenshots/receipt-view*.png, and docs/receipt-view.png (1280×800).
+
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { deepStrictEqual } from 'node:assert/strict';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+import { fromRoot, launch, serve } from './harness.mjs';
+
+const bin = fromRoot(process.env.LOADPROOF_BIN ?? 'target/release/loadproof');
+const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
+const shots = fromRoot('target/screenshots');
+const docs = fromRoot('docs');
+const TIMEOUT_MS = 60_000;
+const EVENTS = 'native/events.jsonl';
+
+let passed = 0;
+let failed = 0;
+async function check(name, fn) {
+  try {
+    await fn();
+    passed += 1;
+    console.log(`ok   ${name}`);
+  } catch (err) {
+    failed += 1;
+    const msg = String(err?.message ?? err).split('\n').slice(0, 14).join('\n     ');
+    console.log(`FAIL ${name}\n     ${msg}`);
+  }
+}
+function expectEqual(actual, expected, what) {
+  if (actual !== expected) {
+    throw new Error(`${what}: page shows ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
+  }
+}
+function expectIncludes(text, part, what) {
+  if (!text.includes(part)) throw new Error(`${what}: ${JSON.stringify(text)} lacks ${JSON.stringify(part)}`);
+}
+
+function run(args, { allow = [0] } = {}) {
+  const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 256 << 20 });
+  if (!allow.includes(r.status)) {
+    throw new Error(`loadproof ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
+  }
+  return r;
+}
+const cliAudit = (file) => JSON.parse(run(['receipt', 'audit', '--json', file]).stdout);
+const cliVerdict = (file) => run(['receipt', 'qualify', file], { allow: [0, 1] }).stdout.trimEnd().split('\n');
+
+/** Starts `loadproof sim --port 0 ...extra`; resolves to { url, stop }. */
+function startSim(extra) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(bin, ['sim', '--port', '0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`sim did not start: ${err}`)), 15_000);
+    child.stderr.on('data', (chunk) => {
+      err += chunk;
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`sim exited ${code}: ${err}`)));
+  });
+}
+
+/** Fires `plan` at a fresh sim started with `simArgs`; returns the receipt path. */
+async function fire(plan, simArgs, out) {
+  const sim = await startSim(simArgs);
+  try {
+    // A run with failed requests is still a receipt (fire may exit 1 for it).
+    const r = spawnSync(
+      bin,
+      ['fire', plan, '--endpoint', sim.url, '--engine', 'native', '--acquire-lease', '120', '--out', out],
+      { encoding: 'utf8' },
+    );
+    if (!fs.existsSync(out)) throw new Error(`fire wrote no receipt (exit ${r.status}): ${r.stderr}`);
+  } finally {
+    sim.stop();
+  }
+  return out;
+}
+
+// --- receipts, made for real ------------------------------------------------------------------
+const t0 = Date.now();
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadproof-e2e-receipt-'));
+// The synthetic trace (seeded, BurstGPT layout) at 20×: 60 requests fire in about 6 s. A real
+// BurstGPT prefix would do as well but spans minutes at any readable speed-up.
+const trace = path.join(tmp, 'synthetic-burstgpt.csv');
+run(['trace', 'synth', '--out', trace]);
+const plan = path.join(tmp, 'plan');
+run(['plan', trace, '--out', plan, '--max-requests', '60', '--time-scale', '20']);
+const good = await fire(plan, [], path.join(tmp, 'baseline.json'));
+const faulty = await fire(plan, ['--fault', 'http500:5'], path.join(tmp, 'faulty.json'));
+
+// The same receipt with one digit of the event log changed (inside the block's content, where
+// the JSON string escapes quotes): only that block's digest fails.
+const tampered = path.join(tmp, 'tampered.json');
+{
+  const text = fs.readFileSync(good, 'utf8');
+  const marker = '{\\"index\\":0,\\"scheduled_ns\\":';
+  const at = text.indexOf(marker);
+  if (at < 0) throw new Error('no event log record 0 in the receipt');
+  const digit = at + marker.length;
+  const flipped = text[digit] === '1' ? '2' : '1';
+  fs.writeFileSync(tampered, text.slice(0, digit) + flipped + text.slice(digit + 1));
+}
+const notReceipt = path.join(tmp, 'not-a-receipt.json');
+fs.writeFileSync(notReceipt, '{"hello": "world"}\n');
+
+// A copy of the app that bundles both receipts, as a published site would.
+const site = path.join(tmp, 'site');
+fs.cpSync(dist, site, { recursive: true });
+fs.mkdirSync(path.join(site, 'receipts'));
+const bundledFiles = [good, faulty].map((file) => {
+  const bytes = fs.readFileSync(file);
+  const name = path.basename(file);
+  fs.writeFileSync(path.join(site, 'receipts', name), bytes);
+  return {
+    name,
+    path: `receipts/${name}`,
+    sha256: crypto.createHash('sha256').update(bytes).digest('hex'),
+    bytes: bytes.length,
+  };
+});
+fs.writeFileSync(
+  path.join(site, 'receipts.json'),
+  JSON.stringify({ schema: 'loadproof.site-receipts/v1', receipts: bundledFiles }, null, 2),
+);
+console.log(`# receipts fired and site prepared in ${((Date.now() - t0) / 1000).toFixed(1)} s (${tmp})`);
+
+const expected = {
+  good: cliAudit(good),
+  faulty: cliAudit(faulty),
+  tampered: cliAudit(tampered),
+};
+
+// --- the browser ----------------------------------------------------------------------------
+const server = await serve(site);
+const host = `127.0.0.1:${server.address().port}`;
+const base = `http://${host}/`;
+fs.mkdirSync(shots, { recursive: true });
+const browser = await launch();
+const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+let offline = false;
+const blocked = [];
+await context.route('**/*', (route) => {
+  const url = new URL(route.request().url());
+  if (!offline && (url.host === host || url.protocol === 'data:' || url.protocol === 'blob:')) {
+    return route.continue();
+  }
+  blocked.push(url.href);
+  return route.abort();
+});
+const pageErrors = [];
+const page = await context.newPage();
+page.setDefaultTimeout(TIMEOUT_MS);
+page.on('pageerror', (err) => pageErrors.push(String(err)));
+page.on('console', (msg) => {
+  if (msg.type() === 'error' && !offline) pageErrors.push(msg.text());
+});
+
+/** Waits until the page published the audit of `name` (or shows an error); returns it. */
+async function waitForAudit(name) {
+  await page.waitForFunction(
+    (n) => window.loadproofAuditSource === n || document.querySelector('#receipt-error'),
+    name,
+    { timeout: TIMEOUT_MS },
+  );
+  const error = await page.$('#receipt-error');
+  if (error) throw new Error(`page shows an error: ${await error.innerText()}`);
+  await page.waitForSelector('#receipt-banner');
+  return page.evaluate(() => window.loadproofAudit);
+}
+
+/** Chooses `file` with the file input and waits for its audit. */
+async function choose(file) {
+  await page.evaluate(() => {
+    window.loadproofAudit = undefined;
+    window.loadproofAuditSource = undefined;
+  });
+  await page.setInputFiles('#receipt-file', file);
+  return waitForAudit(path.basename(file));
+}
+
+/** The checks every loaded receipt gets: the page against the CLI's audit and verdict. */
+async function checkReceipt(label, file, audit, cli) {
+  await check(`${label}: window.loadproofAudit deep-equals \`receipt audit --json\``, async () => {
+    deepStrictEqual(audit, cli);
+  });
+  await check(`${label}: the banner says the CLI's verdict`, async () => {
+    const lines = cliVerdict(file);
+    expectEqual(await page.innerText('#receipt-verdict'), lines[0], '#receipt-verdict');
+    expectEqual(await page.getAttribute('#receipt-banner', 'data-qualified'), String(cli.qualified), 'data-qualified');
+    if (!cli.qualified) {
+      const shown = await page.$$eval('#receipt-banner-refusals li', (lis) => lis.map((li) => li.innerText));
+      deepStrictEqual(shown, lines.slice(1).map((l) => l.replace(/^ {2}\* /, '')));
+    }
+    expectEqual(!!(await page.$('#receipt-simulator')), cli.simulator, '#receipt-simulator present');
+  });
+  await check(`${label}: all 8 standings with the CLI's verdict, reason and settle`, async () => {
+    const names = Object.keys(cli.standings);
+    expectEqual(names.length, 8, 'standings in the CLI');
+    for (const name of names) {
+      const s = cli.standings[name];
+      const el = `#standing-${name}`;
+      expectEqual(await page.getAttribute(el, 'data-positive'), String(s.positive), `${el} data-positive`);
+      const text = await page.innerText(el);
+      expectIncludes(text, s.positive ? 'positive' : 'refused', el);
+      expectIncludes(text, s.reason, el);
+      if (s.settle) expectIncludes(text, s.settle, el);
+    }
+  });
+  await check(`${label}: one digest row per block, each ok as the CLI says`, async () => {
+    const rows = await page.$$eval('#digests-table tbody tr', (trs) =>
+      trs.map((tr) => ({ block: tr.dataset.block, ok: tr.dataset.ok === 'true' })),
+    );
+    deepStrictEqual(rows, cli.digests.map((d) => ({ block: d.block, ok: d.ok })));
+  });
+  await check(`${label}: ledger, client and engine numbers as in the CLI`, async () => {
+    const l = cli.ledger;
+    expectEqual(await page.innerText('#ledger-offered'), String(l.offered), '#ledger-offered');
+    expectEqual(await page.innerText('#ledger-completed'), String(l.completed), '#ledger-completed');
+    expectEqual(await page.innerText('#ledger-failed'), String(l.failed), '#ledger-failed');
+    expectEqual(
+      await page.getAttribute('#client-output', 'title'),
+      String(cli.client.output_tokens),
+      '#client-output title',
+    );
+    expectEqual(await page.getAttribute('#client-rate', 'title'), String(cli.client.output_tokens_per_s), '#client-rate title');
+    const gen = await page.innerText('#engine-generation');
+    expectEqual(gen.replaceAll(',', ''), String(cli.engine.generation_tokens_delta), '#engine-generation');
+    expectEqual(await page.innerText('#foreign-reason'), cli.foreign_work.reason, '#foreign-reason');
+  });
+  await check(`${label}: latency table: 4 metrics, exact values in titles, readable text`, async () => {
+    const rows = await page.$$eval('#latency-table tbody tr', (trs) =>
+      trs.map((tr) => ({
+        metric: tr.dataset.metric,
+        titles: [...tr.querySelectorAll('td.num')].slice(1).map((td) => td.title),
+        texts: [...tr.querySelectorAll('td.num')].map((td) => td.innerText),
+      })),
+    );
+    deepStrictEqual(rows.map((r) => r.metric), cli.latency.map((l) => l.metric));
+    rows.forEach((r, i) => {
+      const l = cli.latency[i];
+      deepStrictEqual(r.titles, [l.mean_ms, l.p50_ms, l.p90_ms, l.p99_ms, l.max_ms].map((v) => (v === null ? '' : String(v))));
+      for (const t of r.texts) {
+        if (/\d\.\d{5,}/.test(t)) throw new Error(`${r.metric}: unreadable number ${t}`);
+      }
+    });
+  });
+  await check(`${label}: charts drawn (histograms, CDFs, timeline, /metrics) with no drawing error`, async () => {
+    for (const id of ['histograms-chart', 'cdfs-chart', 'timeline-chart', 'metrics-chart']) {
+      const painted = await page.$eval(`#${id}`, (c) => {
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let ink = 0;
+        for (let i = 0; i < d.length; i += 16) if (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200) ink += 1;
+        return ink;
+      });
+      if (painted < 50) throw new Error(`#${id} looks blank (${painted} inked samples)`);
+    }
+    const problems = await page.$$eval('.receipt-figure p.error', (ps) => ps.map((p) => p.innerText));
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+    const hist = await page.$$eval('#receipt-histograms details[id^="hist-"]', (ds) => ds.map((d) => d.id));
+    deepStrictEqual(hist, cli.latency.filter((l) => l.count > 0).map((l) => `hist-${l.metric}`));
+  });
+  await check(`${label}: timeline has one row per request, failures as in the ledger`, async () => {
+    expectEqual(await page.innerText('#timeline-summary tbody tr:first-child td'), String(cli.ledger.offered), 'requests');
+    expectEqual(await page.innerText('#timeline-failed'), String(cli.ledger.failed), '#timeline-failed');
+    const rows = await page.$$eval('#timeline-table tbody tr', (trs) => trs.length);
+    expectEqual(rows, cli.ledger.offered, '#timeline-table rows');
+  });
+  await check(`${label}: raw evidence: ${EVENTS} opens to its text`, async () => {
+    const sel = `details.evidence[data-block="${EVENTS}"]`;
+    await page.click(`${sel} summary`);
+    const text = await page.innerText(`${sel} pre.preview`);
+    expectIncludes(text, '"index":0', 'preview');
+    const blocks = await page.$$eval('details.evidence', (ds) => ds.map((d) => d.dataset.block));
+    deepStrictEqual(blocks, cli.digests.map((d) => d.block));
+  });
+}
+
+try {
+  await page.goto(`${base}#/receipt`);
+
+  await check('bundled receipts from receipts.json are listed, and the first opens by itself', async () => {
+    await page.waitForSelector('#bundled-receipts[data-state="listed"]');
+    const names = await page.$$eval('#bundled-receipts button', (bs) => bs.map((b) => b.dataset.name));
+    deepStrictEqual(names, bundledFiles.map((b) => b.name));
+  });
+  let audit = null;
+  try {
+    audit = await waitForAudit('baseline.json');
+  } catch (err) {
+    await check('baseline.json (bundled) loads', () => Promise.reject(err));
+  }
+  if (audit) {
+    await page.screenshot({ path: path.join(shots, 'receipt-view.png') });
+    await page.screenshot({ path: path.join(shots, 'receipt-view-full.png'), fullPage: true });
+    fs.mkdirSync(docs, { recursive: true });
+    fs.copyFileSync(path.join(shots, 'receipt-view.png'), path.join(docs, 'receipt-view.png'));
+    await checkReceipt('baseline.json (bundled)', good, audit, expected.good);
+    await check('baseline.json: qualified, of loadproof sim, a simulator', async () => {
+      expectEqual(expected.good.qualified, true, 'CLI qualified');
+      expectIncludes(await page.innerText('#receipt-verdict'), 'QUALIFIED (of loadproof sim, a simulator)', 'banner');
+    });
+    await check('page says files never leave the machine', async () => {
+      expectIncludes(await page.innerText('body'), 'Files never leave this machine', 'body');
+    });
+  }
+
+  await check('faulty.json (bundled button): loads when its button is pressed', async () => {
+    await page.evaluate(() => {
+      window.loadproofAudit = undefined;
+      window.loadproofAuditSource = undefined;
+    });
+    await page.click('#bundled-1');
+    audit = await waitForAudit('faulty.json');
+    expectEqual(await page.getAttribute('#bundled-1', 'aria-pressed'), 'true', '#bundled-1 aria-pressed');
+  });
+  await checkReceipt('faulty.json (sim --fault http500:5)', faulty, audit, expected.faulty);
+  await check('faulty.json: failures in the ledger and marked in the timeline', async () => {
+    const f = expected.faulty.ledger.failed;
+    if (!(f > 0)) throw new Error(`the CLI counts ${f} failures: the fault did not fire`);
+    expectEqual(await page.innerText('#ledger-dispositions tr[data-kind="http"] td'), String(expected.faulty.ledger.dispositions.http), 'http dispositions');
+    const rows = await page.$$eval('#timeline-failures tbody tr', (trs) =>
+      trs.map((tr) => ({ d: tr.dataset.disposition, text: tr.innerText })),
+    );
+    expectEqual(rows.length, f, '#timeline-failures rows');
+    for (const r of rows) {
+      expectEqual(r.d, 'http', 'disposition');
+      expectIncludes(r.text, 'HTTP 500', 'failure detail');
+    }
+    expectEqual(await page.getAttribute('#standing-ledger', 'data-positive'), 'false', 'ledger standing');
+  });
+
+  // From here on the network is gone: the page must work from what it has loaded.
+  offline = true;
+  const blockedBefore = blocked.length;
+
+  await check('offline: a chosen receipt (file input) equals the CLI again', async () => {
+    const again = await choose(good);
+    deepStrictEqual(again, expected.good);
+    expectEqual(await page.innerText('#receipt-source'), 'baseline.json', '#receipt-source');
+  });
+
+  await check(`offline: tampered receipt names ${EVENTS} as failed in #receipt-digests`, async () => {
+    const a = await choose(tampered);
+    deepStrictEqual(a, expected.tampered);
+    const bad = expected.tampered.digests.filter((d) => !d.ok).map((d) => d.block);
+    deepStrictEqual(bad, [EVENTS]);
+    expectEqual(await page.getAttribute('#receipt-digests', 'data-ok'), 'false', '#receipt-digests data-ok');
+    const failure = await page.innerText(`#digest-failures li[data-block="${EVENTS}"]`);
+    expectIncludes(failure, EVENTS, 'failure line');
+    expectIncludes(failure, 'sha256', 'failure line');
+    expectEqual(await page.getAttribute(`#digests-table tr[data-block="${EVENTS}"]`, 'data-ok'), 'false', 'table row');
+    expectIncludes(await page.innerText('#digests-summary'), EVENTS, '#digests-summary');
+    expectIncludes(await page.innerText('#receipt-verdict'), 'UNQUALIFIED', 'banner');
+    const sel = `details.evidence[data-block="${EVENTS}"]`;
+    await page.click(`${sel} summary`);
+    expectEqual(await page.$(`${sel} pre.preview`), null, 'preview of a failed block');
+    expectIncludes(await page.innerText(`${sel} .error`), 'sha256', 'error of a failed block');
+  });
+  await page.evaluate(() => document.querySelector('#receipt-banner')?.scrollIntoView());
+  await page.screenshot({ path: path.join(shots, 'receipt-view-tampered.png') });
+
+  await check('offline: a file that is not a receipt shows an error naming the file', async () => {
+    await page.setInputFiles('#receipt-file', notReceipt);
+    await page.waitForSelector('#receipt-error');
+    const text = await page.innerText('#receipt-error');
+    const cli = spawnSync(bin, ['receipt', 'audit', notReceipt], { encoding: 'utf8' });
+    expectEqual(cli.status, 2, 'CLI exit code');
+    expectIncludes(text, 'not-a-receipt.json: not a loadproof receipt', '#receipt-error');
+    const detail = text.replace(/^not-a-receipt\.json: /, '');
+    expectIncludes(cli.stderr, detail, 'CLI stderr');
+    expectEqual(await page.evaluate(() => window.loadproofAudit), null, 'window.loadproofAudit');
+    expectEqual(await page.$('#receipt-banner'), null, 'banner of a non-receipt');
+  });
+
+  await check('keyboard: Tab reaches the receipt file input', async () => {
+    await page.focus('#nav-receipt');
+    let focused = '';
+    for (let i = 0; i < 8 && focused !== 'receipt-file'; i += 1) {
+      await page.keyboard.press('Tab');
+      focused = await page.evaluate(() => document.activeElement?.id ?? '');
+    }
+    expectEqual(focused, 'receipt-file', 'focused element');
+  });
+
+  await check('narrow screen (400×900): the receipt view fits the width (wide tables scroll inside their card)', async () => {
+    await page.setViewportSize({ width: 400, height: 900 });
+    await choose(faulty);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const widths = await page.evaluate(() => {
+      const main = document.querySelector('main');
+      return { main: main.scrollWidth, client: main.clientWidth, page: document.documentElement.scrollWidth };
+    });
+    if (widths.main > widths.client) {
+      throw new Error(`the view is ${widths.main} px wide in a ${widths.client} px column`);
+    }
+    if (widths.page > 400) console.log(`     note: the page (header navigation) is ${widths.page} px wide at 400 px`);
+    await page.screenshot({ path: path.join(shots, 'receipt-view-narrow.png') });
+    await page.screenshot({ path: path.join(shots, 'receipt-view-narrow-full.png'), fullPage: true });
+  });
+
+  await check('offline: Cancel stops an audit: no verdict, no published audit, a status line', async () => {
+    const text = fs.readFileSync(faulty, 'utf8');
+    const state = await page.evaluate(async (t) => {
+      const input = document.querySelector('#receipt-file');
+      const dt = new DataTransfer();
+      dt.items.add(new File([t], 'to-cancel.json', { type: 'application/json' }));
+      input.files = dt.files;
+      input.dispatchEvent(new Event('change', { bubbles: true }));
+      for (let i = 0; i < 50 && !document.querySelector('#receipt-cancel'); i += 1) {
+        await new Promise((r) => setTimeout(r, 0));
+      }
+      const button = document.querySelector('#receipt-cancel');
+      const progress = !!document.querySelector('progress#receipt-progress');
+      button?.click();
+      await new Promise((r) => setTimeout(r, 1500));
+      return {
+        clicked: !!button,
+        progress,
+        banner: !!document.querySelector('#receipt-banner'),
+        audit: window.loadproofAudit,
+        status: document.querySelector('#receipt-status')?.innerText ?? null,
+      };
+    }, text);
+    expectEqual(state.clicked, true, 'Cancel button shown while auditing');
+    expectEqual(state.progress, true, 'progress bar shown while auditing');
+    expectEqual(state.banner, false, 'banner after Cancel');
+    expectEqual(state.audit, null, 'window.loadproofAudit after Cancel');
+    expectEqual(state.status, 'Cancelled: to-cancel.json was not audited.', '#receipt-status');
+  });
+
+  await check('offline: after a Cancel, the next receipt still audits', async () => {
+    deepStrictEqual(await choose(good), expected.good);
+  });
+
+  await check('offline: no request was made after the app loaded', async () => {
+    const after = blocked.slice(blockedBefore);
+    if (after.length > 0) throw new Error(after.join('\n'));
+  });
+
+  await check('no page errors or console errors', async () => {
+    if (pageErrors.length > 0) throw new Error(pageErrors.join('\n'));
+  });
+} finally {
+  await browser.close();
+  server.close();
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
+
+console.log(`${passed} passed, ${failed} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+process.exit(failed > 0 ? 1 : 0);

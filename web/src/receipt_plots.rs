@@ -1,0 +1,395 @@
+//! Drawing the receipt view's charts on `<canvas>` elements with plotters.
+//!
+//! Each chart is a picture of a [`crate::receipt_model`] value and nothing else; the view
+//! prints the same numbers in a table beside it. Drawing can fail (no 2D context, a canvas
+//! detached mid-draw): failures come back as text for the page to show, never as a panic.
+//! A log-scaled axis is drawn as a linear axis over log10 of the values, labelled with the
+//! values themselves.
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters_canvas::CanvasBackend;
+use web_sys::HtmlCanvasElement;
+
+use crate::number::readable;
+use crate::receipt_model::{MetricSamples, MetricsSeries, Timeline};
+
+const FONT: (&str, u32) = ("sans-serif", 13);
+const CAPTION: (&str, u32) = ("sans-serif", 15);
+const BAR: RGBColor = RGBColor(37, 99, 235);
+const LAG: RGBColor = RGBColor(217, 119, 6);
+const WAIT: RGBColor = RGBColor(37, 99, 235);
+const DECODE: RGBColor = RGBColor(22, 163, 74);
+const FAILED: RGBColor = RGBColor(200, 30, 30);
+const SECOND: RGBColor = RGBColor(217, 119, 6);
+const THIRD: RGBColor = RGBColor(124, 58, 237);
+
+type Area = DrawingArea<CanvasBackend, Shift>;
+/// One line of a panel: its label, colour and points.
+type Line<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
+
+fn area(canvas: HtmlCanvasElement) -> Result<Area, String> {
+    let backend = CanvasBackend::with_canvas_object(canvas)
+        .ok_or_else(|| "this browser gives the canvas no 2D context".to_owned())?;
+    let root = backend.into_drawing_area();
+    root.fill(&WHITE).map_err(text)?;
+    Ok(root)
+}
+
+fn text(err: impl std::fmt::Display) -> String {
+    format!("could not draw the chart: {err}")
+}
+
+/// A message where a chart would be.
+fn say(root: &Area, message: &str) -> Result<(), String> {
+    root.draw(&Text::new(message.to_owned(), (16, 24), FONT))
+        .map_err(text)?;
+    root.present().map_err(text)
+}
+
+/// A range that plotters can draw: widened when empty or a single point.
+fn span(lo: f64, hi: f64) -> (f64, f64) {
+    if !(lo.is_finite() && hi.is_finite()) {
+        return (0.0, 1.0);
+    }
+    if hi > lo {
+        let pad = (hi - lo) * 0.02;
+        (lo - pad, hi + pad)
+    } else {
+        let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.05 };
+        (lo - pad, hi + pad)
+    }
+}
+
+/// x on the drawn axis: log10 when `log`.
+fn axis(x: f64, log: bool) -> f64 {
+    if log {
+        x.max(f64::MIN_POSITIVE).log10()
+    } else {
+        x
+    }
+}
+
+/// A tick label for a value on the drawn axis.
+fn tick(v: f64, log: bool) -> String {
+    readable(if log { 10f64.powf(v) } else { v })
+}
+
+/// One histogram per latency metric, in a 2×2 grid.
+pub fn draw_histograms(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> Result<(), String> {
+    let root = area(canvas)?;
+    if metrics.is_empty() {
+        return say(&root, "no per-request latency samples in this receipt");
+    }
+    for (panel, m) in root.split_evenly((2, 2)).iter().zip(metrics) {
+        let log = m.log_bins;
+        let (Some(first), Some(last)) = (m.bins.first(), m.bins.last()) else {
+            continue;
+        };
+        let (x0, x1) = span(axis(first.lo_ms, log), axis(last.hi_ms, log));
+        let peak = m.bins.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64;
+        let mut chart = ChartBuilder::on(panel)
+            .caption(
+                format!(
+                    "{} ({} samples{})",
+                    m.metric.to_uppercase(),
+                    m.count,
+                    if log { ", log scale" } else { "" }
+                ),
+                CAPTION,
+            )
+            .margin(8)
+            .x_label_area_size(34)
+            .y_label_area_size(48)
+            .build_cartesian_2d(x0..x1, 0f64..(peak * 1.08).ceil())
+            .map_err(text)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc("ms")
+            .x_labels(5)
+            .y_labels(5)
+            .label_style(FONT)
+            .x_label_formatter(&|v| tick(*v, log))
+            .y_label_formatter(&|v| readable(*v))
+            .draw()
+            .map_err(text)?;
+        chart
+            .draw_series(m.bins.iter().map(|b| {
+                Rectangle::new(
+                    [
+                        (axis(b.lo_ms, log), 0.0),
+                        (axis(b.hi_ms, log), b.count as f64),
+                    ],
+                    BAR.filled(),
+                )
+            }))
+            .map_err(text)?;
+    }
+    root.present().map_err(text)
+}
+
+/// One empirical CDF per latency metric, in a 2×2 grid.
+pub fn draw_cdfs(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> Result<(), String> {
+    let root = area(canvas)?;
+    if metrics.is_empty() {
+        return say(&root, "no per-request latency samples in this receipt");
+    }
+    for (panel, m) in root.split_evenly((2, 2)).iter().zip(metrics) {
+        let log = m.log_bins;
+        let (x0, x1) = span(axis(m.min_ms, log), axis(m.max_ms, log));
+        let mut chart = ChartBuilder::on(panel)
+            .caption(
+                format!(
+                    "{} CDF{}",
+                    m.metric.to_uppercase(),
+                    if log { " (log scale)" } else { "" }
+                ),
+                CAPTION,
+            )
+            .margin(8)
+            .x_label_area_size(34)
+            .y_label_area_size(48)
+            .build_cartesian_2d(x0..x1, 0f64..1f64)
+            .map_err(text)?;
+        chart
+            .configure_mesh()
+            .x_desc("ms")
+            .x_labels(5)
+            .y_labels(5)
+            .label_style(FONT)
+            .x_label_formatter(&|v| tick(*v, log))
+            .y_label_formatter(&|v| readable(*v))
+            .draw()
+            .map_err(text)?;
+        // A step curve: flat until the next sample, then up.
+        let mut steps = Vec::with_capacity(m.cdf.len() * 2 + 1);
+        let mut below = 0.0;
+        for &(ms, share) in &m.cdf {
+            let x = axis(ms, log);
+            steps.push((x, below));
+            steps.push((x, share));
+            below = share;
+        }
+        chart
+            .draw_series(LineSeries::new(steps, BAR.stroke_width(2)))
+            .map_err(text)?;
+    }
+    root.present().map_err(text)
+}
+
+/// Every request as a horizontal line at its index: schedule → send (lag), send → first
+/// token, first token → end; failed requests in red with a cross at their end (or send).
+pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(), String> {
+    let root = area(canvas)?;
+    if timeline.rows.is_empty() {
+        return say(&root, &timeline.source);
+    }
+    let times = timeline.rows.iter().flat_map(|r| {
+        [r.scheduled_s, r.sent_s, r.first_token_s, r.end_s]
+            .into_iter()
+            .flatten()
+    });
+    let (lo, hi) = times.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), t| {
+        (a.min(t), b.max(t))
+    });
+    let (x0, x1) = span(lo.min(0.0), hi);
+    // vLLM's arrays keep no schedule: their times count from the first send.
+    let scheduled = timeline.rows.iter().any(|r| r.scheduled_s.is_some());
+    let last = timeline.rows.iter().map(|r| r.index).max().unwrap_or(0) as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(x0..x1, -0.5f64..(last + 0.5))
+        .map_err(text)?;
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .x_desc(if scheduled {
+            "seconds since the run's start"
+        } else {
+            "seconds since the first send"
+        })
+        .y_desc("request (index in the plan)")
+        .label_style(FONT)
+        .x_label_formatter(&|v| readable(*v))
+        .y_label_formatter(&|v| readable(v.round()))
+        .draw()
+        .map_err(text)?;
+    let width = if timeline.rows.len() > 400 { 1 } else { 2 };
+    let segment =
+        |a: Option<f64>, b: Option<f64>, y: f64| a.zip(b).map(|(a, b)| vec![(a, y), (b, y)]);
+    let ok = || timeline.rows.iter().filter(|r| r.ok());
+    chart
+        .draw_series(ok().filter_map(|r| {
+            segment(r.scheduled_s, r.sent_s, r.index as f64)
+                .map(|p| PathElement::new(p, LAG.stroke_width(width)))
+        }))
+        .map_err(text)?
+        .label("schedule → send (lag)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], LAG.stroke_width(3)));
+    chart
+        .draw_series(ok().filter_map(|r| {
+            segment(r.sent_s, r.first_token_s, r.index as f64)
+                .map(|p| PathElement::new(p, WAIT.stroke_width(width)))
+        }))
+        .map_err(text)?
+        .label("send → first token")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], WAIT.stroke_width(3)));
+    chart
+        .draw_series(ok().filter_map(|r| {
+            segment(r.first_token_s, r.end_s, r.index as f64)
+                .map(|p| PathElement::new(p, DECODE.stroke_width(width)))
+        }))
+        .map_err(text)?
+        .label("first token → end")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], DECODE.stroke_width(3)));
+    let failed = || timeline.rows.iter().filter(|r| !r.ok());
+    chart
+        .draw_series(failed().filter_map(|r| {
+            segment(r.sent_s.or(r.scheduled_s), r.end_s, r.index as f64)
+                .map(|p| PathElement::new(p, FAILED.stroke_width(width)))
+        }))
+        .map_err(text)?;
+    chart
+        .draw_series(failed().filter_map(|r| {
+            r.end_s
+                .or(r.sent_s)
+                .or(r.scheduled_s)
+                .map(|t| Cross::new((t, r.index as f64), 5, FAILED.stroke_width(2)))
+        }))
+        .map_err(text)?
+        .label("failed")
+        .legend(|(x, y)| Cross::new((x + 9, y), 5, FAILED.stroke_width(2)));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(FONT)
+        .draw()
+        .map_err(text)?;
+    root.present().map_err(text)
+}
+
+/// The `/metrics` series of the first URL, three panels stacked: requests running and
+/// waiting, KV-cache usage, and the token counters since the first scrape.
+pub fn draw_series(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<(), String> {
+    let root = area(canvas)?;
+    let points: Vec<_> = series
+        .points
+        .iter()
+        .filter(|p| p.url == 0)
+        .filter_map(|p| p.t_s.map(|t| (t, p)))
+        .collect();
+    if points.is_empty() {
+        return say(&root, "no readable /metrics scrape with a time");
+    }
+    let (lo, hi) = points
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (t, _)| {
+            (a.min(*t), b.max(*t))
+        });
+    let (x0, x1) = span(lo, hi);
+    let panels = root.split_evenly((3, 1));
+    let line = |pick: fn(&crate::receipt_model::MetricPoint) -> Option<f64>| -> Vec<(f64, f64)> {
+        points
+            .iter()
+            .filter_map(|(t, p)| pick(p).map(|v| (*t, v)))
+            .collect()
+    };
+    let first_gen = points.iter().find_map(|(_, p)| p.generation_tokens);
+    let first_prompt = points.iter().find_map(|(_, p)| p.prompt_tokens);
+    let panel_specs: [(&str, Vec<Line>); 3] = [
+        (
+            "requests",
+            vec![
+                ("running", BAR, line(|p| p.running)),
+                ("waiting", SECOND, line(|p| p.waiting)),
+            ],
+        ),
+        (
+            "KV-cache usage",
+            vec![("KV usage", THIRD, line(|p| p.kv_usage))],
+        ),
+        (
+            "tokens since the first scrape",
+            vec![
+                (
+                    "generated",
+                    BAR,
+                    line(|p| p.generation_tokens)
+                        .into_iter()
+                        .map(|(t, v)| (t, v - first_gen.unwrap_or(0.0)))
+                        .collect(),
+                ),
+                (
+                    "prompt",
+                    SECOND,
+                    line(|p| p.prompt_tokens)
+                        .into_iter()
+                        .map(|(t, v)| (t, v - first_prompt.unwrap_or(0.0)))
+                        .collect(),
+                ),
+            ],
+        ),
+    ];
+    let last_panel = panel_specs.len() - 1;
+    for (i, (panel, (title, lines))) in panels.iter().zip(panel_specs).enumerate() {
+        let bottom = i == last_panel;
+        let peak = lines
+            .iter()
+            .flat_map(|(_, _, pts)| pts.iter().map(|p| p.1))
+            .fold(0f64, f64::max);
+        let y_max = if peak > 0.0 { peak * 1.1 } else { 1.0 };
+        let mut chart = ChartBuilder::on(panel)
+            .caption(title, CAPTION)
+            .margin(6)
+            .x_label_area_size(if bottom { 40 } else { 22 })
+            .y_label_area_size(64)
+            .build_cartesian_2d(x0..x1, 0f64..y_max)
+            .map_err(text)?;
+        chart
+            .configure_mesh()
+            .x_desc(if bottom {
+                "seconds since the run's start"
+            } else {
+                ""
+            })
+            .x_labels(8)
+            .y_labels(4)
+            .label_style(FONT)
+            .x_label_formatter(&|v| readable(*v))
+            .y_label_formatter(&|v| readable(*v))
+            .draw()
+            .map_err(text)?;
+        let empty = lines.iter().all(|(_, _, pts)| pts.is_empty());
+        for (label, color, pts) in lines {
+            chart
+                .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
+                .map_err(text)?
+                .label(label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
+                });
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 2, color.filled())))
+                .map_err(text)?;
+        }
+        if empty {
+            panel
+                .draw(&Text::new("not exported by this server", (90, 40), FONT))
+                .map_err(text)?;
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .label_font(FONT)
+            .draw()
+            .map_err(text)?;
+    }
+    root.present().map_err(text)
+}
