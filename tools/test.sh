@@ -44,8 +44,9 @@ if cargo tree --locked -p loadproof_core -e normal --prefix none | grep -E '^(to
   echo "core depends on an I/O or UI crate" >&2; exit 1
 fi
 
-step "native tests (core, cli)"
+step "native tests (core, cli, and the web crate's model and formatting units)"
 cargo test --locked -p loadproof_core -p loadproof_cli
+cargo test --locked -p loadproof_web --lib
 
 step "release CLI"
 cargo build --locked --release -p loadproof_cli

@@ -17,7 +17,11 @@
 
 use std::collections::BTreeMap;
 
-use loadproof_core::audit::{Audit, bench_output, exposition};
+// The sample names the series reads from each scrape are the engine audit's own.
+use loadproof_core::audit::metric_names::{
+    GENERATION_TOKENS, KV_USAGE, PREEMPTIONS, PROMPT_TOKENS, RUNNING, WAITING,
+};
+use loadproof_core::audit::{Audit, bench_output, bench_samples, exposition, native_samples};
 use loadproof_core::receipt::{
     Disposition, Encoding, Execution, Implementation, Lease, Phase, Protocol, Provenance, Receipt,
     RequestRecord, ResultFile, ScrapeOutcome, Subject,
@@ -38,16 +42,8 @@ pub const HIST_BINS: usize = 30;
 /// Points on each latency CDF at most.
 pub const CDF_POINTS: usize = 200;
 /// The latency metrics, in the audit's order.
-pub const METRICS: [&str; 4] = ["ttft", "tpot", "itl", "e2el"];
+pub const METRICS: [&str; 4] = loadproof_core::audit::LATENCY_METRICS;
 
-/// The sample names the series reads from each scrape. These are the names core's engine
-/// audit reads (`loadproof_core::audit::engine`, whose constants are not public).
-const RUNNING: &str = "vllm:num_requests_running";
-const WAITING: &str = "vllm:num_requests_waiting";
-const KV_USAGE: [&str; 2] = ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"];
-const GENERATION_TOKENS: &str = "vllm:generation_tokens_total";
-const PROMPT_TOKENS: &str = "vllm:prompt_tokens_total";
-const PREEMPTIONS: &str = "vllm:num_preemptions_total";
 const SERIES_NAMES: [&str; 7] = [
     RUNNING,
     WAITING,
@@ -637,70 +633,6 @@ fn timeline(per_request: &PerRequest, run_zero: Option<i64>) -> Timeline {
     }
 }
 
-/// Raw samples per metric, ms, by the audit's definitions (client.rs): completed requests only.
-fn native_samples(records: &[RequestRecord]) -> [Vec<f64>; 4] {
-    let (mut ttft, mut tpot, mut itl, mut e2el) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for r in records.iter().filter(|r| r.disposition == Disposition::Ok) {
-        let (Some(sent), Some(end)) = (r.sent_ns, r.end_ns) else {
-            continue;
-        };
-        if let Some(first) = r.first_token_ns {
-            ttft.push((first - sent) as f64 / 1e6);
-            if let Some(u) = r.usage
-                && u.completion_tokens > 1
-            {
-                tpot.push((end - first) as f64 / 1e6 / (u.completion_tokens - 1) as f64);
-            }
-        }
-        itl.extend(r.chunks_ns.windows(2).filter_map(|w| match w {
-            [a, b] => Some((b - a) as f64 / 1e6),
-            _ => None,
-        }));
-        e2el.push((end - sent) as f64 / 1e6);
-    }
-    [ttft, tpot, itl, e2el]
-}
-
-/// The same from vLLM's per-request arrays (seconds → ms).
-fn bench_samples(d: &bench_output::Detailed) -> [Vec<f64>; 4] {
-    let ok: Vec<usize> = (0..d.errors.len())
-        .filter(|i| d.errors.get(*i).is_some_and(|e| e.is_empty()))
-        .collect();
-    let latency = |i: usize| -> Option<f64> {
-        match &d.latencies_s {
-            Some(l) => l.get(i).copied(),
-            None => Some(d.ttfts_s.get(i)? + d.itls_s.get(i)?.iter().sum::<f64>()),
-        }
-    };
-    let ttft = ok
-        .iter()
-        .filter_map(|i| d.ttfts_s.get(*i))
-        .map(|s| s * 1e3)
-        .collect();
-    let itl = ok
-        .iter()
-        .filter_map(|i| d.itls_s.get(*i))
-        .flatten()
-        .map(|s| s * 1e3)
-        .collect();
-    let e2el = ok
-        .iter()
-        .filter_map(|i| latency(*i))
-        .map(|s| s * 1e3)
-        .collect();
-    let tpot = ok
-        .iter()
-        .filter_map(|i| {
-            let n = *d.output_lens.get(*i)?;
-            if n < 2 {
-                return None;
-            }
-            Some((latency(*i)? - d.ttfts_s.get(*i)?) * 1e3 / (n - 1) as f64)
-        })
-        .collect();
-    [ttft, tpot, itl, e2el]
-}
-
 fn latency_samples(per_request: &PerRequest, audit: &Audit) -> LatencySamples {
     let none = |source: String| LatencySamples {
         source,
@@ -714,7 +646,7 @@ fn latency_samples(per_request: &PerRequest, audit: &Audit) -> LatencySamples {
     }
     let (raw, source) = match per_request {
         PerRequest::Native(records) => (
-            native_samples(records),
+            native_samples(records.iter().filter(|r| r.disposition == Disposition::Ok)),
             "native event log (completed requests)",
         ),
         PerRequest::Bench(d) => (

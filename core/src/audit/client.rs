@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::bench_output::{self, BenchResult, Summary};
+use super::bench_output::{self, BenchResult, Detailed, Summary};
 use crate::receipt::{Disposition, Execution, Receipt, RequestRecord, ResultFile};
 
 /// Whether client facts were read, and why (not).
@@ -572,43 +572,7 @@ fn bench_ledger(
 
 fn bench_latency(summary: &Summary, result: Option<&BenchResult>) -> Vec<LatencyFacts> {
     if let Some(d) = result.and_then(|r| r.detailed.as_ref()) {
-        let ok: Vec<usize> = (0..d.errors.len())
-            .filter(|i| d.errors.get(*i).is_some_and(|e| e.is_empty()))
-            .collect();
-        let ms = |s: f64| s * 1e3;
-        let ttft: Vec<f64> = ok
-            .iter()
-            .filter_map(|i| d.ttfts_s.get(*i))
-            .map(|s| ms(*s))
-            .collect();
-        let itl: Vec<f64> = ok
-            .iter()
-            .filter_map(|i| d.itls_s.get(*i))
-            .flatten()
-            .map(|s| ms(*s))
-            .collect();
-        let e2el: Vec<f64> = ok
-            .iter()
-            .filter_map(|i| match &d.latencies_s {
-                Some(l) => l.get(*i).copied(),
-                None => Some(d.ttfts_s.get(*i)? + d.itls_s.get(*i)?.iter().sum::<f64>()),
-            })
-            .map(ms)
-            .collect();
-        let tpot: Vec<f64> = ok
-            .iter()
-            .filter_map(|i| {
-                let n = *d.output_lens.get(*i)?;
-                if n < 2 {
-                    return None;
-                }
-                let latency = match &d.latencies_s {
-                    Some(l) => *l.get(*i)?,
-                    None => d.ttfts_s.get(*i)? + d.itls_s.get(*i)?.iter().sum::<f64>(),
-                };
-                Some(ms((latency - d.ttfts_s.get(*i)?) / (n - 1) as f64))
-            })
-            .collect();
+        let [ttft, tpot, itl, e2el] = bench_samples(d);
         let source = "per-request arrays of the result JSON";
         return vec![
             distribution("ttft", ttft, source),
@@ -641,6 +605,74 @@ fn bench_latency(summary: &Summary, result: Option<&BenchResult>) -> Vec<Latency
         })
         .collect()
 }
+
+/// The latency samples of completed native requests, ms, in [`LATENCY_METRICS`] order: TTFT
+/// (first token − send), TPOT ((end − first token) / (completion tokens − 1), for two or
+/// more tokens), every ITL (gap between consecutive chunks), E2EL (end − send). The audit's
+/// distributions are made of these, and the page's histograms draw these.
+pub fn native_samples<'r>(ok: impl IntoIterator<Item = &'r RequestRecord>) -> [Vec<f64>; 4] {
+    let (mut ttft, mut tpot, mut itl, mut e2el) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for r in ok {
+        let (Some(sent), Some(end)) = (r.sent_ns, r.end_ns) else {
+            continue;
+        };
+        if let Some(first) = r.first_token_ns {
+            ttft.push((first - sent) as f64 / 1e6);
+            if let Some(u) = r.usage
+                && u.completion_tokens > 1
+            {
+                tpot.push((end - first) as f64 / 1e6 / (u.completion_tokens - 1) as f64);
+            }
+        }
+        itl.extend(r.chunks_ns.windows(2).filter_map(|w| match w {
+            [a, b] => Some((b - a) as f64 / 1e6),
+            _ => None,
+        }));
+        e2el.push((end - sent) as f64 / 1e6);
+    }
+    [ttft, tpot, itl, e2el]
+}
+
+/// The same from `vllm bench serve`'s per-request arrays (requests with an empty error only),
+/// seconds → ms. E2EL is `latencies` when present, else TTFT + the sum of the ITLs.
+pub fn bench_samples(d: &Detailed) -> [Vec<f64>; 4] {
+    let ok: Vec<usize> = (0..d.errors.len())
+        .filter(|i| d.errors.get(*i).is_some_and(|e| e.is_empty()))
+        .collect();
+    let ms = |s: f64| s * 1e3;
+    let latency = |i: usize| -> Option<f64> {
+        match &d.latencies_s {
+            Some(l) => l.get(i).copied(),
+            None => Some(d.ttfts_s.get(i)? + d.itls_s.get(i)?.iter().sum::<f64>()),
+        }
+    };
+    let ttft = ok
+        .iter()
+        .filter_map(|i| d.ttfts_s.get(*i))
+        .map(|s| ms(*s))
+        .collect();
+    let itl = ok
+        .iter()
+        .filter_map(|i| d.itls_s.get(*i))
+        .flatten()
+        .map(|s| ms(*s))
+        .collect();
+    let e2el = ok.iter().filter_map(|i| latency(*i)).map(ms).collect();
+    let tpot = ok
+        .iter()
+        .filter_map(|i| {
+            let n = *d.output_lens.get(*i)?;
+            if n < 2 {
+                return None;
+            }
+            Some(ms((latency(*i)? - d.ttfts_s.get(*i)?) / (n - 1) as f64))
+        })
+        .collect();
+    [ttft, tpot, itl, e2el]
+}
+
+/// The order of [`native_samples`] and [`bench_samples`]: the audit's latency metrics.
+pub const LATENCY_METRICS: [&str; 4] = ["ttft", "tpot", "itl", "e2el"];
 
 /// numpy's default (linear) percentile on sorted values.
 pub(crate) fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
@@ -820,29 +852,8 @@ fn read_native(
     }
 
     // Latency of completed requests.
-    let mut ttft = Vec::new();
-    let mut itl = Vec::new();
-    let mut e2el = Vec::new();
-    let mut tpot = Vec::new();
-    for r in &ok {
-        let (Some(sent), Some(end)) = (r.sent_ns, r.end_ns) else {
-            continue;
-        };
-        if let Some(first) = r.first_token_ns {
-            ttft.push((first - sent) as f64 / 1e6);
-            if let Some(u) = r.usage
-                && u.completion_tokens > 1
-            {
-                tpot.push((end - first) as f64 / 1e6 / (u.completion_tokens - 1) as f64);
-            }
-        }
-        itl.extend(r.chunks_ns.windows(2).filter_map(|w| match w {
-            [a, b] => Some((b - a) as f64 / 1e6),
-            _ => None,
-        }));
-        e2el.push((end - sent) as f64 / 1e6);
-    }
     let source = "native event log";
+    let [ttft, tpot, itl, e2el] = native_samples(ok.iter().copied());
     side.latency = vec![
         distribution("ttft", ttft, source),
         distribution("tpot", tpot, source),

@@ -20,9 +20,17 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 
 pub use client::{
-    ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LatencyFacts, LedgerFacts, parse_events,
+    ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LATENCY_METRICS, LatencyFacts,
+    LedgerFacts, bench_samples, native_samples, parse_events,
 };
 pub use engine::{EngineFacts, OCCUPANCY_MAX_GAP_NS, OccupancyFacts};
+
+/// The `/metrics` sample names the engine audit reads (the page plots the same series).
+pub mod metric_names {
+    pub use super::engine::{
+        GENERATION_TOKENS, KV_USAGE, PREEMPTIONS, PROMPT_TOKENS, RUNNING, WAITING,
+    };
+}
 pub use standing::{Qualification, STANDINGS, Standing};
 
 use crate::receipt::{Axis, Execution, Lease, Receipt, Subject};
