@@ -909,7 +909,13 @@ fn publish_writes_the_app_the_playbook_byte_for_byte_and_a_verifying_manifest() 
         .collect();
     assert_eq!(
         listed,
-        ["app.js", "assets/style.css", "index.html", "playbook.json"]
+        [
+            "app.js",
+            "assets/style.css",
+            "index.html",
+            "playbook.json",
+            "receipts.json"
+        ]
     );
     for line in manifest.lines() {
         let (digest, name) = line.split_once("  ").unwrap();

@@ -809,6 +809,46 @@ fn occupancy_above_the_cap_waiting_or_preempting_refuses() {
 }
 
 #[test]
+fn waiting_in_one_isolated_scrape_is_an_observation_and_a_queue_across_two_refuses() {
+    // Which during-run scrapes report one request waiting.
+    let with_waiting = |waiting_at: &[usize]| {
+        let mut n = Native::positive();
+        let mut i = 0;
+        for s in &mut n.scrapes {
+            if s.0 == Phase::During {
+                let waiting = u64::from(waiting_at.contains(&i));
+                s.2 = Some(metrics(
+                    "100.0",
+                    "1000.0",
+                    1,
+                    waiting,
+                    0,
+                    "1.79594033677e+09",
+                ));
+                i += 1;
+            }
+        }
+        assert!(
+            i >= 3,
+            "the fixture needs three during-run scrapes, has {i}"
+        );
+        n.audit()
+    };
+    let a = with_waiting(&[0]);
+    assert_eq!(a.occupancy.waiting_samples, 1);
+    assert_eq!(a.occupancy.waiting_longest_run, 1);
+    let (pos, reason) = standing(&a, "occupancy");
+    assert!(pos && reason.contains("isolated"), "{reason}");
+    let a = with_waiting(&[0, 2]);
+    assert_eq!(a.occupancy.waiting_longest_run, 1);
+    assert!(standing(&a, "occupancy").0);
+    let a = with_waiting(&[0, 1]);
+    assert_eq!(a.occupancy.waiting_longest_run, 2);
+    let (pos, reason) = standing(&a, "occupancy");
+    assert!(!pos && reason.contains("2 consecutive scrapes"), "{reason}");
+}
+
+#[test]
 fn a_derived_number_that_differs_from_the_evidence_marks_the_receipt_inconsistent() {
     let n = Native::positive();
     let mut r = n.receipt();

@@ -37,7 +37,7 @@ for (let i = 0; i < runs; i += 1) {
     requestAnimationFrame(tick);
   });
   await page.setInputFiles(input, file);
-  await page.waitForFunction(() => window.loadproofAudit !== undefined);
+  await page.waitForFunction(() => window.loadproofAudit != null);
   const r = await page.evaluate(() => ({
     total: performance.now() - window.__chosen,
     maxGap: window.__maxGap,

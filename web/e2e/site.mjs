@@ -42,8 +42,8 @@ async function check(name, fn) {
 }
 
 /** The CLI's `--json` for `args` (exit 0 or 1 are answers; anything else is a failure). */
-function cliJson(args) {
-  const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 256 << 20 });
+function cliJson(args, cwd = undefined) {
+  const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 256 << 20, cwd });
   if (r.status !== 0 && r.status !== 1) {
     throw new Error(`loadproof ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
   }
@@ -107,7 +107,7 @@ try {
   await check('receipt view: the bundled baseline is audited in the page exactly as `receipt audit --json`', async () => {
     const expected = cliJson(['receipt', 'audit', baseline, '--json']);
     const page = await open('#/receipt');
-    await page.waitForFunction(() => window.loadproofAudit !== undefined);
+    await page.waitForFunction(() => window.loadproofAudit != null);
     deepStrictEqual(await page.evaluate(() => window.loadproofAudit), expected);
     const banner = await page.innerText('#receipt-banner');
     const word = expected.qualified ? /\bQUALIFIED\b/ : /UNQUALIFIED/;
@@ -117,9 +117,14 @@ try {
   });
 
   await check('compare view: the two bundled arms compare exactly as `receipt compare --json`', async () => {
-    const expected = cliJson(['receipt', 'compare', baseline, treatment, '--json']);
+    // Run beside the files: the comparison names each source as given, and the page knows
+    // only the file name.
+    const expected = cliJson(
+      ['receipt', 'compare', path.basename(baseline), path.basename(treatment), '--json'],
+      out,
+    );
     const page = await open('#/compare');
-    await page.waitForFunction(() => window.loadproofComparison !== undefined);
+    await page.waitForFunction(() => window.loadproofComparison != null);
     deepStrictEqual(await page.evaluate(() => window.loadproofComparison), expected);
     await page.waitForSelector('#compare-verdict');
     await shoot(page, 'compare');

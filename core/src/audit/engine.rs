@@ -124,6 +124,14 @@ pub struct OccupancyFacts {
     pub max_running: Option<f64>,
     /// Largest `num_requests_waiting` seen.
     pub max_waiting: Option<f64>,
+    /// During-run samples with `num_requests_waiting` > 0.
+    #[serde(default)]
+    pub waiting_samples: u64,
+    /// The longest run of consecutive samples (one URL, in order) with waiting > 0. One
+    /// sample alone cannot tell admission between scheduler steps from a queue; a queue seen
+    /// in two scrapes in a row outlived a whole scrape interval.
+    #[serde(default)]
+    pub waiting_longest_run: u64,
     /// Largest KV cache usage seen (0–1).
     pub max_kv_usage: Option<f64>,
     /// Preemptions over the envelope.
@@ -425,6 +433,8 @@ fn occupancy(
         max_gap_ms: None,
         max_running: None,
         max_waiting: None,
+        waiting_samples: 0,
+        waiting_longest_run: 0,
         max_kv_usage: None,
         preemptions_delta,
         engine_over_client: None,
@@ -460,8 +470,16 @@ fn occupancy(
             _ => None,
         });
         max_gap = max_gap.max(gap.max());
+        let mut run_waiting = 0u64;
         for r in &during {
             let (running, waiting, kv) = (r.values.running, r.values.waiting, r.values.kv);
+            if waiting.is_some_and(|w| w > 0.0) {
+                facts.waiting_samples += 1;
+                run_waiting += 1;
+                facts.waiting_longest_run = facts.waiting_longest_run.max(run_waiting);
+            } else {
+                run_waiting = 0;
+            }
             facts.max_running = max_f(facts.max_running, running);
             facts.max_waiting = max_f(facts.max_waiting, waiting);
             facts.max_kv_usage = max_f(facts.max_kv_usage, kv);

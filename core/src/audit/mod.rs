@@ -677,19 +677,31 @@ fn occupancy_standing(o: &OccupancyFacts, cap: Option<u64>) -> Standing {
         }
         Some(_) => {}
     }
-    if let Some(w) = o.max_waiting
-        && w > 0.0
-    {
+    // A queue seen in two scrapes in a row outlived a whole scrape interval: the engine did not
+    // keep up. Waiting in isolated samples is what admission at the next scheduler step looks
+    // like to a scrape; it is reported, not promoted to a saturation claim.
+    if o.waiting_longest_run >= 2 {
         return Standing::refused(
-            format!("up to {w} requests waited for admission: the engine was at capacity"),
+            format!(
+                "requests waited for admission in {} consecutive scrapes (up to {}): a queue that outlived the scrape interval, so the engine did not keep up with the offered load",
+                o.waiting_longest_run,
+                o.max_waiting.map_or("-".to_owned(), |w| w.to_string())
+            ),
             "lower the offered load; the rate measured here is of a saturated engine",
         );
     }
+    let waiting = match o.waiting_samples {
+        0 => "no waiting".to_owned(),
+        n => format!(
+            "waiting > 0 in {n} isolated scrape(s) (up to {}), never two in a row: admission at the next scheduler step, not a queue",
+            o.max_waiting.map_or("-".to_owned(), |w| w.to_string())
+        ),
+    };
     Standing::positive(format!(
-        "{}; max running {}, no waiting, no preemptions, KV usage ≤ {:.3}",
+        "{}; max running {}, {waiting}, no preemptions, KV usage ≤ {}",
         o.reason,
         o.max_running.map_or("-".to_owned(), |r| r.to_string()),
-        o.max_kv_usage.unwrap_or(f64::NAN)
+        o.max_kv_usage.map_or("-".to_owned(), |k| format!("{k:.3}"))
     ))
 }
 
