@@ -3,94 +3,16 @@
 //! endpoint; `--max-num-seqs 64` for the baseline and `2` for the treatment, stated with
 //! `--knob`), compared by their exit codes, their JSON and their text.
 
-use std::io::{BufRead, BufReader, Read};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, OnceLock};
-use std::time::Duration;
+use std::process::Output;
+use std::sync::OnceLock;
 
 use loadproof_core::audit::compare::Comparison;
 use loadproof_core::receipt::sha256_hex;
 
 mod common;
 
-use common::{s, stderr};
-
-/// One fire at a time: a native fire hashes the debug executable, and anything beside it pushes
-/// the dispatch lag over its bound; the fixed port admits one sim.
-static TURN: Mutex<()> = Mutex::new(());
-
-fn turn() -> std::sync::MutexGuard<'static, ()> {
-    TURN.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn loadproof(args: &[&str]) -> Output {
-    common::run(args)
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
-/// A port that was free a moment ago.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `loadproof sim` on `port` with a fast model and `max_num_seqs`, killed on drop.
-struct PortSim {
-    child: Child,
-}
-
-impl PortSim {
-    fn start(port: u16, max_num_seqs: &str) -> PortSim {
-        let port = port.to_string();
-        // The previous sim's socket may linger a moment after it was killed.
-        for _ in 0..50 {
-            let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
-                .args(["sim", "--port", &port, "--max-num-seqs", max_num_seqs])
-                .args([
-                    "--prefill-tokens-per-s",
-                    "100000000",
-                    "--decode-step-ms",
-                    "1",
-                    "--decode-ms-per-seq",
-                    "0",
-                ])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut err = BufReader::new(child.stderr.take().unwrap());
-            let mut line = String::new();
-            err.read_line(&mut line).unwrap();
-            if line.starts_with("loadproof sim listening on ") {
-                std::thread::spawn(move || {
-                    let mut sink = String::new();
-                    let _ = err.read_to_string(&mut sink);
-                });
-                return PortSim { child };
-            }
-            let _ = child.kill();
-            let _ = child.wait();
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        panic!("loadproof sim could not listen on port {port}");
-    }
-}
-
-impl Drop for PortSim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{PortSim, free_port, run as loadproof, s, stderr, stdout, turn};
 
 /// A Mooncake trace of `n` rows `gap_ms` apart, planned: the plan directory.
 fn planned(dir: &Path, name: &str, n: u64, gap_ms: u64, shift: u64) -> PathBuf {

@@ -10,7 +10,7 @@
 //
 //   SERVE=0 bash tools/quickstart.sh && node web/e2e/site.mjs
 // Environment: LOADPROOF_BIN (default target/release/loadproof), QUICKSTART_OUT (default
-// target/quickstart), CHROMIUM (default /usr/bin/chromium).
+// target/quickstart), LOADPROOF_SHARED (default ../shared), CHROMIUM (default /usr/bin/chromium).
 // Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
 
 import { spawnSync } from 'node:child_process';
@@ -26,6 +26,8 @@ const site = path.join(out, 'site');
 const shots = fromRoot('target/screenshots');
 const docs = fromRoot('docs');
 const TIMEOUT_MS = 60_000;
+const shared = fromRoot(process.env.LOADPROOF_SHARED ?? '../shared');
+const realTrace = path.join(shared, 'traces/burstgpt/BurstGPT_1.first400.csv');
 
 let passed = 0;
 let failed = 0;
@@ -96,10 +98,17 @@ async function shoot(page, name) {
 }
 
 try {
-  await check('trace view: the synthetic sample loads and the report is published', async () => {
+  await check('trace view: the real BurstGPT_1 prefix (or the sample) equals `trace inspect --json`', async () => {
     const page = await open('#/trace');
-    await page.click('#sample');
-    await page.waitForFunction(() => window.loadproofReport?.source === 'synthetic-burstgpt.csv');
+    if (fs.existsSync(realTrace)) {
+      const expected = cliJson(['trace', 'inspect', realTrace, '--json']);
+      await page.setInputFiles('#file', realTrace);
+      await page.waitForFunction((name) => window.loadproofReport?.source === name, path.basename(realTrace));
+      deepStrictEqual(await page.evaluate(() => window.loadproofReport), expected);
+    } else {
+      await page.click('#sample');
+      await page.waitForFunction(() => window.loadproofReport?.source === 'synthetic-burstgpt.csv');
+    }
     await shoot(page, 'trace');
     await page.close();
   });

@@ -98,3 +98,78 @@ impl Drop for Sim {
         let _ = self.child.wait();
     }
 }
+
+/// One test at a time in a test binary that fires: a native fire hashes the debug executable,
+/// and anything running beside it pushes the dispatch lag over its bound; a fixed port admits
+/// one sim.
+static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes this binary's turn (a panicked test does not poison it for the others).
+pub fn turn() -> std::sync::MutexGuard<'static, ()> {
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// stdout as text.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A port that was free a moment ago (bound, then released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `loadproof sim` on a fixed `port` with a fast model and `max_num_seqs`, killed on drop: the
+/// arms of one experiment share the URL, so the sim is restarted on the same port between them.
+pub struct PortSim {
+    child: Child,
+}
+
+impl PortSim {
+    pub fn start(port: u16, max_num_seqs: &str) -> PortSim {
+        let port = port.to_string();
+        // The previous sim's socket may linger a moment after it was killed.
+        for _ in 0..50 {
+            let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
+                .args(["sim", "--port", &port, "--max-num-seqs", max_num_seqs])
+                .args([
+                    "--prefill-tokens-per-s",
+                    "100000000",
+                    "--decode-step-ms",
+                    "1",
+                    "--decode-ms-per-seq",
+                    "0",
+                ])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut err = BufReader::new(child.stderr.take().unwrap());
+            let mut line = String::new();
+            err.read_line(&mut line).unwrap();
+            if line.starts_with("loadproof sim listening on ") {
+                std::thread::spawn(move || {
+                    let mut sink = String::new();
+                    let _ = err.read_to_string(&mut sink);
+                });
+                return PortSim { child };
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("loadproof sim could not listen on port {port}");
+    }
+}
+
+impl Drop for PortSim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
