@@ -42,10 +42,16 @@ for (let i = 0; i < runs; i += 1) {
     total: performance.now() - window.__chosen,
     maxGap: window.__maxGap,
     worker: window.loadproofWorkerTiming ?? null,
+    marks: Object.fromEntries(
+      performance.getEntriesByType('mark')
+        .filter((m) => m.name.startsWith('loadproof:'))
+        .map((m) => [m.name.slice(10), Math.round(m.startTime - window.__chosen)]),
+    ),
   }));
   rows.push(r);
   const w = r.worker ? `worker read ${r.worker.read_ms.toFixed(0)} ms, build ${r.worker.build_ms.toFixed(0)} ms` : 'no worker timing (ran on the page thread)';
   console.log(`run ${i + 1}: ${r.total.toFixed(0)} ms from change to audit on the page; ${w}; longest frame ${r.maxGap.toFixed(0)} ms`);
+  console.log(`  marks after change, ms: ${JSON.stringify(r.marks)}`);
   await page.close();
 }
 const best = rows.reduce((a, b) => (a.total <= b.total ? a : b));

@@ -118,13 +118,16 @@ pub fn audit_receipt(
             }
         },
         move |result: Result<JsValue, String>| {
+            crate::ingest::mark("model-received");
             result.and_then(|data| {
                 publish_timing(&data);
                 let json = field(&data, "ok")
                     .and_then(|v| v.as_string())
                     .ok_or_else(|| format!("{name}: the worker's answer held no receipt"))?;
-                serde_json::from_str::<ReceiptModel>(&json)
-                    .map_err(|e| format!("{name}: the worker's answer did not decode: {e}"))
+                let model = serde_json::from_str::<ReceiptModel>(&json)
+                    .map_err(|e| format!("{name}: the worker's answer did not decode: {e}"));
+                crate::ingest::mark("model-decoded");
+                model
             })
         },
     );

@@ -121,7 +121,10 @@ pub fn ReceiptView() -> impl IntoView {
     // Bumped by every load and cancel; an older job's callbacks see the change and do nothing.
     let generation = StoredValue::new(0u64);
 
-    Effect::new(move |_| model.with(|m| publish(m.as_deref())));
+    Effect::new(move |_| {
+        model.with(|m| publish(m.as_deref()));
+        crate::ingest::mark("audit-published");
+    });
 
     // `expected`: the sha256 the site's index lists, checked against the file's own.
     let start = move |name: String, blob: web_sys::Blob, expected: Option<String>| {
