@@ -14,24 +14,9 @@ mod common;
 
 use common::{PortSim, free_port, run as loadproof, s, stderr, stdout, turn};
 
-/// A Mooncake trace of `n` rows `gap_ms` apart, planned: the plan directory.
+/// A Mooncake trace of `n` rows planned with the default window: the plan directory.
 fn planned(dir: &Path, name: &str, n: u64, gap_ms: u64, shift: u64) -> PathBuf {
-    let trace = dir.join(format!("{name}.jsonl"));
-    let text: String = (0..n)
-        .map(|i| {
-            format!(
-                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [{i}]}}\n",
-                i * gap_ms,
-                20 + (i + shift) % 5 * 30,
-                3 + (i + shift) % 4
-            )
-        })
-        .collect();
-    std::fs::write(&trace, text).unwrap();
-    let plan = dir.join(format!("{name}-plan"));
-    let out = loadproof(&["plan", s(&trace), "--out", s(&plan)]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    plan
+    common::planned_mooncake(dir, name, n, gap_ms, shift, &[]).1
 }
 
 /// Fires `plan` at a fresh sim on `port` with `max_num_seqs`, stating it as a knob, under a

@@ -19,25 +19,9 @@ mod common;
 
 use common::{PortSim, free_port, run as loadproof, s, shared, stderr, stdout, turn};
 
-/// A Mooncake trace of `n` rows `gap_ms` apart (lengths varied by `shift`), planned with a
-/// 0.1 s burstiness window: (trace file, plan directory).
+/// A Mooncake trace of `n` rows planned with a 0.1 s burstiness window: (trace, plan directory).
 fn planned(dir: &Path, name: &str, n: u64, gap_ms: u64, shift: u64) -> (PathBuf, PathBuf) {
-    let trace = dir.join(format!("{name}.jsonl"));
-    let text: String = (0..n)
-        .map(|i| {
-            format!(
-                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [{i}]}}\n",
-                i * gap_ms,
-                20 + (i + shift) % 5 * 30,
-                3 + (i + shift) % 4
-            )
-        })
-        .collect();
-    std::fs::write(&trace, text).unwrap();
-    let plan = dir.join(format!("{name}-plan"));
-    let out = loadproof(&["plan", s(&trace), "--out", s(&plan), "--window", "0.1"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    (trace, plan)
+    common::planned_mooncake(dir, name, n, gap_ms, shift, &["--window", "0.1"])
 }
 
 /// Everything fired once and shared by the tests.

@@ -173,3 +173,33 @@ impl Drop for PortSim {
         let _ = self.child.wait();
     }
 }
+
+/// A Mooncake trace of `n` rows `gap_ms` apart (lengths varied by `shift`), written to `dir` and
+/// planned with `loadproof plan` plus `plan_args`: (trace file, plan directory).
+pub fn planned_mooncake(
+    dir: &Path,
+    name: &str,
+    n: u64,
+    gap_ms: u64,
+    shift: u64,
+    plan_args: &[&str],
+) -> (PathBuf, PathBuf) {
+    let trace = dir.join(format!("{name}.jsonl"));
+    let text: String = (0..n)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [{i}]}}\n",
+                i * gap_ms,
+                20 + (i + shift) % 5 * 30,
+                3 + (i + shift) % 4
+            )
+        })
+        .collect();
+    std::fs::write(&trace, text).unwrap();
+    let plan = dir.join(format!("{name}-plan"));
+    let mut args = vec!["plan", s(&trace), "--out", s(&plan)];
+    args.extend_from_slice(plan_args);
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    (trace, plan)
+}
