@@ -1,5 +1,5 @@
 //! `loadproof receipt compare BASELINE TREATMENT`: two receipts audited by core and compared
-//! by core (`loadproof_core::audit::compare`), printed as a table or as `--json`.
+//! by core (`loadproof_core::compare`), printed as a table or as `--json`.
 //!
 //! Exit codes: 0 comparable (one protocol, one subject apart from knobs, both qualified, two
 //! files — still one observation per arm, which the output says); 1 not comparable (every
@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use loadproof_core::audit::compare::{Comparison, MetricChange, Side, compare};
 use loadproof_core::audit::{self, Audit};
+use loadproof_core::compare::{Comparison, MetricChange, Side, compare};
 use loadproof_core::receipt::{Receipt, sha256_hex};
 
 use crate::trace_cmd::BadInput;

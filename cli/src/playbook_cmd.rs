@@ -17,15 +17,18 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use loadproof_core::audit::{Audit, STANDINGS, audit};
-use loadproof_core::plan::{PLAN_SCHEMA, PlanDoc};
+use loadproof_core::claim::{Arm, Metric, Repeat};
+use loadproof_core::plan::PLAN_SCHEMA;
 use loadproof_core::playbook::{
-    Arm, ArmSummary, AxesError, Concurrency, Experiment, ExperimentError, Identity, Invalidation,
-    MatchPolicy, MatchReport, MeasuredDelta, Metric, Playbook, Prefixes, Provenance, Query,
-    RegimeAxes, RegimeAxis, Repeat, Row, RowSpec, SourceKind, Traffic, knobs_line,
-    traffic_of_notes,
+    ArmSummary, AxesError, Concurrency, Experiment, ExperimentError, Identity, Invalidation,
+    MatchPolicy, MatchReport, MeasuredDelta, Playbook, Prefixes, Provenance, Query, RegimeAxes,
+    RegimeAxis, Row, RowSpec, SourceKind, Traffic, knobs_line, traffic_of_notes,
 };
 use loadproof_core::receipt::{Receipt, block, sha256_hex};
 use loadproof_core::report::INSPECT_SCHEMA;
+use loadproof_core::site::{
+    SITE_MANIFEST, SITE_PLAYBOOK, SITE_RECEIPT_DIR, SITE_RECEIPTS, SiteReceipt, SiteReceipts,
+};
 use loadproof_core::{IngestOptions, Limits, Regime, Trace, Window};
 
 use crate::args::{
@@ -499,10 +502,7 @@ fn live_from_receipt(args: &PlaybookMatchArgs, path: &Path) -> Result<Live> {
     let window = window_of(args.window.unwrap_or(1.0))?;
     let (regime, requests) = RegimeAxes::of_receipt(&receipt, window)
         .map_err(|e| bad(format!("the receipt's regime cannot be matched: {e}")))?;
-    let plan = receipt
-        .block(block::PLAN)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<PlanDoc>(&b).ok());
+    let plan = receipt.embedded_plan();
     let traffic = match &plan {
         Some(plan) => traffic_of_notes(&plan.notes).map_err(|e| e.to_string()),
         None => Err(format!(
@@ -523,16 +523,12 @@ fn live_from_receipt(args: &PlaybookMatchArgs, path: &Path) -> Result<Live> {
 }
 
 fn concurrency_of(text: &str) -> Result<Concurrency> {
-    if text == "uncapped" {
-        return Ok(Concurrency::Uncapped);
-    }
-    match text.parse::<u64>() {
-        Ok(n) if n > 0 => Ok(Concurrency::Max(n)),
-        _ => Err(BadInput(format!(
+    text.parse::<Concurrency>().map_err(|_| {
+        BadInput(format!(
             "--concurrency {text:?}: a number of requests > 0, or `uncapped`"
         ))
-        .into()),
-    }
+        .into()
+    })
 }
 
 /// `loadproof playbook match`.
@@ -1023,21 +1019,9 @@ pub fn examples(args: &PlaybookExamplesArgs, out: &mut impl Write) -> Result<Exi
 // ---------------------------------------------------------------------------------------------
 // playbook publish
 
-/// The manifest a published site carries: every other file's sha256, sorted by path, in
-/// `sha256sum -c` format. Its presence is also what marks a directory as one publish made.
-pub const SITE_MANIFEST: &str = "site.sha256";
-/// The playbook inside a published site, fetched by the page from its own origin.
-pub const SITE_PLAYBOOK: &str = "playbook.json";
-/// The index of the receipts bundled with a site (`--receipt`), fetched by the page.
-pub const SITE_RECEIPTS: &str = "receipts.json";
-/// Where bundled receipts sit in a site.
-pub const SITE_RECEIPT_DIR: &str = "receipts";
-/// Schema identity of [`SITE_RECEIPTS`].
-pub const SITE_RECEIPTS_SCHEMA: &str = "loadproof.site-receipts/v1";
-
 /// A receipt to bundle: its bytes, read and checked before anything is written.
 struct Bundled {
-    name: String,
+    entry: SiteReceipt,
     bytes: Vec<u8>,
     qualified: bool,
 }
@@ -1054,14 +1038,14 @@ fn bundled_receipts(paths: &[PathBuf]) -> Result<Vec<Bundled>> {
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
-            .filter(|n| !n.is_empty() && !n.contains(['\\', '\n', '/']))
-            .ok_or_else(|| {
-                BadInput(format!(
-                    "{}: not a file name a site can keep",
-                    path.display()
-                ))
-            })?;
-        if out.iter().any(|b| b.name == name) {
+            .unwrap_or_default();
+        let entry = SiteReceipt::bundled(&name, &bytes).map_err(|_| {
+            BadInput(format!(
+                "{}: not a file name a site can keep",
+                path.display()
+            ))
+        })?;
+        if out.iter().any(|b| b.entry.name == name) {
             return Err(BadInput(format!(
                 "{}: a second receipt named {name:?}; bundled receipts keep their file names, so rename one",
                 path.display()
@@ -1070,7 +1054,7 @@ fn bundled_receipts(paths: &[PathBuf]) -> Result<Vec<Bundled>> {
         }
         let qualified = loadproof_core::audit::audit(&receipt).qualified;
         out.push(Bundled {
-            name,
+            entry,
             bytes,
             qualified,
         });
@@ -1085,22 +1069,13 @@ fn write_bundled(site: &Path, bundled: &[Bundled]) -> Result<()> {
     if !bundled.is_empty() {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut index = Vec::new();
     for b in bundled {
-        let path = dir.join(&b.name);
+        let path = dir.join(&b.entry.name);
         std::fs::write(&path, &b.bytes).with_context(|| format!("writing {}", path.display()))?;
-        index.push(serde_json::json!({
-            "name": b.name,
-            "path": format!("{SITE_RECEIPT_DIR}/{}", b.name),
-            "sha256": sha256_hex(&b.bytes),
-            "bytes": b.bytes.len(),
-        }));
     }
-    let json = serde_json::json!({ "schema": SITE_RECEIPTS_SCHEMA, "receipts": index });
+    let index = SiteReceipts::new(bundled.iter().map(|b| b.entry.clone()).collect());
     let path = site.join(SITE_RECEIPTS);
-    let mut text = serde_json::to_string_pretty(&json)?;
-    text.push('\n');
-    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
+    std::fs::write(&path, index.to_json()).with_context(|| format!("writing {}", path.display()))
 }
 
 /// `loadproof playbook publish`.
@@ -1179,7 +1154,7 @@ pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitC
         writeln!(
             out,
             "bundled receipt {SITE_RECEIPT_DIR}/{} ({}; the Receipt view shows why)",
-            b.name,
+            b.entry.name,
             if b.qualified {
                 "qualified"
             } else {

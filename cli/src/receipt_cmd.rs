@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use loadproof_core::plan::PlanDoc;
 use loadproof_core::receipt::{
     Axis, Engine, Evidence, Execution, ExitStatus, Phase, Protocol, Provenance, RECEIPT_SCHEMA,
-    Receipt, ResultFile, Scrape, ScrapeOutcome, Subject, block, sha256_hex,
+    Receipt, ResultFile, Scrape, ScrapeOutcome, Subject, block, key_value, sha256_hex,
 };
 
 use crate::args::{ImportArgs, SubjectArgs, VerifyArgs};
@@ -24,9 +24,9 @@ fn read(path: &Path) -> Result<Vec<u8>> {
 pub(crate) fn pairs(flag: &str, items: &[String]) -> Result<BTreeMap<String, String>> {
     items
         .iter()
-        .map(|item| match item.split_once('=') {
-            Some((k, v)) if !k.is_empty() => Ok((k.to_owned(), v.to_owned())),
-            _ => Err(BadInput(format!("--{flag} {item:?} is not KEY=VALUE")).into()),
+        .map(|item| match key_value(item) {
+            Some((k, v)) => Ok((k.to_owned(), v.to_owned())),
+            None => Err(BadInput(format!("--{flag} {item:?} is not KEY=VALUE")).into()),
         })
         .collect()
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::OnceLock;
 
-use loadproof_core::audit::compare::Comparison;
+use loadproof_core::compare::Comparison;
 use loadproof_core::receipt::sha256_hex;
 
 mod common;

@@ -16,12 +16,16 @@
 )]
 
 pub mod audit;
+pub mod claim;
+pub mod compare;
 pub mod decimal;
+pub mod formats;
 pub mod plan;
 pub mod playbook;
 pub mod receipt;
 pub mod regime;
 pub mod report;
+pub mod site;
 pub mod stats;
 pub mod synth;
 pub mod trace;

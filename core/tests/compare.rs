@@ -1,11 +1,11 @@
 //! Two receipts side by side through core's public API: every rule of `compare` by name, on
 //! the real sim receipt (`data/receipt/native_sim.json`) and variations of it.
 
-use loadproof_core::audit::compare::{
+use loadproof_core::audit::{Audit, Standing, audit};
+use loadproof_core::claim::{Arm, Metric, Repeat};
+use loadproof_core::compare::{
     Better, CAVEAT, COMPARE_SCHEMA, Comparison, Rule, Side, compare, metric_names, playbook_metric,
 };
-use loadproof_core::audit::{Audit, Standing, audit};
-use loadproof_core::playbook::{Arm, Metric, Repeat};
 use loadproof_core::receipt::{Axis, Receipt, sha256_hex};
 use proptest::prelude::*;
 

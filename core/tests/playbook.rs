@@ -8,11 +8,12 @@ use std::collections::BTreeMap;
 
 use common::{ingest, ingest_with, opts, shared};
 use loadproof_core::audit::{Audit, audit};
+use loadproof_core::claim::{Arm, Repeat, RepeatError};
 use loadproof_core::playbook::{
-    Arm, AxisTolerance, Concurrency, DeltaError, Evidence, GateName, Identity, Invalidation,
+    AxisTolerance, Concurrency, DeltaError, Evidence, GateName, Identity, Invalidation,
     MatchPolicy, MeasuredDelta, Playbook, PlaybookError, Prefixes, Provenance, Query, Reason,
-    RegimeAxes, RegimeAxis, Repeat, RepeatError, Row, RowError, RowSpec, SIM_ENGINE, SourceKind,
-    ToleranceError, Traffic, delta_is_floor, distance, match_rows,
+    RegimeAxes, RegimeAxis, Row, RowError, RowSpec, SIM_ENGINE, SourceKind, ToleranceError,
+    Traffic, delta_is_floor, distance, match_rows,
 };
 use loadproof_core::receipt::{Receipt, sha256_hex};
 use loadproof_core::{Regime, Window};
@@ -836,11 +837,11 @@ mod experiment {
     use super::common::{ingest, ingest_with, opts, shared};
     use super::{SIM_RECEIPT, audits};
     use loadproof_core::audit::audit;
+    use loadproof_core::claim::{Arm, Repeat};
     use loadproof_core::plan::{Plan, PlanOptions, TimeScale, TimedTraceReader};
     use loadproof_core::playbook::{
-        Arm, AxesError, Concurrency, Experiment, ExperimentError, MeasuredDelta, Prefixes,
-        Provenance, RegimeAxes, Repeat, Row, RowSpec, SIM_ENGINE, SYNTHETIC_SOURCE_NOTE, Traffic,
-        traffic_of_notes,
+        AxesError, Concurrency, Experiment, ExperimentError, MeasuredDelta, Prefixes, Provenance,
+        RegimeAxes, Row, RowSpec, SIM_ENGINE, SYNTHETIC_SOURCE_NOTE, Traffic, traffic_of_notes,
     };
     use loadproof_core::receipt::{Axis, Evidence, Receipt, block, sha256_hex};
     use loadproof_core::synth::{SYNTH_SCHEMA, check_sidecar};

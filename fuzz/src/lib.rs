@@ -250,7 +250,7 @@ pub fn check_plan_round_trip(data: &[u8]) {
 /// per-request arrays share one length and its bucket peak recomputes to at most the number of
 /// requests; both sweeps, fed the body as raw `f64`/`i64` pairs, stay within the pair count.
 pub fn check_bench_output(data: &[u8]) {
-    use loadproof_core::audit::bench_output::{
+    use loadproof_core::formats::vllm_bench::{
         SUMMARY_CLOSING, SUMMARY_HEADER, SummaryError, disagreements, exact_peak, parse_result,
         parse_summary, second_bucket_peak,
     };
@@ -341,7 +341,7 @@ pub fn check_bench_output(data: &[u8]) {
 /// canonical render reads back and renders identically; `scan` for some of its sample names
 /// keeps exactly `parse`'s families for them.
 pub fn check_exposition(data: &[u8]) {
-    use loadproof_core::audit::exposition::{
+    use loadproof_core::formats::prometheus::{
         DeltaError, MetricType, SampleValue, counter_delta, histogram_delta, parse, scan,
     };
     let n_lines = data.iter().filter(|&&b| b == b'\n').count() + 1;

@@ -21,7 +21,8 @@ use std::collections::BTreeMap;
 use loadproof_core::audit::metric_names::{
     GENERATION_TOKENS, KV_USAGE, PREEMPTIONS, PROMPT_TOKENS, RUNNING, WAITING,
 };
-use loadproof_core::audit::{Audit, bench_output, bench_samples, exposition, native_samples};
+use loadproof_core::audit::{Audit, bench_samples, native_samples};
+use loadproof_core::formats::{prometheus as exposition, vllm_bench as bench_output};
 use loadproof_core::receipt::{
     Disposition, Encoding, Execution, Implementation, Lease, Phase, Protocol, Provenance, Receipt,
     RequestRecord, ResultFile, ScrapeOutcome, Subject,
@@ -475,7 +476,7 @@ enum PerRequest {
 fn per_request(receipt: &Receipt, audit: &Audit, verified: &Verified<'_>) -> PerRequest {
     match &receipt.execution {
         Execution::Native { events, .. } => match verified.block(events).and_then(|raw| {
-            loadproof_core::audit::parse_events(&raw).map_err(|e| format!("{events}: {e}"))
+            loadproof_core::receipt::parse_events(&raw).map_err(|e| format!("{events}: {e}"))
         }) {
             Ok(records) => PerRequest::Native(records),
             Err(why) => PerRequest::Absent(format!("the event log cannot be used: {why}")),

@@ -76,7 +76,7 @@ fn escape_label(value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use loadproof_core::audit::exposition;
+    use loadproof_core::formats::prometheus as exposition;
 
     const LINES: GateLines<'static> = GateLines {
         upstream: "http://127.0.0.1:8000",

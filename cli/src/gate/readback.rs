@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use bytes::Bytes;
-use loadproof_core::audit::exposition;
+use loadproof_core::formats::prometheus as exposition;
 
 use super::proxy::{Client, Upstream};
 

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::bench_output::{self, BenchResult, Detailed, Summary};
-use crate::receipt::{Disposition, Execution, Receipt, RequestRecord, ResultFile};
+use crate::formats::vllm_bench::{self, BenchResult, Detailed, Summary};
+use crate::receipt::{Disposition, Execution, Receipt, RequestRecord, ResultFile, parse_events};
 
 /// Whether client facts were read, and why (not).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -266,6 +266,7 @@ fn schedule(
     let chunk = receipt.protocol.chunk_size.unwrap_or(512);
     Some(
         crate::plan::TimedTraceReader::new(multiplier, chunk)
+            .map_err(|e| e.to_string())
             .and_then(|mut reader| {
                 reader.push(&raw);
                 reader.finish().map_err(|e| e.to_string())
@@ -308,7 +309,7 @@ fn read_bench(
             return side;
         }
     };
-    let summary = match bench_output::parse_summary(&raw) {
+    let summary = match vllm_bench::parse_summary(&raw) {
         Ok(s) => s,
         Err(e) => {
             side.gate = Some(closed(format!(
@@ -319,7 +320,7 @@ fn read_bench(
     };
     let result = match result {
         ResultFile::Kept { block: name } => match block(name) {
-            Ok(bytes) => match bench_output::parse_result(&bytes) {
+            Ok(bytes) => match vllm_bench::parse_result(&bytes) {
                 Ok(r) => Some(r),
                 Err(e) => {
                     side.gate = Some(closed(format!("{name}: {e}")));
@@ -334,7 +335,7 @@ fn read_bench(
         ResultFile::Absent { .. } => None,
     };
     if let Some(r) = &result {
-        let mismatches = bench_output::disagreements(&summary, r);
+        let mismatches = vllm_bench::disagreements(&summary, r);
         if !mismatches.is_empty() {
             let list: Vec<String> = mismatches
                 .iter()
@@ -415,7 +416,7 @@ fn read_bench(
                 Some((start, latency))
             })
             .collect();
-        bench_output::second_bucket_peak(&spans)
+        vllm_bench::second_bucket_peak(&spans)
     });
     let printed_peak = summary
         .successful_client_second_bucket_peak
@@ -716,20 +717,6 @@ fn rate(tokens: u64, seconds: f64) -> Option<f64> {
     (seconds > 0.0).then(|| tokens as f64 / seconds)
 }
 
-/// Parses the native event log: one [`RequestRecord`] per line.
-pub fn parse_events(raw: &[u8]) -> Result<Vec<RequestRecord>, String> {
-    let mut records = Vec::new();
-    for (i, line) in raw.split(|b| *b == b'\n').enumerate() {
-        if line.trim_ascii().is_empty() {
-            continue;
-        }
-        let record: RequestRecord =
-            serde_json::from_slice(line).map_err(|e| format!("line {}: {e}", i + 1))?;
-        records.push(record);
-    }
-    Ok(records)
-}
-
 #[allow(clippy::too_many_arguments)]
 fn read_native(
     receipt: &Receipt,
@@ -877,8 +864,8 @@ fn read_native(
         })
         .collect();
     side.concurrency = Some(Concurrency {
-        successful_client_second_bucket_peak: bench_output::second_bucket_peak(&ok_spans),
-        exact_client_peak: Some(bench_output::exact_peak(&side.spans_ns)),
+        successful_client_second_bucket_peak: vllm_bench::second_bucket_peak(&ok_spans),
+        exact_client_peak: Some(vllm_bench::exact_peak(&side.spans_ns)),
         declared_cap: cap,
         note: PEAK_NOTE.to_owned(),
     });

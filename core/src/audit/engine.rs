@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::exposition::{self, Exposition};
 use crate::decimal::Decimal;
+use crate::formats::prometheus::{self, Exposition};
 use crate::receipt::{Phase, Receipt, ScrapeOutcome};
 
 /// vLLM's counter of generated tokens (also the simulator's).
@@ -88,7 +88,7 @@ fn histogram_facts(before: &Exposition, after: &Exposition) -> Vec<HistogramFact
     LATENCY_HISTOGRAMS
         .iter()
         .filter_map(|family| {
-            let d = exposition::histogram_delta(before, after, family).ok()?;
+            let d = prometheus::histogram_delta(before, after, family).ok()?;
             let count = d.count.whole_u64().ok()?;
             let le_of = |q: f64| -> Option<f64> {
                 let rank = (q * count as f64).ceil().max(1.0);
@@ -216,9 +216,9 @@ pub fn read(
                 Ok(bytes) => match if s.phase == Phase::During && !readback.is_empty() {
                     // A during-run scrape is read for six numbers: every line is still
                     // checked, only those families are kept (a third of a full parse).
-                    exposition::scan(&bytes, &SERIES)
+                    prometheus::scan(&bytes, &SERIES)
                 } else {
-                    exposition::parse(&bytes)
+                    prometheus::parse(&bytes)
                 } {
                     Err(e) => Some(format!("scrape {i} ({:?}) {body}: {e}", s.phase)),
                     Ok(metrics) => {
@@ -282,9 +282,9 @@ pub fn read(
             }
         }
         let delta = |name: &str| -> Result<u64, String> {
-            let d = exposition::counter_delta(before, after, name)
+            let d = prometheus::counter_delta(before, after, name)
                 .map_err(|e| format!("{name}: {e}"))?;
-            exposition::whole_tokens(d).map_err(|e| format!("{name}: refused: {e}"))
+            prometheus::whole_tokens(d).map_err(|e| format!("{name}: refused: {e}"))
         };
         match delta(GENERATION_TOKENS) {
             Ok(d) => gen_total = gen_total.and_then(|t| t.checked_add(d)),

@@ -8,11 +8,8 @@
 //! `derived` section. Capture and qualification are separate answers: [`Audit::captured`] says
 //! a raw observation exists; [`Audit::qualification`] says whether it supports a claim.
 
-pub mod bench_output;
 mod client;
-pub mod compare;
 mod engine;
-pub mod exposition;
 mod standing;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -21,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 pub use client::{
     ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LATENCY_METRICS, LatencyFacts,
-    LedgerFacts, bench_samples, native_samples, parse_events,
+    LedgerFacts, bench_samples, native_samples,
 };
 pub use engine::{EngineFacts, OCCUPANCY_MAX_GAP_NS, OccupancyFacts};
 

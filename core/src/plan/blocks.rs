@@ -13,8 +13,12 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::timed_trace::MAX_LINE_BYTES;
 use crate::trace::Trace;
+
+/// The longest `timed_trace` line: a plan whose row would not fit is refused here, and the
+/// reader refuses a longer line rather than buffer it (a line of 131,072 one-token ids is
+/// ~1 MiB).
+pub const MAX_LINE_BYTES: usize = 16 << 20;
 
 /// Bytes one id can take in a line: 20 digits and `", "`.
 const MAX_ID_DIGITS: u64 = 22;

@@ -23,10 +23,12 @@ pub use bench_command::{
     BASE_URL_PLACEHOLDER, BenchCommand, BenchTarget, MIN_VLLM, MODEL_PLACEHOLDER, PYTHON_HASH_SEED,
     RESULT_DIR, RESULT_FILE, TOKENIZER_PLACEHOLDER,
 };
-pub use blocks::{BlockError, BlockPlan, ChunkOrigin, RowBlocks, SYNTHESIZED_CHUNK};
+pub use blocks::{
+    BlockError, BlockPlan, ChunkOrigin, MAX_LINE_BYTES, RowBlocks, SYNTHESIZED_CHUNK,
+};
 pub use fidelity::{Check, Fidelity, compare};
 pub use timed_trace::{
-    MAX_LINE_BYTES, ReadBack, RowDifference, TimeUnit, TimedTraceError, TimedTraceReader,
+    MultiplierError, ReadBack, RowDifference, TimeUnit, TimedTraceError, TimedTraceReader,
     write_line,
 };
 
@@ -276,7 +278,10 @@ impl Plan {
 
     /// A reader for the written file, interpreting it as `bench` tells vLLM to (its multiplier
     /// and chunk size) and comparing every row with this plan.
-    pub fn reader<'p>(&'p self, bench: &BenchCommand) -> Result<TimedTraceReader<'p>, String> {
+    pub fn reader<'p>(
+        &'p self,
+        bench: &BenchCommand,
+    ) -> Result<TimedTraceReader<'p>, MultiplierError> {
         // A chunk vLLM cannot parse leaves nothing covered: every row reads as short.
         let chunk = bench.chunk_size().unwrap_or(0);
         Ok(TimedTraceReader::new(bench.sec_multiplier(), chunk)?

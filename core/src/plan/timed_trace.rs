@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Number, Value};
 use sha2::{Digest, Sha256};
 
-use super::blocks::RowBlocks;
+use super::blocks::{MAX_LINE_BYTES, RowBlocks};
 use crate::decimal::Decimal;
 use crate::trace::Trace;
 
@@ -168,9 +168,13 @@ struct Expected<'p> {
     blocks: Box<dyn Iterator<Item = RowBlocks<'p>> + 'p>,
 }
 
-/// Lines longer than this are refused rather than buffered (a line of 131,072 one-token ids
-/// is ~1 MiB).
-pub const MAX_LINE_BYTES: usize = 16 << 20;
+/// A `--timed-trace-sec-multiplier` vLLM could not use: the file cannot be read as it would be.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--timed-trace-sec-multiplier {multiplier:?} is not a positive number")]
+pub struct MultiplierError {
+    /// The multiplier as written in the argv.
+    pub multiplier: String,
+}
 
 /// Reads a `timed_trace` file pushed in chunks of any size, as vLLM will read it.
 pub struct TimedTraceReader<'p> {
@@ -204,12 +208,13 @@ struct Line {
 impl<'p> TimedTraceReader<'p> {
     /// A reader interpreting timestamps with `multiplier` (the argv's
     /// `--timed-trace-sec-multiplier`) and checking tiling against `chunk`.
-    pub fn new(multiplier: &str, chunk: u32) -> Result<TimedTraceReader<'p>, String> {
-        let multiplier = Decimal::parse(multiplier.as_bytes())
+    pub fn new(multiplier: &str, chunk: u32) -> Result<TimedTraceReader<'p>, MultiplierError> {
+        let text = multiplier;
+        let multiplier = Decimal::parse(text.as_bytes())
             .ok()
             .filter(|d| !d.is_negative() && !d.is_zero())
-            .ok_or_else(|| {
-                format!("--timed-trace-sec-multiplier {multiplier:?} is not a positive number")
+            .ok_or_else(|| MultiplierError {
+                multiplier: text.to_owned(),
             })?;
         Ok(TimedTraceReader {
             multiplier,

@@ -323,7 +323,8 @@ impl RegimeAxes {
                     .to_owned(),
             )
         })?;
-        let mut reader = TimedTraceReader::new(multiplier, chunk).map_err(bad)?;
+        let mut reader =
+            TimedTraceReader::new(multiplier, chunk).map_err(|e| bad(e.to_string()))?;
         reader.push(&bytes);
         let back = reader.finish().map_err(|e| bad(e.to_string()))?;
         let axes = RegimeAxes::of_schedule(

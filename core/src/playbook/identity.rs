@@ -118,6 +118,32 @@ impl Concurrency {
     }
 }
 
+/// Text that is not a [`Concurrency`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{text:?} is not a number of requests > 0, or uncapped")]
+pub struct ConcurrencyError {
+    /// The text as given.
+    pub text: String,
+}
+
+/// `uncapped`, or a whole number of requests > 0: what `playbook match --concurrency` and the
+/// page's Concurrency field take, exactly (the caller trims a typed field if it wants).
+impl std::str::FromStr for Concurrency {
+    type Err = ConcurrencyError;
+
+    fn from_str(text: &str) -> Result<Concurrency, ConcurrencyError> {
+        match text {
+            "uncapped" => Ok(Concurrency::Uncapped),
+            t => match t.parse::<u64>() {
+                Ok(n) if n > 0 => Ok(Concurrency::Max(n)),
+                _ => Err(ConcurrencyError {
+                    text: text.to_owned(),
+                }),
+            },
+        }
+    }
+}
+
 impl fmt::Display for Concurrency {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

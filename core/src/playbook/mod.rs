@@ -27,14 +27,11 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 pub use axes::{AxesError, RegimeAxes, RegimeAxis};
-pub use delta::{
-    Arm, ArmSummary, Change, DeltaError, MIN_REPEATS, MeasuredDelta, Metric, Repeat, RepeatError,
-    Spread,
+pub use delta::{ArmSummary, Change, DeltaError, MeasuredDelta, Spread};
+pub use experiment::{Experiment, ExperimentError, SYNTHETIC_SOURCE_NOTE, traffic_of_notes};
+pub use identity::{
+    Concurrency, ConcurrencyError, Identity, Prefixes, SourceKind, Traffic, knobs_line,
 };
-pub use experiment::{
-    Experiment, ExperimentError, FieldDifference, SYNTHETIC_SOURCE_NOTE, traffic_of_notes,
-};
-pub use identity::{Concurrency, Identity, Prefixes, SourceKind, Traffic, knobs_line};
 pub use matcher::{
     AxisDistance, AxisTolerance, Distance, DistanceError, GateName, MATCH_SCHEMA, MatchPolicy,
     MatchReport, Query, Reason, Rejected, RowRef, Selected, ToleranceError, Tolerances,

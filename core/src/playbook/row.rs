@@ -25,9 +25,10 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::axes::{AxesError, RegimeAxes};
-use super::delta::{Arm, MeasuredDelta};
+use super::delta::MeasuredDelta;
 use super::identity::{Concurrency, Identity, knobs_line};
 use crate::audit::{Audit, STANDINGS};
+use crate::claim::Arm;
 
 /// The engine name `loadproof sim` reports; rows from its receipts must carry it.
 pub const SIM_ENGINE: &str = "loadproof sim";

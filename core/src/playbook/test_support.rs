@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::*;
+use crate::claim::Repeat;
 
 pub fn axes() -> RegimeAxes {
     RegimeAxes {

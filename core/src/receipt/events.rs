@@ -135,3 +135,27 @@ mod tests {
         }
     }
 }
+
+/// A line of the event log that is not a [`RequestRecord`].
+#[derive(Debug, thiserror::Error)]
+#[error("line {line}: {json}")]
+pub struct EventsError {
+    /// 1-based line number.
+    pub line: usize,
+    /// What JSON said.
+    pub json: serde_json::Error,
+}
+
+/// Parses the native event log: one [`RequestRecord`] per line, blank lines skipped.
+pub fn parse_events(raw: &[u8]) -> Result<Vec<RequestRecord>, EventsError> {
+    let mut records = Vec::new();
+    for (i, line) in raw.split(|b| *b == b'\n').enumerate() {
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        let record: RequestRecord =
+            serde_json::from_slice(line).map_err(|json| EventsError { line: i + 1, json })?;
+        records.push(record);
+    }
+    Ok(records)
+}

@@ -13,14 +13,18 @@
 mod events;
 mod evidence;
 mod lease;
+mod protocol;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-pub use events::{Disposition, RequestRecord, Usage};
+use crate::plan::PlanDoc;
+
+pub use events::{Disposition, EventsError, RequestRecord, Usage, parse_events};
 pub use evidence::{Encoding, Evidence, EvidenceError, sha256_hex};
 pub use lease::{LEASE_SCHEMA, Lease, LeaseError};
+pub use protocol::{Engine, FieldDifference, Protocol};
 
 /// Schema identity of [`Receipt`].
 pub const RECEIPT_SCHEMA: &str = "loadproof.receipt/v1";
@@ -55,110 +59,11 @@ pub struct Stamp {
     pub unix_ns: i64,
 }
 
-/// Which client fired.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Engine {
-    /// `vllm bench serve` as a child process.
-    VllmBenchServe,
-    /// loadproof's own open-loop client.
-    Native,
-}
-
-/// Every field that changes the work a run asked of the server, and its canonical key.
-/// Two receipts with one `key` ran one protocol. `None` is "not stated" (an imported run
-/// whose caller did not say): an unknown field never equals a known one, and the audit names
-/// it rather than guessing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Protocol {
-    /// The client.
-    pub engine: Engine,
-    /// The client's version (`vllm` package version, or loadproof's).
-    pub client_version: Option<String>,
-    /// API flavour (`openai` completions).
-    pub backend: Option<String>,
-    /// Request path (`/v1/completions`).
-    pub endpoint: Option<String>,
-    /// Where it was fired.
-    pub base_url: Option<String>,
-    /// The `model` field of every request.
-    pub model: Option<String>,
-    /// The tokenizer the prompts were built with, when the client needs one.
-    pub tokenizer: Option<String>,
-    /// sha256 of the source trace.
-    pub trace_sha256: Option<String>,
-    /// sha256 of the `timed_trace` file fired.
-    pub timed_trace_sha256: Option<String>,
-    /// sha256 of `plan.json`.
-    pub plan_sha256: Option<String>,
-    /// Requests offered.
-    pub requests: Option<u64>,
-    /// Tokens per hash id.
-    pub chunk_size: Option<u32>,
-    /// `--timed-trace-sec-multiplier`.
-    pub sec_multiplier: Option<String>,
-    /// The arrival process (`self_timed`: the file's schedule, open loop).
-    pub arrival: Option<String>,
-    /// `ignore_eos` on every request.
-    pub ignore_eos: Option<bool>,
-    /// A cap on requests in flight; `Some(0)` = stated uncapped.
-    pub max_concurrency: Option<u64>,
-    /// `PYTHONHASHSEED` for vLLM's client (its prompt tokens depend on it).
-    pub python_hash_seed: Option<String>,
-    /// Sampling fields sent with every request (empty: the server's defaults).
-    pub sampling: BTreeMap<String, String>,
-    /// The exact argv (vllm engine) or request template (native), placeholders filled; empty
-    /// when not known.
-    pub argv: Vec<String>,
-    /// `sha256:` + sha256 of the canonical JSON of every field above.
-    pub key: String,
-}
-
-impl Protocol {
-    /// The fields that are not stated, by name.
-    pub fn unstated(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        let mut note = |missing: bool, name: &'static str| {
-            if missing {
-                out.push(name);
-            }
-        };
-        note(self.client_version.is_none(), "client_version");
-        note(self.backend.is_none(), "backend");
-        note(self.endpoint.is_none(), "endpoint");
-        note(self.base_url.is_none(), "base_url");
-        note(self.model.is_none(), "model");
-        note(self.trace_sha256.is_none(), "trace_sha256");
-        note(self.timed_trace_sha256.is_none(), "timed_trace_sha256");
-        note(self.plan_sha256.is_none(), "plan_sha256");
-        note(self.requests.is_none(), "requests");
-        note(self.chunk_size.is_none(), "chunk_size");
-        note(self.sec_multiplier.is_none(), "sec_multiplier");
-        note(self.arrival.is_none(), "arrival");
-        note(self.ignore_eos.is_none(), "ignore_eos");
-        note(self.max_concurrency.is_none(), "max_concurrency");
-        note(self.argv.is_empty(), "argv");
-        out
-    }
-}
-
-impl Protocol {
-    /// The canonical key: sha256 over the JSON of every field but `key`, keys sorted.
-    pub fn canonical_key(&self) -> String {
-        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        if let serde_json::Value::Object(map) = &mut value {
-            map.remove("key");
-        }
-        // serde_json's Map is a BTreeMap here (no preserve_order): keys come out sorted.
-        let canonical = serde_json::to_string(&value).unwrap_or_default();
-        format!("sha256:{}", sha256_hex(canonical.as_bytes()))
-    }
-
-    /// Sets `key` from the other fields.
-    pub fn sealed(mut self) -> Protocol {
-        self.key = self.canonical_key();
-        self
-    }
+/// `KEY=VALUE` as a knob or a caller statement is written (`--knob`, `--caller`, a line of the
+/// page's knob box): the key before the first `=`, non-empty; the value everything after it,
+/// possibly empty. `None` when there is no `=` or no key.
+pub fn key_value(item: &str) -> Option<(&str, &str)> {
+    item.split_once('=').filter(|(key, _)| !key.is_empty())
 }
 
 /// One axis of what was measured: known (and who said so) or explicitly unknown.
@@ -485,6 +390,14 @@ impl Receipt {
                 block: name.to_owned(),
             })?
             .verified(name)
+    }
+
+    /// The plan this receipt says it fired (`plan/plan.json`), when embedded, verified and
+    /// readable. Not checked against the protocol: an experiment does that, by name.
+    pub fn embedded_plan(&self) -> Option<PlanDoc> {
+        self.block(block::PLAN)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
     }
 
     /// Names of the blocks the execution and scrapes point at.

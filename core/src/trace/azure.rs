@@ -7,9 +7,8 @@
 use std::cell::Cell;
 
 use super::DropReason;
-use super::burstgpt::{number_defect, token_cell};
 use super::csv_line::Cells;
-use super::ingest::{Defect, Row};
+use super::row::{Defect, Row, number_defect, token_cell};
 use crate::decimal::NumberError;
 
 const TIMESTAMP: &str = "TIMESTAMP";

@@ -6,7 +6,7 @@
 
 use super::DropReason;
 use super::csv_line::Cells;
-use super::ingest::{Defect, Row};
+use super::row::{Defect, Row, number_defect, plain_digits, token_cell};
 use crate::decimal::{Decimal, NumberError};
 
 const TIMESTAMP: &str = "Timestamp";
@@ -135,23 +135,6 @@ pub(crate) fn timestamp_ns(cell: &[u8], field: &'static str, scale: i32) -> Resu
     Ok(value)
 }
 
-/// A run of 1 to 18 ASCII digits as a number; `None` for anything else.
-#[inline]
-fn plain_digits(s: &[u8]) -> Option<u64> {
-    if s.is_empty() || s.len() > 18 {
-        return None;
-    }
-    let mut v: u64 = 0;
-    for &b in s {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            return None;
-        }
-        v = v * 10 + u64::from(d);
-    }
-    Some(v)
-}
-
 /// `digits[.digits]` seconds (≤ 10 integer and ≤ 9 fractional digits) straight to
 /// nanoseconds: the shape of nearly every BurstGPT cell. `None` sends it to the general parser.
 #[inline]
@@ -173,40 +156,6 @@ fn plain_seconds_ns(cell: &[u8]) -> Option<i64> {
     // Ten integer digits can pass i64's nanosecond range: the general parser refuses those.
     secs.checked_mul(1_000_000_000)?
         .checked_add(sub.checked_mul(scale)?)
-}
-
-/// Up to 9 plain digits straight to a count. `None` sends it to the general parser.
-#[inline]
-fn plain_u32(cell: &[u8]) -> Option<u32> {
-    if cell.len() > 9 {
-        return None;
-    }
-    u32::try_from(plain_digits(cell)?).ok()
-}
-
-/// A token-count cell.
-pub(crate) fn token_cell(cell: &[u8], field: &'static str) -> Result<u32, Defect> {
-    if let Some(v) = plain_u32(cell) {
-        return Ok(v);
-    }
-    if cell.trim_ascii().is_empty() {
-        return Err(Defect::new(DropReason::MissingField, Some(field), "empty"));
-    }
-    Decimal::parse(cell)
-        .and_then(Decimal::token_count)
-        .map_err(|e| number_defect(e, field, cell))
-}
-
-/// The defect for a number that did not parse, quoting (a prefix of) the cell.
-pub(crate) fn number_defect(err: NumberError, field: &'static str, cell: &[u8]) -> Defect {
-    let shown: String = String::from_utf8_lossy(cell.get(..40).unwrap_or(cell)).into_owned();
-    let (reason, what) = match err {
-        NumberError::NotNumeric => (DropReason::NonNumeric, "not a number"),
-        NumberError::NonFinite => (DropReason::NonFinite, "not finite"),
-        NumberError::Negative => (DropReason::NegativeValue, "negative"),
-        NumberError::OutOfRange => (DropReason::OutOfRange, "out of range"),
-    };
-    Defect::new(reason, Some(field), format!("{what}: {shown:?}"))
 }
 
 #[cfg(test)]
@@ -235,7 +184,5 @@ mod tests {
         }
         assert_eq!(plain_seconds_ns(b"9999999999"), None);
         assert!(timestamp_ns(b"9999999999", TIMESTAMP, 9).is_err());
-        assert_eq!(plain_u32(b"999999999"), Some(999_999_999));
-        assert_eq!(plain_u32(b"4294967296"), None);
     }
 }

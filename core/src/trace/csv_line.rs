@@ -6,7 +6,7 @@
 //! malformed rather than silently swallowing the next one.
 
 use super::DropReason;
-use super::ingest::Defect;
+use super::row::Defect;
 
 /// Cells of one line, borrowed from the line when it has no quotes.
 #[derive(Debug, Default)]

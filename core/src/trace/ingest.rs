@@ -15,6 +15,7 @@ use super::azure::AzureColumns;
 use super::burstgpt::BurstgptColumns;
 use super::csv_line::Cells;
 use super::mooncake;
+use super::row::{Defect, Row};
 use super::{
     DropReason, FilterReason, Format, PrefixBlocks, Requests, RowIssue, Trace, TraceError,
     TraceMeta,
@@ -70,38 +71,6 @@ impl Default for IngestOptions {
             format: None,
             filter: CallerFilter::default(),
             limits: Limits::STANDARD,
-        }
-    }
-}
-
-/// A row an adapter could read: values, plus the cells the caller's filters look at.
-pub(crate) struct Row<'a> {
-    pub(crate) ts_ns: i64,
-    pub(crate) input: u32,
-    pub(crate) output: u32,
-    pub(crate) model: Option<&'a [u8]>,
-    pub(crate) log_type: Option<&'a [u8]>,
-    pub(crate) session: Option<&'a [u8]>,
-    pub(crate) hash_ids: Option<Vec<u64>>,
-}
-
-/// A row an adapter could not read.
-pub(crate) struct Defect {
-    pub(crate) reason: DropReason,
-    pub(crate) field: Option<&'static str>,
-    pub(crate) detail: Cow<'static, str>,
-}
-
-impl Defect {
-    pub(crate) fn new(
-        reason: DropReason,
-        field: Option<&'static str>,
-        detail: impl Into<Cow<'static, str>>,
-    ) -> Defect {
-        Defect {
-            reason,
-            field,
-            detail: detail.into(),
         }
     }
 }

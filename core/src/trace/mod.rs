@@ -11,6 +11,7 @@ mod burstgpt;
 mod csv_line;
 mod ingest;
 mod mooncake;
+mod row;
 
 use std::collections::BTreeMap;
 use std::fmt;

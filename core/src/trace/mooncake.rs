@@ -6,7 +6,7 @@
 use serde_json::{Map, Number, Value};
 
 use super::DropReason;
-use super::ingest::{Defect, Row};
+use super::row::{Defect, Row, number_defect};
 
 /// Tokens per hash-id block in the published Mooncake traces.
 pub(crate) const BLOCK_TOKENS: u32 = 512;
@@ -114,7 +114,7 @@ fn timestamp_ns(map: &Map<String, Value>) -> Result<i64, Defect> {
                 d.scaled_i64(6)
             }
         })
-        .map_err(|e| super::burstgpt::number_defect(e, FIELD, text.as_bytes()))
+        .map_err(|e| number_defect(e, FIELD, text.as_bytes()))
 }
 
 fn hash_ids(map: &Map<String, Value>) -> Result<Option<Vec<u64>>, Defect> {

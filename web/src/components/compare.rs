@@ -2,7 +2,7 @@
 //!
 //! Each slot takes a file (chosen, dropped, or one the site publishes in `receipts.json`) and
 //! audits it through [`crate::offload::audit_receipt`] (off the page's thread, with progress
-//! and a cancel). The comparison itself is core's `audit::compare::compare` on the two audits —
+//! and a cancel). The comparison itself is core's `compare::compare` on the two audits —
 //! the same code as `loadproof receipt compare --json`, published as
 //! `window.loadproofComparison` so a browser test can compare the page with the CLI. Every
 //! number shown is in the table; the bar chart of relative changes is a picture of that table.
@@ -15,13 +15,13 @@ use std::sync::Arc;
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use loadproof_core::audit::compare::{Better, Comparison, MetricChange, Side, compare};
-use loadproof_core::playbook::Arm;
+use loadproof_core::claim::Arm;
+use loadproof_core::compare::{Better, Comparison, MetricChange, Side, compare};
 use loadproof_core::receipt::sha256_hex;
+use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt, SiteReceipts};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
-use serde::Deserialize;
 use wasm_bindgen::JsValue;
 use web_sys::{Blob, HtmlCanvasElement, HtmlInputElement};
 
@@ -30,49 +30,12 @@ use crate::offload::{Job, Progress, audit_receipt};
 use crate::receipt_model::ReceiptModel;
 use crate::site::{Fetched, fetch_bytes};
 
-/// The listing a published site serves beside the app.
-pub const SITE_RECEIPTS: &str = "receipts.json";
-/// Its schema.
-pub const SITE_RECEIPTS_SCHEMA: &str = "loadproof.site-receipts/v1";
-
-/// One receipt a site publishes.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct SiteReceipt {
-    /// The name it is reported under.
-    pub name: String,
-    /// Its path relative to the page.
-    pub path: String,
-    /// sha256 of its bytes, lowercase hex.
-    pub sha256: String,
-    /// Its size.
-    pub bytes: u64,
-}
-
-#[derive(Debug, Deserialize)]
-struct SiteReceipts {
-    schema: String,
-    receipts: Vec<SiteReceipt>,
-}
-
-/// Reads `receipts.json`; refuses another schema or a path that leaves the site.
+/// Reads `receipts.json` with core's rule: another schema or a path that leaves the site is
+/// refused.
 fn parse_listing(bytes: &[u8]) -> Result<Vec<SiteReceipt>, String> {
-    let listing: SiteReceipts =
-        serde_json::from_slice(bytes).map_err(|e| format!("{SITE_RECEIPTS}: {e}"))?;
-    if listing.schema != SITE_RECEIPTS_SCHEMA {
-        return Err(format!(
-            "{SITE_RECEIPTS}: schema {:?} is not {SITE_RECEIPTS_SCHEMA:?}",
-            listing.schema
-        ));
-    }
-    for r in &listing.receipts {
-        if r.path.contains("://") || r.path.starts_with('/') || r.path.contains("..") {
-            return Err(format!(
-                "{SITE_RECEIPTS}: {}: path {:?} leaves this site; only relative paths are read",
-                r.name, r.path
-            ));
-        }
-    }
-    Ok(listing.receipts)
+    SiteReceipts::from_json(bytes)
+        .map(|index| index.receipts)
+        .map_err(|e| format!("{SITE_RECEIPTS}: {e}"))
 }
 
 /// One side: its file's audit, or its progress, or its error.
@@ -693,7 +656,7 @@ fn ComparisonView(c: Arc<Comparison>) -> impl IntoView {
 
 #[component]
 fn DifferenceTable(
-    rows: Vec<loadproof_core::audit::compare::Difference>,
+    rows: Vec<loadproof_core::compare::Difference>,
     label: &'static str,
 ) -> impl IntoView {
     view! {

@@ -23,13 +23,15 @@ use std::sync::Arc;
 use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use loadproof_core::claim::{Arm, Metric};
 use loadproof_core::plan::PlanDoc;
 use loadproof_core::playbook::{
-    Arm, Concurrency, Distance, Evidence, Identity, MatchPolicy, MatchReport, Metric, Playbook,
-    Prefixes, Query, Reason, RegimeAxes, RegimeAxis, Row, SourceKind, Traffic, distance,
+    Concurrency, ConcurrencyError, Distance, Evidence, Identity, MatchPolicy, MatchReport,
+    Playbook, Prefixes, Query, Reason, RegimeAxes, RegimeAxis, Row, SourceKind, Traffic, distance,
     knobs_line, match_rows, traffic_of_notes,
 };
-use loadproof_core::receipt::{Receipt, block};
+use loadproof_core::receipt::{Receipt, block, key_value};
+use loadproof_core::site::SITE_PLAYBOOK;
 use loadproof_core::trace::Trace;
 use loadproof_core::{Regime, Window};
 use plotters::prelude::*;
@@ -41,9 +43,6 @@ use web_sys::{File, HtmlCanvasElement, HtmlInputElement};
 use crate::ingest::{ReadError, ingest_blob};
 use crate::number::{count, fixed, js, readable};
 use crate::site::{Fetched, fetch_bytes, read_blob};
-
-/// The file a published site serves beside the app.
-pub const SITE_PLAYBOOK: &str = "playbook.json";
 
 /// A playbook as read, and where from.
 #[derive(Debug)]
@@ -92,10 +91,7 @@ fn looks_like_receipt(head: &[u8]) -> bool {
 /// The prefixes and traffic a receipt's embedded plan states, when it embeds a readable one
 /// (what `playbook match --receipt` reads).
 fn plan_of(receipt: &Receipt) -> Option<PlanDoc> {
-    receipt
-        .block(block::PLAN)
-        .ok()
-        .and_then(|b| serde_json::from_slice::<PlanDoc>(&b).ok())
+    receipt.embedded_plan()
 }
 
 /// The identity fields of the query, as typed.
@@ -1342,29 +1338,22 @@ fn run_match(book: &Playbook, live: &Live, form: &Form) -> Result<Matched, Strin
         }
     };
     let concurrency_text = form.concurrency.get();
-    let concurrency = match concurrency_text.trim() {
-        "uncapped" => Concurrency::Uncapped,
-        text => match text.parse::<u64>() {
-            Ok(n) if n > 0 => Concurrency::Max(n),
-            _ => {
-                return Err(format!(
-                    "Concurrency: {concurrency_text:?} is not a number of requests > 0, or uncapped"
-                ));
-            }
-        },
-    };
+    let concurrency = concurrency_text
+        .trim()
+        .parse::<Concurrency>()
+        .map_err(|_| ConcurrencyError {
+            text: concurrency_text.clone(),
+        })
+        .map_err(|e| format!("Concurrency: {e}"))?;
     let mut knobs = BTreeMap::new();
     for (i, line) in form.knobs.get().lines().enumerate() {
         let line = line.trim();
         if line.is_empty() {
             continue;
         }
-        match line.split_once('=') {
-            Some((k, v)) if !k.is_empty() => {
-                knobs.insert(k.to_owned(), v.to_owned());
-            }
-            _ => return Err(format!("Knobs, line {}: {line:?} is not KEY=VALUE", i + 1)),
-        }
+        let (k, v) = key_value(line)
+            .ok_or_else(|| format!("Knobs, line {}: {line:?} is not KEY=VALUE", i + 1))?;
+        knobs.insert(k.to_owned(), v.to_owned());
     }
     let traffic = match form.traffic.get().as_str() {
         "synthetic" => Traffic::Synthetic,

@@ -20,7 +20,7 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use loadproof_core::audit::{Audit, STANDINGS};
 use loadproof_core::receipt::{Axis, Encoding, Execution, Phase};
-use serde::Deserialize;
+use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt, SiteReceipts};
 use wasm_bindgen::JsValue;
 use web_sys::{File, HtmlInputElement};
 
@@ -30,54 +30,14 @@ use crate::receipt_model::{MetricSamples, MetricsSeries, ReceiptModel, Timeline,
 use crate::receipt_plots as plots;
 use crate::site::{Fetched, fetch_bytes};
 
-/// The index of receipts a published site serves beside the app.
-pub const SITE_RECEIPTS: &str = "receipts.json";
-/// Its schema.
-pub const SITE_RECEIPTS_SCHEMA: &str = "loadproof.site-receipts/v1";
 /// Timeline rows written out as a table at most (the chart draws them all).
 const TABLE_ROWS: usize = 500;
 
-/// `receipts.json`.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct SiteReceipts {
-    schema: String,
-    receipts: Vec<SiteReceipt>,
-}
-
-/// One receipt a site bundles.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct SiteReceipt {
-    name: String,
-    path: String,
-    sha256: String,
-    bytes: u64,
-}
-
-/// Reads `receipts.json`; every path must stay on this site (relative, no `..`).
+/// Reads `receipts.json` with core's rule: every path must stay on this site.
 fn parse_index(bytes: &[u8]) -> Result<Vec<SiteReceipt>, String> {
-    let index: SiteReceipts = serde_json::from_slice(bytes)
-        .map_err(|e| format!("line {}, column {}: {e}", e.line(), e.column()))?;
-    if index.schema != SITE_RECEIPTS_SCHEMA {
-        return Err(format!(
-            "schema {:?} is not {SITE_RECEIPTS_SCHEMA:?}",
-            index.schema
-        ));
-    }
-    for r in &index.receipts {
-        let p = &r.path;
-        if p.is_empty()
-            || p.starts_with('/')
-            || p.contains(':')
-            || p.contains('\\')
-            || p.split('/').any(|part| part == "..")
-        {
-            return Err(format!(
-                "receipt {:?}: path {p:?} is not a relative path on this site",
-                r.name
-            ));
-        }
-    }
-    Ok(index.receipts)
+    SiteReceipts::from_json(bytes)
+        .map(|index| index.receipts)
+        .map_err(|e| e.to_string())
 }
 
 /// A load in progress.
@@ -1926,30 +1886,5 @@ fn EvidenceCard(m: Arc<ReceiptModel>) -> impl IntoView {
             </p>
             <div class="evidence-list">{items}</div>
         </section>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_index;
-
-    #[test]
-    fn the_site_index_is_read_and_paths_stay_on_the_site() {
-        let ok = br#"{"schema":"loadproof.site-receipts/v1","receipts":[{"name":"a.json","path":"receipts/a.json","sha256":"00","bytes":3}]}"#;
-        let list = parse_index(ok).unwrap();
-        assert_eq!(list[0].path, "receipts/a.json");
-        for bad in [
-            "https://x/a.json",
-            "/a.json",
-            "../a.json",
-            "receipts/../../a",
-            "//x/a",
-        ] {
-            let json = format!(
-                r#"{{"schema":"loadproof.site-receipts/v1","receipts":[{{"name":"a","path":"{bad}","sha256":"00","bytes":3}}]}}"#
-            );
-            assert!(parse_index(json.as_bytes()).is_err(), "{bad}");
-        }
-        assert!(parse_index(br#"{"schema":"x","receipts":[]}"#).is_err());
     }
 }

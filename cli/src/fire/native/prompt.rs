@@ -173,7 +173,8 @@ impl Schedule {
                 "the plan's --timed-trace-chunk-hash-size is not a positive integer".to_owned(),
             )
         })?;
-        let mut reader = TimedTraceReader::new(multiplier, chunk).map_err(BadInput)?;
+        let mut reader =
+            TimedTraceReader::new(multiplier, chunk).map_err(|e| BadInput(e.to_string()))?;
         reader.push(bytes);
         let back = reader
             .finish()

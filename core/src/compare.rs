@@ -9,7 +9,7 @@
 //! receipts measured two subjects.
 //!
 //! Every metric is read from the audit exactly as the playbook reads a repeat
-//! ([`crate::playbook::Repeat::from_audit`]: client throughput, latency percentiles from
+//! ([`crate::claim::Repeat::from_audit`]: client throughput, latency percentiles from
 //! `audit.latency`), plus the ledger, token and engine counts. The change is `t − b`; the
 //! relative change `(t − b) / b` exists only when both values exist, are finite and the
 //! baseline is not 0 — nothing is divided by zero and nothing absent is read as 0.
@@ -24,8 +24,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use super::Audit;
-use crate::playbook::{Arm, FieldDifference, MIN_REPEATS, Metric};
+use crate::audit::Audit;
+use crate::claim::{Arm, MIN_REPEATS, Metric};
 use crate::receipt::{Axis, Protocol, Subject};
 
 /// Schema identity of [`Comparison`] (the `receipt compare --json` interface).
@@ -538,15 +538,16 @@ pub fn compare(baseline: &Side<'_>, treatment: &Side<'_>) -> Comparison {
     let mut reasons = Vec::new();
 
     // Protocol: the experiment's rule, field by field.
-    let mut protocol_differences: Vec<Difference> =
-        FieldDifference::of_protocols(baseline.protocol, treatment.protocol)
-            .into_iter()
-            .map(|d| Difference {
-                field: d.field,
-                baseline: d.first,
-                treatment: d.found,
-            })
-            .collect();
+    let mut protocol_differences: Vec<Difference> = baseline
+        .protocol
+        .differences(treatment.protocol)
+        .into_iter()
+        .map(|d| Difference {
+            field: d.field,
+            baseline: d.first,
+            treatment: d.found,
+        })
+        .collect();
     if protocol_differences.is_empty() && baseline.protocol.key != treatment.protocol.key {
         protocol_differences.push(Difference {
             field: "key".to_owned(),

@@ -1876,13 +1876,13 @@ mod tests {
     use super::*;
 
     const CPU_BEFORE: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/vllm-cpu/metrics_before.txt");
+        include_bytes!("../../../../../shared/vllm/real-runs/vllm-cpu/metrics_before.txt");
     const CPU_AFTER: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/vllm-cpu/metrics_after.txt");
+        include_bytes!("../../../../../shared/vllm/real-runs/vllm-cpu/metrics_after.txt");
     const PREFIX_BEFORE: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/vllm-cpu-prefix/metrics_before.txt");
+        include_bytes!("../../../../../shared/vllm/real-runs/vllm-cpu-prefix/metrics_before.txt");
     const PREFIX_AFTER: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/vllm-cpu-prefix/metrics_after.txt");
+        include_bytes!("../../../../../shared/vllm/real-runs/vllm-cpu-prefix/metrics_after.txt");
 
     fn p(text: &str) -> Exposition {
         parse(text.as_bytes()).unwrap_or_else(|e| panic!("{e}\n{text}"))

