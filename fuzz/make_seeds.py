@@ -59,17 +59,17 @@ def main():
     for cell in sorted(cells):
         if cell.strip():
             write("decimal", cell.encode())
-    # exposition: a scrape of loadproof sim, whole and cut; bench_output: [flags] + a
+    # prometheus: a scrape of loadproof sim, whole and cut; vllm_bench: [flags] + a
     # vLLM-format stdout or result; receipt_audit: a receipt fired at the sim.
     with open(os.path.join(DATA, "metrics/sim.txt"), "rb") as f:
         scrape = f.read()
-    write("exposition", scrape)
-    write("exposition", scrape[: len(scrape) // 3])
+    write("prometheus", scrape)
+    write("prometheus", scrape[: len(scrape) // 3])
     for rel in ("bench/stdout.txt", "bench/result.json"):
         with open(os.path.join(DATA, rel), "rb") as f:
             body = f.read()
         for flags in (0x00, 0x03):
-            write("bench_output", bytes([flags]) + body)
+            write("vllm_bench", bytes([flags]) + body)
     with open(os.path.join(DATA, "receipt/native_sim.json"), "rb") as f:
         write("receipt_audit", f.read())
 

@@ -2,7 +2,8 @@
 # The whole test suite: what `.ci/run` calls and what the README's second command runs.
 # Installs missing tools first (tools/install.sh), then runs, in order:
 #   fast tier   fmt, clippy (native + wasm), native unit/integration/property tests,
-#               core builds for wasm32, dependency direction, fixture manifest
+#               core builds for wasm32, dependency direction, layer order (tools/layers.py),
+#               fixture manifest
 #   web tier    release web build (bundle size recorded), real-browser tests in headless Chromium
 #               (the trace, receipt, compare and playbook views; the quick start's own site)
 #   slow tier   real vLLM: a real vLLM server (CPU) and the real `vllm bench serve` replay
@@ -43,6 +44,11 @@ step "dependencies point one way: core pulls in no I/O or UI crate"
 if cargo tree --locked -p loadproof_core -e normal --prefix none | grep -E '^(tokio|reqwest|hyper|clap|leptos|web-sys|indicatif) '; then
   echo "core depends on an I/O or UI crate" >&2; exit 1
 fi
+
+step "layers point one way: no file-level import cycle; core's modules import only lower layers"
+python3 tools/layers.py core/src
+python3 tools/layers.py cli/src
+python3 tools/layers.py web/src
 
 step "native tests (core, cli, and the web crate's model and formatting units)"
 cargo test --locked -p loadproof_core -p loadproof_cli

@@ -249,7 +249,7 @@ pub fn check_plan_round_trip(data: &[u8]) {
 /// inside the input, and cutting it just before its closing line gives `Truncated`; a result's
 /// per-request arrays share one length and its bucket peak recomputes to at most the number of
 /// requests; both sweeps, fed the body as raw `f64`/`i64` pairs, stay within the pair count.
-pub fn check_bench_output(data: &[u8]) {
+pub fn check_vllm_bench(data: &[u8]) {
     use loadproof_core::formats::vllm_bench::{
         SUMMARY_CLOSING, SUMMARY_HEADER, SummaryError, disagreements, exact_peak, parse_result,
         parse_summary, second_bucket_peak,
@@ -340,7 +340,7 @@ pub fn check_bench_output(data: &[u8]) {
 /// a scrape compared with itself has every counter delta 0 and every histogram delta 0; the
 /// canonical render reads back and renders identically; `scan` for some of its sample names
 /// keeps exactly `parse`'s families for them.
-pub fn check_exposition(data: &[u8]) {
+pub fn check_prometheus(data: &[u8]) {
     use loadproof_core::formats::prometheus::{
         DeltaError, MetricType, SampleValue, counter_delta, histogram_delta, parse, scan,
     };

@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    loadproof_fuzz::check_bench_output(data);
+    loadproof_fuzz::check_vllm_bench(data);
 });

@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    loadproof_fuzz::check_exposition(data);
+    loadproof_fuzz::check_prometheus(data);
 });
