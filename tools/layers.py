@@ -1,14 +1,24 @@
 #!/usr/bin/env python3
-"""Checks that loadproof's modules depend on each other one way only.
+"""Checks that loadproof's source files depend on each other one way only.
 
-Reads every `.rs` file of a crate, resolves each `crate::…`, `super::…` and `self::…` path
-(in `use` trees and inline) to the file that defines the module it names, and then:
+    tools/layers.py [--graph] CRATE_SRC_DIR
 
-  * fails on a file-level import cycle (a file that, through its imports, reaches itself);
-  * for `core/`, fails when a module imports one from a higher layer of LAYERS below.
+Reads every `.rs` file under CRATE_SRC_DIR, resolves each path that names something of the
+crate — `crate::…`, `super::…`, `self::…` and a child module's name, in `use` trees and inline
+in code — to the file that *defines* it, and fails (exit 1) on:
 
-Prints the offending edge or cycle with the line that makes it. Test code counts too: a test
-module is part of its file. Usage: tools/layers.py [--graph] CRATE_SRC_DIR [LAYERS...]
+  * a file-level import cycle: a file that, through what it imports, reaches itself;
+  * for `core/src`, a module importing one from a higher layer of CORE_LAYERS below.
+
+Rules of the graph, so the check measures the real dependencies:
+
+  * Re-exports are transparent. `pub use` (any visibility) is a facade, not a dependency of the
+    file that writes it: a path through a `mod.rs` that re-exports `X` from a child leads to the
+    child that defines `X`.
+  * Test code is not production code: `#[cfg(test)]` modules (inline or in their own file) may
+    use anything in the crate, so they add no edges. Everything else does.
+
+Prints each offending edge with its file, line and text. `--graph` prints every edge.
 """
 
 from __future__ import annotations
@@ -17,8 +27,8 @@ import re
 import sys
 from pathlib import Path
 
-# core's layer order, lowest first. A module may import its own layer and any lower one. One
-# entry may hold several top-level modules (the same layer: neither may import the other).
+# core's layers, lowest first. A module may import its own top-level module and any lower
+# layer; modules that share a layer may not import each other.
 CORE_LAYERS = [
     ["decimal", "stats"],
     ["trace"],
@@ -32,15 +42,16 @@ CORE_LAYERS = [
     ["playbook", "compare", "site"],
 ]
 
-PATH_RE = re.compile(r"\b(crate|super|self)((?:\s*::\s*(?:\w+|\{))+)")
+Module = tuple[str, ...]
+
+
+def blank(match_text: str) -> str:
+    return re.sub(r"[^\n]", " ", match_text)
 
 
 def strip_comments_and_strings(text: str) -> str:
-    """Blanks comments, string and char literals so a path in prose is not an import.
-
-    Newlines are kept so line numbers survive."""
-    out = []
-    i, n = 0, len(text)
+    """Blanks comments and string/char literals (newlines kept, so line numbers survive)."""
+    out, i, n = [], 0, len(text)
     while i < n:
         c = text[i]
         if text.startswith("//", i):
@@ -57,23 +68,20 @@ def strip_comments_and_strings(text: str) -> str:
                     depth, j = depth - 1, j + 2
                 else:
                     j += 1
-            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            out.append(blank(text[i:j]))
             i = j
-        elif c == "r" and re.match(r'r#*"', text[i:i + 260] or "") and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            m = re.match(r'r(#*)"', text[i:])
-            hashes = m.group(1)
-            end = text.find('"' + hashes, i + len(m.group(0)))
-            end = n if end < 0 else end + 1 + len(hashes)
-            out.append(re.sub(r"[^\n]", " ", text[i:end]))
+        elif (m := re.match(r'b?r(#*)"', text[i:i + 300])) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            end = text.find('"' + m.group(1), i + len(m.group(0)))
+            end = n if end < 0 else end + 1 + len(m.group(1))
+            out.append(blank(text[i:end]))
             i = end
         elif c == '"':
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            out.append(re.sub(r"[^\n]", " ", text[i:j + 1]))
+            out.append(blank(text[i:j + 1]))
             i = j + 1
-        elif c == "'" and re.match(r"'(\\.|[^\\'])'|'\\u\{[0-9a-fA-F]+\}'", text[i:i + 12]):
-            m = re.match(r"'(\\.|[^\\'])'|'\\u\{[0-9a-fA-F]+\}'", text[i:])
+        elif c == "'" and (m := re.match(r"'(\\u\{[0-9a-fA-F]+\}|\\.|[^\\'])'", text[i:i + 12])):
             out.append(" " * len(m.group(0)))
             i += len(m.group(0))
         else:
@@ -82,179 +90,195 @@ def strip_comments_and_strings(text: str) -> str:
     return "".join(out)
 
 
-def inline_mods(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, name) of every inline `mod name { … }` block in comment-free text."""
+def module_of(src: Path, file: Path) -> Module:
+    """core/src/trace/ingest.rs -> ("trace", "ingest"); lib.rs and mod.rs name their folder."""
+    parts = list(file.relative_to(src).with_suffix("").parts)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts.pop()
+    return tuple(parts)
+
+
+def split_top(inner: str) -> list[str]:
+    parts, depth, cur = [], 0, ""
+    for c in inner:
+        if c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+            continue
+        depth += c == "{"
+        depth -= c == "}"
+        cur += c
+    parts.append(cur)
+    return [p for p in parts if p]
+
+
+def expand_use_tree(tree: str) -> list[tuple[list[str], str]]:
+    """`a::{b, c::{d as e}}` -> [(["a","b"], "b"), (["a","c","d"], "e")]: path and bound name."""
+    tree = re.sub(r"\s+as\s+", "@", tree.strip())
+    tree = re.sub(r"\s+", "", tree)
+    brace = tree.find("{")
+    if brace < 0:
+        path, _, alias = tree.partition("@")
+        segs = [s for s in path.split("::") if s]
+        return [(segs, alias or (segs[-1] if segs else ""))] if segs else []
+    prefix = tree[:brace]
+    inner = tree[brace + 1:tree.rfind("}")]
     out = []
-    for m in re.finditer(r"\bmod\s+(\w+)\s*\{", text):
-        depth, j = 1, m.end()
-        while j < len(text) and depth:
-            depth += text[j] == "{"
-            depth -= text[j] == "}"
-            j += 1
-        out.append((m.start(), j, m.group(1)))
+    for part in split_top(inner):
+        for segs, name in expand_use_tree(part):
+            if segs == ["self"]:
+                base = [s for s in prefix.split("::") if s]
+                out.append((base, name if name != "self" else (base[-1] if base else "")))
+            else:
+                out.append(([s for s in prefix.split("::") if s] + segs, name))
     return out
 
 
-def module_of(src: Path, file: Path) -> list[str]:
-    """The module path of a file: core/src/trace/ingest.rs -> ["trace", "ingest"]."""
-    rel = file.relative_to(src).with_suffix("")
-    parts = list(rel.parts)
-    if parts[-1] in ("mod", "lib", "main"):
-        parts.pop()
-    return parts
+class Source:
+    """One file, comment- and string-free, with its inline modules located."""
 
+    def __init__(self, module: Module, path: Path):
+        self.module = module
+        self.path = path
+        self.raw = path.read_text()
+        self.lines = self.raw.splitlines()
+        self.text = strip_comments_and_strings(self.raw)
+        # (start, end, name, is_test) of every inline `mod name { … }`.
+        self.inline: list[tuple[int, int, str, bool]] = []
+        for m in re.finditer(r"((?:#\[[^\]]*\]\s*)*)(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*\{", self.text):
+            depth, j = 1, m.end()
+            while j < len(self.text) and depth:
+                depth += self.text[j] == "{"
+                depth -= self.text[j] == "}"
+                j += 1
+            self.inline.append((m.start(), j, m.group(2), "cfg(test)" in m.group(1).replace(" ", "")))
+        # Child modules declared `#[cfg(test)] mod name;` in this file.
+        self.test_children = set(re.findall(r"#\[cfg\(test\)\]\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", self.text))
 
-def expand_use_tree(tree: str) -> list[str]:
-    """`a::{b, c::{d, e}}` -> ["a::b", "a::c::d", "a::c::e"] (whitespace removed)."""
-    tree = re.sub(r"\s+as\s+\w+", "", tree)
-    tree = re.sub(r"\s+", "", tree)
-    depth, start = 0, None
-    for i, ch in enumerate(tree):
-        if ch == "{":
-            if depth == 0:
-                start = i
-            depth += 1
-        elif ch == "}":
-            depth -= 1
-            if depth == 0 and start is not None:
-                prefix, inner, rest = tree[:start], tree[start + 1:i], tree[i + 1:]
-                parts, d, cur = [], 0, ""
-                for c in inner:
-                    if c == "," and d == 0:
-                        parts.append(cur)
-                        cur = ""
-                        continue
-                    d += c == "{"
-                    d -= c == "}"
-                    cur += c
-                parts.append(cur)
-                out = []
-                for p in parts:
-                    if not p:
-                        continue
-                    for e in expand_use_tree(p):
-                        out.append(prefix + e + rest)
-                return out
-    return [tree]
+    def context(self, pos: int) -> tuple[Module, bool]:
+        """The module path at `pos` (inline modules included) and whether it is test code."""
+        chain = tuple(name for (a, b, name, _) in self.inline if a <= pos < b)
+        is_test = any(t for (a, b, _, t) in self.inline if a <= pos < b)
+        return self.module + chain, is_test
+
+    def line_of(self, pos: int) -> int:
+        return self.text.count("\n", 0, pos) + 1
 
 
 class Crate:
     def __init__(self, src: Path):
         self.src = src
-        self.files = {tuple(module_of(src, f)): f for f in sorted(src.rglob("*.rs"))}
-        # Inline `mod x;` declarations with #[path] are not used in this project.
+        self.sources = {module_of(src, f): Source(module_of(src, f), f) for f in sorted(src.rglob("*.rs"))}
+        self.modules = set(self.sources)
+        # Files that only tests compile.
+        self.test_files: set[Module] = set()
+        for mod, s in self.sources.items():
+            for child in s.test_children:
+                self.test_files |= {m for m in self.modules if m[: len(mod) + 1] == mod + (child,)}
+        # name -> (context, path) of every re-export, per module (file-level and inline).
+        self.reexports: dict[Module, dict[str, tuple[Module, list[str]]]] = {}
+        for s in self.sources.values():
+            for m in re.finditer(r"\bpub(?:\([^)]*\))?\s+use\s+([^;]*);", s.text):
+                ctx, _ = s.context(m.start())
+                for segs, name in expand_use_tree(m.group(1)):
+                    self.reexports.setdefault(ctx, {})[name] = (ctx, segs)
 
-    def resolve(self, here: tuple[str, ...], segments: list[str]) -> tuple[str, ...] | None:
-        """The longest module prefix of a path that is a file of this crate."""
-        head, rest = segments[0], segments[1:]
-        if head == "crate":
-            base: tuple[str, ...] = ()
-        elif head == "self":
-            base = here
-        else:  # super (possibly repeated)
-            base = here[:-1]
-            while rest and rest[0] == "super":
-                base, rest = base[:-1], rest[1:]
-        path = base
-        for seg in rest:
-            if seg in ("self", "*") or not re.fullmatch(r"\w+", seg):
-                break
-            if path + (seg,) not in self.files and not any(
-                f[: len(path) + 1] == path + (seg,) for f in self.files
-            ):
-                break
-            path = path + (seg,)
-        return self.file_of(path)
+    def children(self, mod: Module) -> set[str]:
+        return {m[len(mod)] for m in self.modules if len(m) > len(mod) and m[: len(mod)] == mod}
 
-    def file_of(self, path: tuple[str, ...]) -> tuple[str, ...] | None:
-        """The file holding a module path (an inline `mod x { … }` lives in its parent's)."""
-        while path not in self.files:
+    def file_of(self, path: Module) -> Module | None:
+        while path not in self.modules:
             if not path:
                 return None
             path = path[:-1]
         return path
 
+    def resolve(self, ctx: Module, segs: list[str], depth: int = 0) -> Module | None:
+        """The file defining what `segs` names, seen from module `ctx`."""
+        if not segs or depth > 16:
+            return None
+        head, rest = segs[0], list(segs[1:])
+        if head == "crate":
+            base: Module = ()
+        elif head == "self":
+            base = ctx
+        elif head == "super":
+            base = ctx[:-1]
+            while rest and rest[0] == "super":
+                base, rest = base[:-1], rest[1:]
+        elif head in self.children(ctx):
+            base, rest = ctx + (head,), rest
+        else:
+            return None  # another crate, a local item, a prelude name
+        path = base
+        while rest:
+            seg = rest[0]
+            if seg in ("*", "self") or not re.fullmatch(r"\w+", seg):
+                break
+            if path + (seg,) in self.modules or any(m[: len(path) + 1] == path + (seg,) for m in self.modules):
+                path, rest = path + (seg,), rest[1:]
+                continue
+            # An item of `path`: defined there, or re-exported from elsewhere.
+            exported = self.reexports.get(path, {}).get(seg)
+            if exported is not None:
+                ectx, esegs = exported
+                target = self.resolve(ectx, esegs, depth + 1)
+                if target is not None:
+                    return target
+            break
+        return self.file_of(path)
+
     def edges(self):
-        """(from_module, to_module, line_number, line_text) for every import."""
-        for file_mod, file in self.files.items():
-            raw = file.read_text()
-            text = strip_comments_and_strings(raw)
-            lines = raw.splitlines()
-            inline = inline_mods(text)
-
-            def here_at(pos: int) -> tuple[str, ...]:
-                return file_mod + tuple(n for (a, b, n) in inline if a <= pos < b)
-
-            children = {f[len(file_mod)] for f in self.files if len(f) > len(file_mod) and f[: len(file_mod)] == file_mod}
-            # `use` items, possibly multi-line and grouped. A `pub use` of a child is a facade
-            # (the parent re-exports it), not a dependency of the parent on the child.
-            for m in re.finditer(r"\b(pub(?:\([^)]*\))?\s+)?use\s+([^;]*);", text):
-                line = text.count("\n", 0, m.start()) + 1
-                for path in expand_use_tree(m.group(2)):
-                    segs = [s for s in path.split("::") if s]
-                    if not segs:
-                        continue
-                    if segs[0] in children and here_at(m.start()) == file_mod:
-                        if m.group(1):
-                            continue
-                        segs = ["self"] + segs
-                    elif segs[0] not in ("crate", "super", "self"):
-                        continue
-                    target = self.resolve(here_at(m.start()), segs)
-                    if target is not None and target != file_mod:
-                        yield file_mod, target, line, lines[line - 1].strip()
-            # Inline paths in expressions and types (`crate::x::f()`, `child::f()`).
-            child_re = re.compile(r"(?<![\w:])(" + "|".join(sorted(children)) + r")(?=\s*::)") if children else None
-            found = list(PATH_RE.finditer(text))
-            if child_re:
-                found += [cm for cm in child_re.finditer(text) if here_at(cm.start()) == file_mod]
-            for m in found:
-                if m.re is not PATH_RE:
-                    line_start = text.rfind("\n", 0, m.start()) + 1
-                    if re.search(r"\buse\b[^;]*$", text[: m.start()][-400:]) and not re.search(r";\s*$", text[line_start:m.start()]):
-                        # inside a use tree: handled above
-                        if re.search(r"\buse\b[^;]*$", text[max(0, m.start() - 400): m.start()]):
-                            continue
-                    if re.match(r"\s*mod\b", text[line_start:]):
-                        continue
-                    line = text.count("\n", 0, m.start()) + 1
-                    target = self.file_of(file_mod + (m.group(1),))
-                    if target is not None and target != file_mod:
-                        yield file_mod, target, line, lines[line - 1].strip()
+        """(from_file, to_file, line, text) for every production import."""
+        for mod, s in self.sources.items():
+            if mod in self.test_files:
+                continue
+            seen_use: list[tuple[int, int]] = []
+            for m in re.finditer(r"\b(pub(?:\([^)]*\))?\s+)?use\s+([^;]*);", s.text):
+                seen_use.append((m.start(), m.end()))
+                ctx, is_test = s.context(m.start())
+                if is_test or m.group(1):
                     continue
-                line_start = text.rfind("\n", 0, m.start()) + 1
-                if re.match(r"\s*(pub(\([^)]*\))?\s+)?use\b", text[line_start:m.start()]):
+                for segs, _ in expand_use_tree(m.group(2)):
+                    yield from self._edge(s, ctx, segs, m.start())
+            inside_use = lambda pos: any(a <= pos < b for a, b in seen_use)
+            # Inline paths: crate::/super::/self::, and a child module's name followed by `::`.
+            for m in re.finditer(r"(?<![\w:])(\w+)((?:\s*::\s*\w+)+)", s.text):
+                if inside_use(m.start()):
                     continue
-                if text[line_start:m.start()].rstrip().endswith(("{", ",")) and re.search(r"\buse\b[^;]*$", text[: m.start()]):
+                ctx, is_test = s.context(m.start())
+                if is_test:
                     continue
-                segs = [m.group(1)] + [s for s in re.split(r"\s*::\s*", m.group(2)) if s and s != "{"]
-                target = self.resolve(here_at(m.start()), segs)
-                if target is not None and target != file_mod:
-                    line = text.count("\n", 0, m.start()) + 1
-                    yield file_mod, target, line, lines[line - 1].strip()
+                head = m.group(1)
+                if head not in ("crate", "super", "self") and head not in self.children(ctx):
+                    continue
+                segs = [head] + [x for x in re.split(r"\s*::\s*", m.group(2)) if x]
+                yield from self._edge(s, ctx, segs, m.start())
+            # A name a file re-exports and also uses itself is a dependency after all.
+            for (ctx, segs) in self.reexports.get(mod, {}).values():
+                bound = segs[-1] if segs else ""
+                for m in re.finditer(rf"(?<![\w:]){re.escape(bound)}\b", s.text):
+                    if inside_use(m.start()) or s.context(m.start())[1]:
+                        continue
+                    yield from self._edge(s, ctx, segs, m.start())
+                    break
+
+    def _edge(self, s: Source, ctx: Module, segs: list[str], pos: int):
+        target = self.resolve(ctx, segs)
+        if target is None or target == s.module or target in self.test_files:
+            return
+        line = s.line_of(pos)
+        yield s.module, target, line, s.lines[line - 1].strip()
 
 
-def is_ancestor(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    return len(a) < len(b) and b[: len(a)] == a
+def find_cycles(graph: dict[Module, dict[Module, tuple[int, str]]]) -> list[list[Module]]:
+    """Strongly connected components of more than one file (Tarjan)."""
+    index: dict[Module, int] = {}
+    low: dict[Module, int] = {}
+    on, stack, out = set(), [], []
 
-
-def file_graph(crate: Crate):
-    """Edges between files. A module's use of its own parent (`super::X` from a child into
-    its `mod.rs`) is an edge like any other; `mod.rs` declaring its children is not."""
-    graph: dict[tuple[str, ...], dict[tuple[str, ...], tuple[int, str]]] = {m: {} for m in crate.files}
-    for a, b, line, text in crate.edges():
-        graph[a].setdefault(b, (line, text))
-    return graph
-
-
-def find_cycles(graph):
-    """Strongly connected components with more than one file (Tarjan)."""
-    index, low, on, stack, out = {}, {}, set(), [], []
-    counter = [0]
-
-    def strong(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
+    def strong(v: Module):
+        index[v] = low[v] = len(index)
         stack.append(v)
         on.add(v)
         for w in graph[v]:
@@ -281,57 +305,56 @@ def find_cycles(graph):
     return out
 
 
-def name(m: tuple[str, ...]) -> str:
+def name(m: Module) -> str:
     return "::".join(m) or "crate"
 
 
 def main(argv: list[str]) -> int:
     show_graph = "--graph" in argv
     argv = [a for a in argv if a != "--graph"]
-    if not argv:
+    if len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
     src = Path(argv[0]).resolve()
     crate = Crate(src)
-    graph = file_graph(crate)
-    failures = 0
+    shown = lambda m: crate.sources[m].path.relative_to(src.parent)
+    graph: dict[Module, dict[Module, tuple[int, str]]] = {m: {} for m in crate.sources}
+    for a, b, line, text in crate.edges():
+        graph[a].setdefault(b, (line, text))
     if show_graph:
         for a in sorted(graph):
             for b, (line, text) in sorted(graph[a].items()):
-                print(f"{name(a)} -> {name(b)}   ({crate.files[a].relative_to(src)}:{line})")
+                print(f"{name(a)} -> {name(b)}   ({shown(a)}:{line})")
+    failures = 0
     for comp in find_cycles(graph):
         failures += 1
-        print(f"import cycle in {src}: " + " <-> ".join(name(m) for m in comp), file=sys.stderr)
-        members = set(comp)
+        print(f"import cycle in {src.parent.name}/{src.name}: " + " <-> ".join(name(m) for m in comp), file=sys.stderr)
         for a in comp:
             for b, (line, text) in sorted(graph[a].items()):
-                if b in members:
-                    print(f"    {crate.files[a].relative_to(src.parent)}:{line}: {name(a)} -> {name(b)}: {text}", file=sys.stderr)
-    layers = CORE_LAYERS if src.parent.name == "core" else None
-    if layers:
-        rank = {top: i for i, group in enumerate(layers) for top in group}
+                if b in comp:
+                    print(f"    {shown(a)}:{line}: {name(a)} -> {name(b)}: {text}", file=sys.stderr)
+    layered = src.parent.name == "core"
+    if layered:
+        rank = {top: i for i, group in enumerate(CORE_LAYERS) for top in group}
         for a in sorted(graph):
             if not a:
                 continue
             if a[0] not in rank:
                 failures += 1
-                print(f"{crate.files[a].relative_to(src.parent)}: module `{a[0]}` is in no layer of tools/layers.py", file=sys.stderr)
+                print(f"{shown(a)}: module `{a[0]}` is in no layer of tools/layers.py", file=sys.stderr)
                 continue
             for b, (line, text) in sorted(graph[a].items()):
-                if not b or b[0] == a[0]:
-                    continue
-                if b[0] not in rank:
-                    continue
-                if rank[b[0]] >= rank[a[0]]:
+                if b and b[0] != a[0] and b[0] in rank and rank[b[0]] >= rank[a[0]]:
                     failures += 1
                     print(
-                        f"layer violation: {crate.files[a].relative_to(src.parent)}:{line}: `{a[0]}` "
-                        f"(layer {rank[a[0]]}) imports `{name(b)}` (layer {rank[b[0]]}): {text}",
+                        f"layer violation: {shown(a)}:{line}: `{a[0]}` (layer {rank[a[0]]}) imports "
+                        f"`{name(b)}` (layer {rank[b[0]]}): {text}",
                         file=sys.stderr,
                     )
-    if failures == 0:
-        print(f"{src}: {len(graph)} files, no import cycle" + (", layers one-way" if layers else ""))
-    return 1 if failures else 0
+    if failures:
+        return 1
+    print(f"{src.parent.name}/{src.name}: {len(graph)} files, no import cycle" + (", layers one-way" if layered else ""))
+    return 0
 
 
 if __name__ == "__main__":

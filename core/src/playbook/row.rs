@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use super::axes::{AxesError, RegimeAxes};
 use super::delta::MeasuredDelta;
+use super::error::PlaybookError;
 use super::identity::{Concurrency, Identity, knobs_line};
 use crate::audit::{Audit, STANDINGS};
 use crate::claim::Arm;
@@ -378,8 +379,8 @@ impl Row {
     }
 
     /// Parses one row (the JSON [`Row`] serializes to), with every rule checked.
-    pub fn from_json(bytes: &[u8]) -> Result<Row, super::PlaybookError> {
-        serde_json::from_slice(bytes).map_err(super::PlaybookError::malformed)
+    pub fn from_json(bytes: &[u8]) -> Result<Row, PlaybookError> {
+        serde_json::from_slice(bytes).map_err(PlaybookError::malformed)
     }
 
     /// Pretty JSON, deterministic (maps are ordered).

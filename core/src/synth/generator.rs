@@ -460,6 +460,15 @@ fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     }
 }
 
+/// The whole file for `spec` in memory: for small traces (the web page's sample, tests). Large
+/// traces stream through [`Synthesizer::next_chunk`] instead.
+pub fn generate(spec: &SynthSpec) -> Result<Vec<u8>, SynthError> {
+    let mut synth = Synthesizer::new(spec)?;
+    let mut out = Vec::new();
+    while synth.next_chunk(&mut out, usize::MAX) {}
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

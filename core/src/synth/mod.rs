@@ -39,7 +39,7 @@ mod rng;
 use serde::Serialize;
 
 pub use counts::least_burstiness;
-pub use generator::{SynthStats, Synthesizer};
+pub use generator::{SynthStats, Synthesizer, generate};
 pub use record::{
     RealisedRecord, SYNTH_SCHEMA, SidecarCheck, SpecRecord, SynthRecord, TargetRecord,
     check_sidecar, realised_prefix_share,
@@ -187,13 +187,4 @@ pub enum SynthError {
         /// [`least_burstiness`] at that mean.
         least: f64,
     },
-}
-
-/// The whole file for `spec` in memory: for small traces (the web page's sample, tests). Large
-/// traces stream through [`Synthesizer::next_chunk`] instead.
-pub fn generate(spec: &SynthSpec) -> Result<Vec<u8>, SynthError> {
-    let mut synth = Synthesizer::new(spec)?;
-    let mut out = Vec::new();
-    while synth.next_chunk(&mut out, usize::MAX) {}
-    Ok(out)
 }
