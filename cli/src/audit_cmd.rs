@@ -13,7 +13,7 @@ use loadproof_core::audit::{self, Audit, LatencyFacts};
 use loadproof_core::receipt::Receipt;
 
 use crate::args::AuditArgs;
-use crate::trace_cmd::BadInput;
+use crate::input::BadInput;
 
 /// Reads and audits a receipt; an unreadable file or a non-receipt is bad input (exit 2).
 pub fn load(path: &Path) -> Result<(Receipt, Audit)> {

@@ -14,7 +14,7 @@ use loadproof_core::audit::{self, Audit};
 use loadproof_core::compare::{Comparison, MetricChange, Side, compare};
 use loadproof_core::receipt::{Receipt, sha256_hex};
 
-use crate::trace_cmd::BadInput;
+use crate::input::BadInput;
 
 /// `loadproof receipt compare`
 #[derive(Debug, clap::Args)]

@@ -5,6 +5,8 @@ mod audit_cmd;
 mod compare_cmd;
 mod fire;
 mod gate;
+mod input;
+mod output;
 mod plan_cmd;
 mod playbook_cmd;
 mod receipt_cmd;

@@ -5,7 +5,7 @@
 //! `verified: false`), 2 bad input.
 
 use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -17,10 +17,11 @@ use loadproof_core::plan::{
 use loadproof_core::{IngestOptions, Limits};
 
 use crate::args::{PlanArgs, PlanCheckArgs};
-use crate::render;
-use crate::trace_cmd::{
+use crate::input::{
     BadInput, caller_filter, format_of, ingest_file, read_full, synthetic_note, window_of,
 };
+use crate::output::write_atomically;
+use crate::render;
 
 /// `loadproof plan TRACE --out DIR`.
 pub fn plan(args: &PlanArgs, out: &mut impl Write) -> Result<ExitCode> {
@@ -231,23 +232,4 @@ fn read_back(path: &Path, mut reader: TimedTraceReader<'_>) -> Result<(ReadBack,
         Ok(back) => Ok((back, None)),
         Err(e) => Ok((ReadBack::default(), Some(e.to_string()))),
     }
-}
-
-/// Writes through a temporary file in the same directory, then renames: a reader never sees
-/// half a file, and an interrupted run leaves the previous file intact.
-pub(crate) fn write_atomically(
-    path: &Path,
-    fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
-) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    fill(&mut w).with_context(|| format!("writing {}", tmp.display()))?;
-    let file = w
-        .into_inner()
-        .map_err(|e| anyhow::anyhow!("writing {}: {}", tmp.display(), e.error()))?;
-    file.sync_all()
-        .with_context(|| format!("syncing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", tmp.display()))?;
-    Ok(())
 }

@@ -35,11 +35,12 @@ use crate::args::{
     PlaybookExamplesArgs, PlaybookMatchArgs, PlaybookPublishArgs, PlaybookRowArgs, PrefixesArg,
     TrafficArg,
 };
-use crate::plan_cmd::write_atomically;
-use crate::receipt_cmd::{pairs, unix_ns_now};
-use crate::trace_cmd::{
-    BadInput, caller_filter, format_of, ingest_file, synthetic_note, window_of,
+use crate::input::{
+    BadInput, caller_filter, concurrency_of, format_of, ingest_file, pairs, synthetic_note,
+    window_of,
 };
+use crate::output::write_atomically;
+use crate::receipt_cmd::unix_ns_now;
 
 // ---------------------------------------------------------------------------------------------
 // playbook row
@@ -519,15 +520,6 @@ fn live_from_receipt(args: &PlaybookMatchArgs, path: &Path) -> Result<Live> {
             "{} (a receipt: the schedule it fired, {requests} requests)",
             path.display()
         ),
-    })
-}
-
-fn concurrency_of(text: &str) -> Result<Concurrency> {
-    text.parse::<Concurrency>().map_err(|_| {
-        BadInput(format!(
-            "--concurrency {text:?}: a number of requests > 0, or `uncapped`"
-        ))
-        .into()
     })
 }
 

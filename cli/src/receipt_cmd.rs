@@ -9,26 +9,15 @@ use anyhow::{Context, Result};
 use loadproof_core::plan::PlanDoc;
 use loadproof_core::receipt::{
     Axis, Engine, Evidence, Execution, ExitStatus, Phase, Protocol, Provenance, RECEIPT_SCHEMA,
-    Receipt, ResultFile, Scrape, ScrapeOutcome, Subject, block, key_value, sha256_hex,
+    Receipt, ResultFile, Scrape, ScrapeOutcome, Subject, block, sha256_hex,
 };
 
 use crate::args::{ImportArgs, SubjectArgs, VerifyArgs};
-use crate::plan_cmd::write_atomically;
-use crate::trace_cmd::BadInput;
+use crate::input::{BadInput, pairs};
+use crate::output::write_atomically;
 
 fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))
-}
-
-/// `KEY=VALUE` pairs into a map; a pair without `=` is bad usage.
-pub(crate) fn pairs(flag: &str, items: &[String]) -> Result<BTreeMap<String, String>> {
-    items
-        .iter()
-        .map(|item| match key_value(item) {
-            Some((k, v)) => Ok((k.to_owned(), v.to_owned())),
-            None => Err(BadInput(format!("--{flag} {item:?} is not KEY=VALUE")).into()),
-        })
-        .collect()
 }
 
 /// The subject as the caller states it; `engine` is what fired at it.

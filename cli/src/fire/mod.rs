@@ -41,9 +41,9 @@ use loadproof_core::receipt::{
 };
 
 use crate::args::{EngineArg, FireArgs};
-use crate::plan_cmd::write_atomically;
+use crate::input::BadInput;
+use crate::output::write_atomically;
 use crate::receipt_cmd::{provenance, subject};
-use crate::trace_cmd::BadInput;
 use http::Http;
 use scrape::{Clock, Scrapes};
 
