@@ -34,7 +34,7 @@ pub enum Command {
     Sim(SimArgs),
     /// Forward to a serving engine (vLLM) and grant exclusive leases on it: the lessor a real
     /// server lacks.
-    Gate(crate::gate::GateArgs),
+    Gate(GateArgs),
     /// The playbook: build a row from two arms of receipts, ask which rows apply to live
     /// traffic, write the illustrative examples.
     #[command(subcommand)]
@@ -133,7 +133,7 @@ pub enum ReceiptCommand {
     /// protocol field and subject axis, the knobs changed, and every metric with its change.
     /// One receipt per arm is an observation, not a measured effect. Exit 0 comparable, 1 not
     /// (every reason printed), 2 a file unreadable or not a receipt.
-    Compare(crate::compare_cmd::CompareArgs),
+    Compare(CompareArgs),
 }
 
 /// `loadproof receipt audit|capture-check|qualify`
@@ -142,6 +142,18 @@ pub struct AuditArgs {
     /// The receipt.
     pub receipt: PathBuf,
     /// Print the audit as JSON (`loadproof.audit/v1`, documented in the README).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `loadproof receipt compare`
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The baseline receipt (without the change under test).
+    pub baseline: PathBuf,
+    /// The treatment receipt (with it).
+    pub treatment: PathBuf,
+    /// Print the comparison as JSON (`loadproof.compare/v1`, documented in the README).
     #[arg(long)]
     pub json: bool,
 }
@@ -271,6 +283,40 @@ pub struct SimArgs {
     /// The accelerator the simulator states (lease subject, `loadproof_sim_info{gpu_sku}`).
     #[arg(long, value_name = "SKU", default_value = "none (simulator)")]
     pub gpu_sku: String,
+}
+
+/// `loadproof gate --upstream URL --port P`
+///
+/// A reverse proxy in front of a serving engine (vLLM) that grants exclusive leases, so a run
+/// fired through it can have an isolated window. Every request is forwarded to `--upstream`
+/// (responses stream back unbuffered). `POST /loadproof/lease` with `{"holder": "...",
+/// "seconds": N}` grants one lease at a time, bound to the model, engine and engine version
+/// read back from the upstream (`/v1/models`, `/metrics`, `/version`) plus `--model-revision`
+/// and `--gpu-sku` when given; while it holds, requests without its `Authorization: Bearer`
+/// token get 423 (except GET /metrics, /health, /version, /v1/models) and requests with it are
+/// forwarded without it. Traffic that reaches the upstream directly is not kept out. Prints
+/// "loadproof gate listening on http://HOST:PORT (forwarding to UPSTREAM)" on stderr; stops on
+/// SIGINT or SIGTERM (exit 0).
+#[derive(Debug, clap::Args)]
+pub struct GateArgs {
+    /// The server to forward to, `http://HOST:PORT` (vLLM's OpenAI-compatible server).
+    #[arg(long, value_name = "URL")]
+    pub upstream: String,
+    /// Address to listen on [default: 127.0.0.1]. Anything but loopback (0.0.0.0, say) only
+    /// when given here explicitly.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Port to listen on; 0 picks a free one (the stderr line names it).
+    #[arg(long)]
+    pub port: u16,
+    /// The model revision the upstream serves, stated in every lease's subject. Not given: the
+    /// lease states none (a `loadproof sim` upstream states its own).
+    #[arg(long, value_name = "REV")]
+    pub model_revision: Option<String>,
+    /// The accelerator the upstream runs on, stated in every lease's subject. Not given: the
+    /// lease states none (a `loadproof sim` upstream states its own).
+    #[arg(long, value_name = "SKU")]
+    pub gpu_sku: Option<String>,
 }
 
 /// `loadproof receipt verify`

@@ -6,7 +6,7 @@
 //! reason printed); 2 a file unreadable or not a receipt (the message names it).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -14,19 +14,8 @@ use loadproof_core::audit::{self, Audit};
 use loadproof_core::compare::{Comparison, MetricChange, Side, compare};
 use loadproof_core::receipt::{Receipt, sha256_hex};
 
+use crate::args::CompareArgs;
 use crate::input::BadInput;
-
-/// `loadproof receipt compare`
-#[derive(Debug, clap::Args)]
-pub struct CompareArgs {
-    /// The baseline receipt (without the change under test).
-    pub baseline: PathBuf,
-    /// The treatment receipt (with it).
-    pub treatment: PathBuf,
-    /// Print the comparison as JSON (`loadproof.compare/v1`, documented in the README).
-    #[arg(long)]
-    pub json: bool,
-}
 
 /// One side read from disk: the receipt, its audit, the file's digest and name.
 struct Loaded {
