@@ -15,9 +15,9 @@ use loadproof_core::receipt::key_value;
 use loadproof_core::regime::Window;
 use loadproof_core::synth;
 use loadproof_core::trace::Sha256Stream;
-use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, Trace};
+use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, Limits, Trace};
 
-use crate::args::FormatArg;
+use crate::args::{FormatArg, TraceSliceArgs};
 
 /// Chunk size for reading: large enough to amortise syscalls, small enough for progress.
 const CHUNK_BYTES: usize = 4 << 20;
@@ -81,6 +81,22 @@ pub(crate) fn caller_filter(
         start_ns,
         end_ns,
         max_rows,
+    })
+}
+
+/// The slice flags as core's ingestion options: the forced format, the caller's filter, the
+/// standard limits.
+pub(crate) fn slice_options(slice: &TraceSliceArgs) -> Result<IngestOptions> {
+    Ok(IngestOptions {
+        format: slice.format.map(format_of),
+        filter: caller_filter(
+            slice.trace_model.as_deref(),
+            slice.log_type.as_deref(),
+            slice.start,
+            slice.duration,
+            slice.max_requests,
+        )?,
+        limits: Limits::STANDARD,
     })
 }
 

@@ -17,9 +17,7 @@ use loadproof_core::plan::{
 use loadproof_core::{IngestOptions, Limits};
 
 use crate::args::{PlanArgs, PlanCheckArgs};
-use crate::input::{
-    BadInput, caller_filter, format_of, ingest_file, read_full, synthetic_note, window_of,
-};
+use crate::input::{BadInput, ingest_file, read_full, slice_options, synthetic_note, window_of};
 use crate::output::write_atomically;
 use crate::render;
 
@@ -29,13 +27,7 @@ pub fn plan(args: &PlanArgs, out: &mut impl Write) -> Result<ExitCode> {
         return Err(BadInput("plan needs TRACE and --out DIR".to_owned()).into());
     };
     let time_scale = TimeScale::parse(&args.time_scale).map_err(|e| BadInput(e.to_string()))?;
-    let filter = caller_filter(
-        args.trace_model.as_deref(),
-        args.log_type.as_deref(),
-        args.start,
-        args.duration,
-        args.max_requests,
-    )?;
+    let ingest = slice_options(&args.slice)?;
     let options = PlanOptions {
         chunk_size: args.chunk_size,
         time_scale,
@@ -45,12 +37,7 @@ pub fn plan(args: &PlanArgs, out: &mut impl Write) -> Result<ExitCode> {
             tokenizer: args.tokenizer.clone(),
             base_url: args.base_url.clone(),
         },
-        filter: filter.clone(),
-    };
-    let ingest = IngestOptions {
-        format: args.format.map(format_of),
-        filter,
-        limits: Limits::STANDARD,
+        filter: ingest.filter.clone(),
     };
     let trace = ingest_file(trace_path, ingest)?;
     let plan = Plan::new(trace, options)

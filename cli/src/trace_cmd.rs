@@ -4,26 +4,16 @@
 use std::io::Write;
 
 use anyhow::Result;
-use loadproof_core::{IngestOptions, InspectReport, Limits};
+use loadproof_core::InspectReport;
 
 use crate::args::InspectArgs;
-use crate::input::{caller_filter, format_of, ingest_file, synthetic_note, window_of};
+use crate::input::{ingest_file, slice_options, synthetic_note, window_of};
 use crate::render;
 
 /// `loadproof trace inspect`.
 pub fn inspect(args: &InspectArgs, out: &mut impl Write) -> Result<()> {
     let window = window_of(args.window)?;
-    let opts = IngestOptions {
-        format: args.format.map(format_of),
-        filter: caller_filter(
-            args.model.as_deref(),
-            args.log_type.as_deref(),
-            args.start,
-            args.duration,
-            args.max_rows,
-        )?,
-        limits: Limits::STANDARD,
-    };
+    let opts = slice_options(&args.slice)?;
     let trace = ingest_file(&args.file, opts)?;
     let name = args
         .file
