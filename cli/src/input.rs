@@ -10,8 +10,9 @@ use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use loadproof_core::plan::PlanDoc;
 use loadproof_core::playbook::Concurrency;
-use loadproof_core::receipt::key_value;
+use loadproof_core::receipt::{Receipt, key_value};
 use loadproof_core::regime::Window;
 use loadproof_core::synth;
 use loadproof_core::trace::Sha256Stream;
@@ -129,6 +130,25 @@ pub(crate) fn concurrency_of(text: &str) -> Result<Concurrency> {
         ))
         .into()
     })
+}
+
+// ---- Receipts and plans ----
+
+/// A receipt file: its bytes (their sha256 is the file's digest) and the receipt they hold. A
+/// file that cannot be read, or is not a receipt, is the caller's.
+pub(crate) fn read_receipt(path: &Path) -> Result<(Vec<u8>, Receipt)> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let receipt =
+        Receipt::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+    Ok((bytes, receipt))
+}
+
+/// A `plan.json`: its bytes (a receipt keeps them) and the plan they hold.
+pub(crate) fn read_plan_doc(path: &Path) -> Result<(Vec<u8>, PlanDoc)> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let doc = serde_json::from_slice(&bytes)
+        .map_err(|e| BadInput(format!("{}: not a loadproof plan: {e}", path.display())))?;
+    Ok((bytes, doc))
 }
 
 // ---- Trace files ----

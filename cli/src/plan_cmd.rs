@@ -17,7 +17,9 @@ use loadproof_core::plan::{
 use loadproof_core::{IngestOptions, Limits};
 
 use crate::args::{PlanArgs, PlanCheckArgs};
-use crate::input::{BadInput, ingest_file, read_full, slice_options, synthetic_note, window_of};
+use crate::input::{
+    BadInput, ingest_file, read_full, read_plan_doc, slice_options, synthetic_note, window_of,
+};
 use crate::output::write_atomically;
 use crate::render;
 
@@ -75,9 +77,7 @@ pub fn plan(args: &PlanArgs, out: &mut impl Write) -> Result<ExitCode> {
 /// `loadproof plan check DIR`.
 pub fn check(args: &PlanCheckArgs, out: &mut impl Write) -> Result<ExitCode> {
     let doc_path = args.dir.join(PLAN_FILE);
-    let bytes = fs::read(&doc_path).with_context(|| format!("reading {}", doc_path.display()))?;
-    let doc: PlanDoc = serde_json::from_slice(&bytes)
-        .map_err(|e| BadInput(format!("{}: not a loadproof plan: {e}", doc_path.display())))?;
+    let (_, doc) = read_plan_doc(&doc_path)?;
     let source = args
         .trace
         .clone()

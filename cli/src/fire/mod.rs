@@ -41,7 +41,7 @@ use loadproof_core::receipt::{
 };
 
 use crate::args::{EngineArg, FireArgs};
-use crate::input::BadInput;
+use crate::input::{BadInput, read_plan_doc};
 use crate::output::write_atomically;
 use crate::receipt_cmd::{provenance, subject};
 use http::Http;
@@ -67,9 +67,7 @@ struct PlanDir {
 
 fn read_plan(dir: &Path) -> Result<PlanDir> {
     let path = dir.join(PLAN_FILE);
-    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-    let doc: PlanDoc = serde_json::from_slice(&bytes)
-        .map_err(|e| BadInput(format!("{}: not a loadproof plan: {e}", path.display())))?;
+    let (bytes, doc) = read_plan_doc(&path)?;
     if !doc.verified {
         return Err(BadInput(format!(
             "{}: the plan did not pass its read-back check (verified: false); fix it and re-plan",

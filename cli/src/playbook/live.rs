@@ -8,12 +8,14 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use loadproof_core::plan::PLAN_SCHEMA;
 use loadproof_core::playbook::{Prefixes, RegimeAxes, Traffic, traffic_of_notes};
-use loadproof_core::receipt::{Receipt, block};
+use loadproof_core::receipt::block;
 use loadproof_core::report::INSPECT_SCHEMA;
 use loadproof_core::{IngestOptions, Limits, Regime, Trace};
 
 use crate::args::PlaybookMatchArgs;
-use crate::input::{BadInput, caller_filter, format_of, ingest_file, synthetic_note, window_of};
+use crate::input::{
+    BadInput, caller_filter, format_of, ingest_file, read_receipt, synthetic_note, window_of,
+};
 
 /// The live traffic as the query sees it: its regime, and what its source says about its
 /// prefixes and its origin (`None`: the source does not say).
@@ -134,9 +136,8 @@ pub(super) fn live_from_json(args: &PlaybookMatchArgs, path: &Path) -> Result<Li
 /// [`RegimeAxes::of_receipt`], the computation a row's regime comes from), and the prefixes and
 /// traffic of the plan it embeds (none embedded: the caller must say).
 pub(super) fn live_from_receipt(args: &PlaybookMatchArgs, path: &Path) -> Result<Live> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let bad = |why: String| BadInput(format!("{}: {why}", path.display()));
-    let receipt = Receipt::from_json(&bytes).map_err(|e| bad(e.to_string()))?;
+    let (_, receipt) = read_receipt(path)?;
     let window = window_of(args.window.unwrap_or(1.0))?;
     let (regime, requests) = RegimeAxes::of_receipt(&receipt, window)
         .map_err(|e| bad(format!("the receipt's regime cannot be matched: {e}")))?;

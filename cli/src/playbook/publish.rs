@@ -16,7 +16,7 @@ use loadproof_core::site::{
 
 use super::refused;
 use crate::args::PlaybookPublishArgs;
-use crate::input::BadInput;
+use crate::input::{BadInput, read_receipt};
 
 /// A receipt to bundle: its bytes, read and checked before anything is written.
 struct Bundled {
@@ -31,9 +31,7 @@ struct Bundled {
 fn bundled_receipts(paths: &[PathBuf]) -> Result<Vec<Bundled>> {
     let mut out: Vec<Bundled> = Vec::new();
     for path in paths {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let receipt = loadproof_core::receipt::Receipt::from_json(&bytes)
-            .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+        let (bytes, receipt) = read_receipt(path)?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())

@@ -7,7 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use loadproof_core::audit::{Audit, STANDINGS, audit};
 use loadproof_core::claim::{Arm, Metric, Repeat};
 use loadproof_core::playbook::{
@@ -19,7 +19,7 @@ use loadproof_core::receipt::{Receipt, sha256_hex};
 use super::text::{identity_lines, num, regime_line};
 use super::{read_playbook, refused, write_playbook};
 use crate::args::PlaybookRowArgs;
-use crate::input::{BadInput, pairs, window_of};
+use crate::input::{BadInput, pairs, read_receipt, window_of};
 use crate::receipt_cmd::unix_ns_now;
 
 /// One receipt file as read: its path, the sha256 of its bytes (its digest in a row's
@@ -35,10 +35,7 @@ fn load_arm(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
     paths
         .iter()
         .map(|path| {
-            let bytes =
-                std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-            let receipt = Receipt::from_json(&bytes)
-                .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+            let (bytes, receipt) = read_receipt(path)?;
             let audit = audit(&receipt);
             Ok(Loaded {
                 path: path.clone(),
