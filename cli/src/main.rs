@@ -5,6 +5,7 @@ mod audit_cmd;
 mod compare_cmd;
 mod fire;
 mod gate;
+mod http_client;
 mod input;
 mod output;
 mod plan_cmd;
