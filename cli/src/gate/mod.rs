@@ -33,7 +33,6 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, HOST, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use tokio::net::TcpListener;
 
 use crate::args::GateArgs;
 use crate::sim::lease::{Lessor, LessorConfig, Terms};
@@ -117,12 +116,7 @@ fn exclusion(upstream: &str) -> String {
 }
 
 async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(cfg.addr)
-        .await
-        .with_context(|| format!("binding {}", cfg.addr))?;
-    let local = listener
-        .local_addr()
-        .with_context(|| format!("reading the bound address of {}", cfg.addr))?;
+    let (listener, local) = crate::serve::bind(cfg.addr).await?;
 
     let upstream = cfg.upstream.base().to_owned();
     let app = Arc::new(App {
