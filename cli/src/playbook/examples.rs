@@ -23,16 +23,8 @@ use crate::input::{BadInput, caller_filter, ingest_file};
 /// One illustrative row: a real regime computed from a pinned trace, an invented experiment.
 struct Example {
     id: &'static str,
-    /// Path under the shared directory.
-    file: &'static str,
-    /// The file's pinned sha256 (fixtures/MANIFEST.sha256).
-    sha256: &'static str,
-    /// Rows kept from the start (`None`: all).
-    max_rows: Option<u64>,
-    /// Seconds kept from the first row (`None`: all).
-    duration_s: Option<f64>,
-    /// The slice, in words.
-    slice: &'static str,
+    trace: Pinned,
+    slice: Slice,
     window_s: f64,
     model: &'static str,
     gpu_sku: &'static str,
@@ -50,14 +42,49 @@ struct Example {
     invalidated: Option<&'static str>,
 }
 
-const BURSTGPT_1: &str = "traces/burstgpt/BurstGPT_1.first400.csv";
-const BURSTGPT_3: &str = "traces/burstgpt/BurstGPT_3.first400.csv";
-const MOONCAKE: &str = "traces/mooncake/conversation_trace.jsonl";
-const AZURE: &str = "traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv";
-const BURSTGPT_1_SHA: &str = "7865fda5dac50938a84dfccb06c405e2f5202969ecfbd671c8399de00f4335f0";
-const BURSTGPT_3_SHA: &str = "5465fc4c38b0815b8f75d126a120c229ae93632d62e3adf1792f5e8401a73559";
-const MOONCAKE_SHA: &str = "b8cbb061a85206d729d91cdc2981f43c9e0d99209dce588d3af5f7934408b9df";
-const AZURE_SHA: &str = "2f1e5b666d4e3055fdbba98598ce2ec307767b9064e03e2fa46676dbcc7d0bf8";
+/// A real trace: its path under the shared directory and its pinned sha256
+/// (fixtures/MANIFEST.sha256).
+struct Pinned {
+    file: &'static str,
+    sha256: &'static str,
+}
+
+const BURSTGPT_1: Pinned = Pinned {
+    file: "traces/burstgpt/BurstGPT_1.first400.csv",
+    sha256: "7865fda5dac50938a84dfccb06c405e2f5202969ecfbd671c8399de00f4335f0",
+};
+const BURSTGPT_3: Pinned = Pinned {
+    file: "traces/burstgpt/BurstGPT_3.first400.csv",
+    sha256: "5465fc4c38b0815b8f75d126a120c229ae93632d62e3adf1792f5e8401a73559",
+};
+const MOONCAKE: Pinned = Pinned {
+    file: "traces/mooncake/conversation_trace.jsonl",
+    sha256: "b8cbb061a85206d729d91cdc2981f43c9e0d99209dce588d3af5f7934408b9df",
+};
+const AZURE: Pinned = Pinned {
+    file: "traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv",
+    sha256: "2f1e5b666d4e3055fdbba98598ce2ec307767b9064e03e2fa46676dbcc7d0bf8",
+};
+
+/// The part of a trace a regime is computed from.
+struct Slice {
+    /// Rows kept from the start (`None`: all).
+    max_rows: Option<u64>,
+    /// Seconds kept from the first row (`None`: all).
+    duration_s: Option<f64>,
+    /// The slice, in words.
+    words: &'static str,
+}
+
+const WHOLE_FILE: Slice = Slice {
+    max_rows: None,
+    duration_s: None,
+    words: "the whole file",
+};
+const WHOLE_PREFIX_FILE: Slice = Slice {
+    words: "the whole 400-row prefix file",
+    ..WHOLE_FILE
+};
 
 /// Revision written into every example's identity: there is no model behind these numbers.
 const NO_REVISION: &str = "illustrative (no real revision)";
@@ -75,11 +102,8 @@ fn examples_list() -> Vec<Example> {
     vec![
         Example {
             id: "example-burstgpt1-prefix-caching",
-            file: BURSTGPT_1,
-            sha256: BURSTGPT_1_SHA,
-            max_rows: None,
-            duration_s: None,
-            slice: "the whole 400-row prefix file",
+            trace: BURSTGPT_1,
+            slice: WHOLE_PREFIX_FILE,
             window_s: 1.0,
             model: "meta-llama/Llama-3.1-8B-Instruct",
             gpu_sku: "NVIDIA H100 80GB HBM3",
@@ -94,11 +118,8 @@ fn examples_list() -> Vec<Example> {
         },
         Example {
             id: "example-burstgpt3-max-num-seqs-null-result",
-            file: BURSTGPT_3,
-            sha256: BURSTGPT_3_SHA,
-            max_rows: None,
-            duration_s: None,
-            slice: "the whole 400-row prefix file",
+            trace: BURSTGPT_3,
+            slice: WHOLE_PREFIX_FILE,
             window_s: 1.0,
             model: "Qwen/Qwen2.5-7B-Instruct",
             gpu_sku: "NVIDIA L4",
@@ -113,11 +134,12 @@ fn examples_list() -> Vec<Example> {
         },
         Example {
             id: "example-mooncake400-prefix-caching",
-            file: MOONCAKE,
-            sha256: MOONCAKE_SHA,
-            max_rows: Some(400),
-            duration_s: None,
-            slice: "its first 400 rows",
+            trace: MOONCAKE,
+            slice: Slice {
+                max_rows: Some(400),
+                duration_s: None,
+                words: "its first 400 rows",
+            },
             window_s: 1.0,
             model: "meta-llama/Llama-3.1-70B-Instruct",
             gpu_sku: "NVIDIA H100 80GB HBM3",
@@ -132,11 +154,8 @@ fn examples_list() -> Vec<Example> {
         },
         Example {
             id: "example-mooncake-batched-tokens-3s-window",
-            file: MOONCAKE,
-            sha256: MOONCAKE_SHA,
-            max_rows: None,
-            duration_s: None,
-            slice: "the whole file",
+            trace: MOONCAKE,
+            slice: WHOLE_FILE,
             window_s: 3.0,
             model: "Qwen/Qwen3-32B",
             gpu_sku: "NVIDIA H100 80GB HBM3",
@@ -151,11 +170,8 @@ fn examples_list() -> Vec<Example> {
         },
         Example {
             id: "example-azure-conv-gpu-memory",
-            file: AZURE,
-            sha256: AZURE_SHA,
-            max_rows: None,
-            duration_s: None,
-            slice: "the whole file",
+            trace: AZURE,
+            slice: WHOLE_FILE,
             window_s: 1.0,
             model: "mistralai/Mistral-7B-Instruct-v0.3",
             gpu_sku: "NVIDIA A100-SXM4-80GB",
@@ -170,11 +186,12 @@ fn examples_list() -> Vec<Example> {
         },
         Example {
             id: "example-azure-conv-10min-kv-fp8-capped",
-            file: AZURE,
-            sha256: AZURE_SHA,
-            max_rows: None,
-            duration_s: Some(600.0),
-            slice: "its first 600 s",
+            trace: AZURE,
+            slice: Slice {
+                max_rows: None,
+                duration_s: Some(600.0),
+                words: "its first 600 s",
+            },
             window_s: 1.0,
             model: "meta-llama/Llama-3.1-8B-Instruct",
             gpu_sku: "NVIDIA L40S",
@@ -189,11 +206,8 @@ fn examples_list() -> Vec<Example> {
         },
         Example {
             id: "example-azure-conv-chunked-prefill-retired",
-            file: AZURE,
-            sha256: AZURE_SHA,
-            max_rows: None,
-            duration_s: None,
-            slice: "the whole file",
+            trace: AZURE,
+            slice: WHOLE_FILE,
             window_s: 1.0,
             model: "meta-llama/Llama-2-13b-chat-hf",
             gpu_sku: "NVIDIA A100-SXM4-80GB",
@@ -250,7 +264,7 @@ fn shared_root(args: &PlaybookExamplesArgs) -> PathBuf {
 }
 
 fn example_row(root: &Path, e: &Example) -> Result<Row> {
-    let path = root.join(e.file);
+    let path = root.join(e.trace.file);
     if !path.is_file() {
         return Err(BadInput(format!(
             "{} is not there: the examples' regimes are computed from the real traces (../shared/traces, pinned in fixtures/MANIFEST.sha256); pass --shared DIR or set LOADPROOF_SHARED",
@@ -258,7 +272,7 @@ fn example_row(root: &Path, e: &Example) -> Result<Row> {
         ))
         .into());
     }
-    let filter = caller_filter(None, None, None, e.duration_s, e.max_rows)?;
+    let filter = caller_filter(None, None, None, e.slice.duration_s, e.slice.max_rows)?;
     let trace = ingest_file(
         &path,
         IngestOptions {
@@ -268,11 +282,11 @@ fn example_row(root: &Path, e: &Example) -> Result<Row> {
         },
     )?;
     let sha = &trace.meta().source_sha256;
-    if sha != e.sha256 {
+    if sha != e.trace.sha256 {
         return Err(BadInput(format!(
             "{}: sha256 {sha} is not the pinned {} (fixtures/MANIFEST.sha256): the examples are computed from the pinned bytes only",
             path.display(),
-            e.sha256
+            e.trace.sha256
         ))
         .into());
     }
@@ -322,7 +336,7 @@ fn example_row(root: &Path, e: &Example) -> Result<Row> {
             "ILLUSTRATIVE — invented numbers: the delta and every per-repeat run are made up to show what a row holds; no receipt backs them (provenance names none) and the matcher never selects this row".to_owned(),
             format!(
                 "the regime is real: computed by `loadproof playbook examples` from {} ({}, {} requests; sha256 = provenance.trace_sha256; see ../shared/traces/SOURCES.md) with burstiness at a {} s window",
-                e.file, e.slice, regime.requests, e.window_s
+                e.trace.file, e.slice.words, regime.requests, e.window_s
             ),
             format!(
                 "the experiment is invented: baseline {knob}={}, treatment {knob}={value}",
