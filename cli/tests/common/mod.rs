@@ -32,7 +32,8 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// The fast model knobs that keep the sim from being the bottleneck.
+/// The fast model knobs that keep the sim from being the bottleneck (the last two: a batch
+/// large enough for any test).
 pub const FAST: [&str; 8] = [
     "--prefill-tokens-per-s",
     "100000000",
@@ -155,19 +156,12 @@ impl PortSim {
         let port = port.to_string();
         // The previous sim's socket may linger a moment after it was killed.
         for _ in 0..50 {
-            let (mut child, line) = spawn_first_line(&[
-                "sim",
-                "--port",
-                &port,
-                "--max-num-seqs",
-                max_num_seqs,
-                "--prefill-tokens-per-s",
-                "100000000",
-                "--decode-step-ms",
-                "1",
-                "--decode-ms-per-seq",
-                "0",
-            ]);
+            // FAST's model knobs, with this sim's own --max-num-seqs.
+            let args: Vec<&str> = ["sim", "--port", &port, "--max-num-seqs", max_num_seqs]
+                .into_iter()
+                .chain(FAST[..6].iter().copied())
+                .collect();
+            let (mut child, line) = spawn_first_line(&args);
             if line.starts_with("loadproof sim listening on ") {
                 return PortSim { child };
             }
