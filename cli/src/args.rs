@@ -34,7 +34,7 @@ pub enum Command {
     Sim(SimArgs),
     /// Forward to a serving engine (vLLM) and grant exclusive leases on it: the lessor a real
     /// server lacks.
-    Gate(crate::gate::GateArgs),
+    Gate(GateArgs),
     /// The playbook: build a row from two arms of receipts, ask which rows apply to live
     /// traffic, write the illustrative examples.
     #[command(subcommand)]
@@ -133,7 +133,7 @@ pub enum ReceiptCommand {
     /// protocol field and subject axis, the knobs changed, and every metric with its change.
     /// One receipt per arm is an observation, not a measured effect. Exit 0 comparable, 1 not
     /// (every reason printed), 2 a file unreadable or not a receipt.
-    Compare(crate::compare_cmd::CompareArgs),
+    Compare(CompareArgs),
 }
 
 /// `loadproof receipt audit|capture-check|qualify`
@@ -142,6 +142,18 @@ pub struct AuditArgs {
     /// The receipt.
     pub receipt: PathBuf,
     /// Print the audit as JSON (`loadproof.audit/v1`, documented in the README).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `loadproof receipt compare`
+#[derive(Debug, clap::Args)]
+pub struct CompareArgs {
+    /// The baseline receipt (without the change under test).
+    pub baseline: PathBuf,
+    /// The treatment receipt (with it).
+    pub treatment: PathBuf,
+    /// Print the comparison as JSON (`loadproof.compare/v1`, documented in the README).
     #[arg(long)]
     pub json: bool,
 }
@@ -273,6 +285,40 @@ pub struct SimArgs {
     pub gpu_sku: String,
 }
 
+/// `loadproof gate --upstream URL --port P`
+///
+/// A reverse proxy in front of a serving engine (vLLM) that grants exclusive leases, so a run
+/// fired through it can have an isolated window. Every request is forwarded to `--upstream`
+/// (responses stream back unbuffered). `POST /loadproof/lease` with `{"holder": "...",
+/// "seconds": N}` grants one lease at a time, bound to the model, engine and engine version
+/// read back from the upstream (`/v1/models`, `/metrics`, `/version`) plus `--model-revision`
+/// and `--gpu-sku` when given; while it holds, requests without its `Authorization: Bearer`
+/// token get 423 (except GET /metrics, /health, /version, /v1/models) and requests with it are
+/// forwarded without it. Traffic that reaches the upstream directly is not kept out. Prints
+/// "loadproof gate listening on http://HOST:PORT (forwarding to UPSTREAM)" on stderr; stops on
+/// SIGINT or SIGTERM (exit 0).
+#[derive(Debug, clap::Args)]
+pub struct GateArgs {
+    /// The server to forward to, `http://HOST:PORT` (vLLM's OpenAI-compatible server).
+    #[arg(long, value_name = "URL")]
+    pub upstream: String,
+    /// Address to listen on [default: 127.0.0.1]. Anything but loopback (0.0.0.0, say) only
+    /// when given here explicitly.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Port to listen on; 0 picks a free one (the stderr line names it).
+    #[arg(long)]
+    pub port: u16,
+    /// The model revision the upstream serves, stated in every lease's subject. Not given: the
+    /// lease states none (a `loadproof sim` upstream states its own).
+    #[arg(long, value_name = "REV")]
+    pub model_revision: Option<String>,
+    /// The accelerator the upstream runs on, stated in every lease's subject. Not given: the
+    /// lease states none (a `loadproof sim` upstream states its own).
+    #[arg(long, value_name = "SKU")]
+    pub gpu_sku: Option<String>,
+}
+
 /// `loadproof receipt verify`
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
@@ -307,47 +353,37 @@ pub struct PlanArgs {
     #[arg(required = true)]
     pub trace: Option<PathBuf>,
     /// The plan directory to write (`plan.json`, `timed_trace.jsonl`); created if missing.
-    #[arg(long, value_name = "DIR", required = true)]
+    #[arg(long, value_name = "DIR", required = true, display_order = 0)]
     pub out: Option<PathBuf>,
-    /// Force a format instead of detecting it.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
+    /// Which part of the trace to plan.
+    #[command(flatten)]
+    pub slice: TraceSliceArgs,
     /// Tokens per hash id (`--timed-trace-chunk-hash-size`). Default: the source's block size
     /// (Mooncake 512), or 512 for synthesized blocks. Refused when it does not tile a prompt.
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", display_order = 20)]
     pub chunk_size: Option<u32>,
-    /// Keep only requests at or after this many seconds from the first sound row.
-    #[arg(long, value_name = "SECONDS")]
-    pub start: Option<f64>,
-    /// Keep only requests within this many seconds after --start.
-    #[arg(long, value_name = "SECONDS")]
-    pub duration: Option<f64>,
-    /// Plan at most this many requests (the rest are read and counted as filtered).
-    #[arg(long, value_name = "N")]
-    pub max_requests: Option<u64>,
     /// Speed-up: 2 replays the arrivals twice as fast (an exact decimal, recorded).
-    #[arg(long, value_name = "FACTOR", default_value = "1")]
+    #[arg(long, value_name = "FACTOR", default_value = "1", display_order = 60)]
     pub time_scale: String,
-    /// Keep only rows of this BurstGPT `Model` (e.g. ChatGPT). Not the served model: see --model.
-    #[arg(long, value_name = "NAME")]
-    pub trace_model: Option<String>,
-    /// Keep only rows of this BurstGPT `Log Type` (e.g. "Conversation log").
-    #[arg(long)]
-    pub log_type: Option<String>,
     /// Burstiness window in seconds, for the regime and the fidelity check.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 1.0,
+        display_order = 90
+    )]
     pub window: f64,
     /// The served model name for `--model` (default: a placeholder `fire` fills in).
-    #[arg(long)]
+    #[arg(long, display_order = 100)]
     pub model: Option<String>,
     /// The tokenizer for `--tokenizer` (default: --model, else a placeholder).
-    #[arg(long)]
+    #[arg(long, display_order = 110)]
     pub tokenizer: Option<String>,
     /// The server for `--base-url`, e.g. http://127.0.0.1:8000 (default: a placeholder).
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", display_order = 120)]
     pub base_url: Option<String>,
     /// Print plan.json instead of the text summary.
-    #[arg(long)]
+    #[arg(long, display_order = 130)]
     pub json: bool,
 }
 
@@ -385,34 +421,69 @@ pub enum FormatArg {
     Azure,
 }
 
+/// Which part of a trace file to read, and as what: the flags `trace inspect` and `plan`
+/// share (`input::slice_options` turns them into core's ingestion options).
+///
+/// `plan --help` lists them among its own flags (`--chunk-size` after `--format`,
+/// `--time-scale` before `--trace-model`): the display orders keep that listing.
+#[derive(Debug, Clone, clap::Args)]
+pub struct TraceSliceArgs {
+    /// Force a format instead of detecting it.
+    #[arg(long, value_enum, display_order = 10)]
+    pub format: Option<FormatArg>,
+    /// Keep only requests at or after this many seconds from the first sound row.
+    #[arg(long, value_name = "SECONDS", display_order = 30)]
+    pub start: Option<f64>,
+    /// Keep only requests within this many seconds after --start.
+    #[arg(long, value_name = "SECONDS", display_order = 40)]
+    pub duration: Option<f64>,
+    /// Plan at most this many requests (the rest are read and counted as filtered).
+    #[arg(long, value_name = "N", alias = "max-rows", display_order = 50)]
+    pub max_requests: Option<u64>,
+    /// Keep only rows of this BurstGPT `Model` (e.g. ChatGPT). Not the served model: see --model.
+    #[arg(long, value_name = "NAME", display_order = 70)]
+    pub trace_model: Option<String>,
+    /// Keep only rows of this BurstGPT `Log Type` (e.g. "Conversation log").
+    #[arg(long, display_order = 80)]
+    pub log_type: Option<String>,
+}
+
 /// `loadproof trace inspect`
+///
+/// The slice flags speak of rows here, as inspect counts them, and `--model` (their name here
+/// before `--trace-model`) still works.
 #[derive(Debug, clap::Args)]
+#[command(
+    mut_arg("trace_model", |a| a
+        .alias("model")
+        .display_order(21)
+        .help("Keep only rows of this model (BurstGPT `Model`, e.g. ChatGPT or GPT-4)")),
+    mut_arg("log_type", |a| a
+        .display_order(22)
+        .help("Keep only rows of this log type (BurstGPT `Log Type`, e.g. \"Conversation log\")")),
+    mut_arg("start", |a| a
+        .help("Keep only rows at or after this many seconds from the first sound row")),
+    mut_arg("duration", |a| a
+        .help("Keep only rows within this many seconds after --start")),
+    mut_arg("max_requests", |a| a
+        .help("Emit at most this many rows (later rows are read and counted as filtered)")),
+)]
 pub struct InspectArgs {
     /// The trace file (BurstGPT CSV, Mooncake JSONL or Azure CSV; detected by header).
     pub file: PathBuf,
-    /// Force a format instead of detecting it.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
+    /// Which part of the file to read.
+    #[command(flatten)]
+    pub slice: TraceSliceArgs,
     /// Burstiness window width in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 1.0,
+        display_order = 20
+    )]
     pub window: f64,
-    /// Keep only rows of this model (BurstGPT `Model`, e.g. ChatGPT or GPT-4).
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Keep only rows of this log type (BurstGPT `Log Type`, e.g. "Conversation log").
-    #[arg(long)]
-    pub log_type: Option<String>,
-    /// Keep only rows at or after this many seconds from the first sound row.
-    #[arg(long, value_name = "SECONDS")]
-    pub start: Option<f64>,
-    /// Keep only rows within this many seconds after --start.
-    #[arg(long, value_name = "SECONDS")]
-    pub duration: Option<f64>,
-    /// Emit at most this many rows (later rows are read and counted as filtered).
-    #[arg(long)]
-    pub max_rows: Option<u64>,
     /// Print one JSON object (schema loadproof.trace.inspect/v1) instead of the text report.
-    #[arg(long)]
+    #[arg(long, display_order = 130)]
     pub json: bool,
 }
 

@@ -8,18 +8,16 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use loadproof_core::audit::{self, Audit, LatencyFacts};
 use loadproof_core::receipt::Receipt;
 
 use crate::args::AuditArgs;
-use crate::trace_cmd::BadInput;
+use crate::input::read_receipt;
 
 /// Reads and audits a receipt; an unreadable file or a non-receipt is bad input (exit 2).
 pub fn load(path: &Path) -> Result<(Receipt, Audit)> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let receipt =
-        Receipt::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+    let (_, receipt) = read_receipt(path)?;
     let audit = audit::audit(&receipt);
     Ok((receipt, audit))
 }

@@ -6,27 +6,16 @@
 //! reason printed); 2 a file unreadable or not a receipt (the message names it).
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use loadproof_core::audit::{self, Audit};
 use loadproof_core::compare::{Comparison, MetricChange, Side, compare};
 use loadproof_core::receipt::{Receipt, sha256_hex};
 
-use crate::trace_cmd::BadInput;
-
-/// `loadproof receipt compare`
-#[derive(Debug, clap::Args)]
-pub struct CompareArgs {
-    /// The baseline receipt (without the change under test).
-    pub baseline: PathBuf,
-    /// The treatment receipt (with it).
-    pub treatment: PathBuf,
-    /// Print the comparison as JSON (`loadproof.compare/v1`, documented in the README).
-    #[arg(long)]
-    pub json: bool,
-}
+use crate::args::CompareArgs;
+use crate::input::read_receipt;
 
 /// One side read from disk: the receipt, its audit, the file's digest and name.
 struct Loaded {
@@ -38,9 +27,7 @@ struct Loaded {
 
 impl Loaded {
     fn read(path: &Path) -> Result<Loaded> {
-        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-        let receipt =
-            Receipt::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+        let (bytes, receipt) = read_receipt(path)?;
         let audit = audit::audit(&receipt);
         Ok(Loaded {
             source: path.display().to_string(),

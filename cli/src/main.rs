@@ -5,8 +5,11 @@ mod audit_cmd;
 mod compare_cmd;
 mod fire;
 mod gate;
+mod http_client;
+mod input;
+mod output;
 mod plan_cmd;
-mod playbook_cmd;
+mod playbook;
 mod receipt_cmd;
 mod render;
 mod serve;
@@ -48,10 +51,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Playbook(p) => {
             let code = match p {
-                PlaybookCommand::Row(a) => playbook_cmd::row(a, &mut out)?,
-                PlaybookCommand::Match(a) => playbook_cmd::matches(a, &mut out)?,
-                PlaybookCommand::Examples(a) => playbook_cmd::examples(a, &mut out)?,
-                PlaybookCommand::Publish(a) => playbook_cmd::publish(a, &mut out)?,
+                PlaybookCommand::Row(a) => playbook::row(a, &mut out)?,
+                PlaybookCommand::Match(a) => playbook::matches(a, &mut out)?,
+                PlaybookCommand::Examples(a) => playbook::examples(a, &mut out)?,
+                PlaybookCommand::Publish(a) => playbook::publish(a, &mut out)?,
             };
             out.flush()?;
             return Ok(code);

@@ -5,7 +5,7 @@
 //! `verified: false`), 2 bad input.
 
 use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -17,10 +17,11 @@ use loadproof_core::plan::{
 use loadproof_core::{IngestOptions, Limits};
 
 use crate::args::{PlanArgs, PlanCheckArgs};
-use crate::render;
-use crate::trace_cmd::{
-    BadInput, caller_filter, format_of, ingest_file, read_full, synthetic_note, window_of,
+use crate::input::{
+    BadInput, ingest_file, read_full, read_plan_doc, slice_options, synthetic_note, window_of,
 };
+use crate::output::write_atomically;
+use crate::render;
 
 /// `loadproof plan TRACE --out DIR`.
 pub fn plan(args: &PlanArgs, out: &mut impl Write) -> Result<ExitCode> {
@@ -28,13 +29,7 @@ pub fn plan(args: &PlanArgs, out: &mut impl Write) -> Result<ExitCode> {
         return Err(BadInput("plan needs TRACE and --out DIR".to_owned()).into());
     };
     let time_scale = TimeScale::parse(&args.time_scale).map_err(|e| BadInput(e.to_string()))?;
-    let filter = caller_filter(
-        args.trace_model.as_deref(),
-        args.log_type.as_deref(),
-        args.start,
-        args.duration,
-        args.max_requests,
-    )?;
+    let ingest = slice_options(&args.slice)?;
     let options = PlanOptions {
         chunk_size: args.chunk_size,
         time_scale,
@@ -44,12 +39,7 @@ pub fn plan(args: &PlanArgs, out: &mut impl Write) -> Result<ExitCode> {
             tokenizer: args.tokenizer.clone(),
             base_url: args.base_url.clone(),
         },
-        filter: filter.clone(),
-    };
-    let ingest = IngestOptions {
-        format: args.format.map(format_of),
-        filter,
-        limits: Limits::STANDARD,
+        filter: ingest.filter.clone(),
     };
     let trace = ingest_file(trace_path, ingest)?;
     let plan = Plan::new(trace, options)
@@ -87,9 +77,7 @@ pub fn plan(args: &PlanArgs, out: &mut impl Write) -> Result<ExitCode> {
 /// `loadproof plan check DIR`.
 pub fn check(args: &PlanCheckArgs, out: &mut impl Write) -> Result<ExitCode> {
     let doc_path = args.dir.join(PLAN_FILE);
-    let bytes = fs::read(&doc_path).with_context(|| format!("reading {}", doc_path.display()))?;
-    let doc: PlanDoc = serde_json::from_slice(&bytes)
-        .map_err(|e| BadInput(format!("{}: not a loadproof plan: {e}", doc_path.display())))?;
+    let (_, doc) = read_plan_doc(&doc_path)?;
     let source = args
         .trace
         .clone()
@@ -231,23 +219,4 @@ fn read_back(path: &Path, mut reader: TimedTraceReader<'_>) -> Result<(ReadBack,
         Ok(back) => Ok((back, None)),
         Err(e) => Ok((ReadBack::default(), Some(e.to_string()))),
     }
-}
-
-/// Writes through a temporary file in the same directory, then renames: a reader never sees
-/// half a file, and an interrupted run leaves the previous file intact.
-pub(crate) fn write_atomically(
-    path: &Path,
-    fill: impl FnOnce(&mut BufWriter<File>) -> Result<()>,
-) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    let file = File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-    let mut w = BufWriter::with_capacity(1 << 20, file);
-    fill(&mut w).with_context(|| format!("writing {}", tmp.display()))?;
-    let file = w
-        .into_inner()
-        .map_err(|e| anyhow::anyhow!("writing {}: {}", tmp.display(), e.error()))?;
-    file.sync_all()
-        .with_context(|| format!("syncing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("renaming {} into place", tmp.display()))?;
-    Ok(())
 }

@@ -6,29 +6,17 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use loadproof_core::plan::PlanDoc;
 use loadproof_core::receipt::{
     Axis, Engine, Evidence, Execution, ExitStatus, Phase, Protocol, Provenance, RECEIPT_SCHEMA,
-    Receipt, ResultFile, Scrape, ScrapeOutcome, Subject, block, key_value, sha256_hex,
+    Receipt, ResultFile, Scrape, ScrapeOutcome, Subject, block, sha256_hex,
 };
 
 use crate::args::{ImportArgs, SubjectArgs, VerifyArgs};
-use crate::plan_cmd::write_atomically;
-use crate::trace_cmd::BadInput;
+use crate::input::{pairs, read_plan_doc, read_receipt};
+use crate::output::write_atomically;
 
 fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))
-}
-
-/// `KEY=VALUE` pairs into a map; a pair without `=` is bad usage.
-pub(crate) fn pairs(flag: &str, items: &[String]) -> Result<BTreeMap<String, String>> {
-    items
-        .iter()
-        .map(|item| match key_value(item) {
-            Some((k, v)) => Ok((k.to_owned(), v.to_owned())),
-            None => Err(BadInput(format!("--{flag} {item:?} is not KEY=VALUE")).into()),
-        })
-        .collect()
 }
 
 /// The subject as the caller states it; `engine` is what fired at it.
@@ -135,9 +123,7 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
     };
     if let Some(dir) = &args.plan {
         let path = dir.join(loadproof_core::plan::PLAN_FILE);
-        let bytes = read(&path)?;
-        let doc: PlanDoc = serde_json::from_slice(&bytes)
-            .map_err(|e| BadInput(format!("{}: not a loadproof plan: {e}", path.display())))?;
+        let (bytes, doc) = read_plan_doc(&path)?;
         let bench = &doc.bench;
         protocol.backend = bench.value("--backend").map(str::to_owned);
         protocol.endpoint = bench.value("--endpoint").map(str::to_owned);
@@ -234,9 +220,7 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
 
 /// `loadproof receipt verify`.
 pub fn verify(args: &VerifyArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let bytes = read(&args.receipt)?;
-    let receipt = Receipt::from_json(&bytes)
-        .map_err(|e| BadInput(format!("{}: {e}", args.receipt.display())))?;
+    let (_, receipt) = read_receipt(&args.receipt)?;
     let errors = receipt.verify_evidence();
     for (name, e) in &receipt.evidence {
         let bad = errors

@@ -1,7 +1,8 @@
-//! The accept loop `loadproof sim` and `loadproof gate` share: one task per HTTP/1.1
-//! connection, until SIGINT or SIGTERM.
+//! The server side `loadproof sim` and `loadproof gate` share: the runtime, the bound listener,
+//! and the accept loop (one task per HTTP/1.1 connection, until SIGINT or SIGTERM).
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +25,17 @@ pub fn on_runtime(server: impl Future<Output = anyhow::Result<()>>) -> anyhow::R
     let result = runtime.block_on(server);
     runtime.shutdown_timeout(Duration::from_millis(100));
     result
+}
+
+/// Binds `addr`: the listener and the address it got (port 0 picks a free one).
+pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)> {
+    let listener = TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
+    let local = listener
+        .local_addr()
+        .with_context(|| format!("reading the bound address of {addr}"))?;
+    Ok((listener, local))
 }
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;

@@ -20,7 +20,7 @@ use loadproof_core::trace::Sha256Stream;
 use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, Limits, Trace};
 
 use crate::args::SynthArgs;
-use crate::trace_cmd::BadInput;
+use crate::input::{BadInput, sidecar_path};
 
 /// Bytes per chunk handed from the generating thread to the writing one.
 const CHUNK_BYTES: usize = 4 << 20;
@@ -28,11 +28,6 @@ const CHUNK_BYTES: usize = 4 << 20;
 const POOL: usize = 4;
 /// Row-bounded traces at least this long get a progress bar on a terminal.
 const PROGRESS_MIN_ROWS: u64 = 1_000_000;
-
-/// Where the sidecar of `trace` lives: the file name with `.synth.json` appended.
-pub fn sidecar_path(trace: &Path) -> PathBuf {
-    with_suffix(trace, ".synth.json")
-}
 
 fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.file_name().unwrap_or_default().to_os_string();

@@ -10,7 +10,7 @@ use loadproof_core::receipt::Receipt;
 
 mod common;
 
-use common::{FAST, Sim, s, stderr};
+use common::{FAST, Sim, audit_json, s, stderr};
 
 /// One test at a time: a native fire hashes the debug executable (a core-second) and a busy
 /// machine would push the dispatch lag over its bound.
@@ -22,54 +22,17 @@ fn loadproof(args: &[&str]) -> Output {
 
 /// A verified plan of `n` Mooncake rows 40 ms apart in a fresh directory.
 fn planned(name: &str, n: u64) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("loadproof-audit-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let trace = dir.join("trace.jsonl");
-    let text: String = (0..n)
-        .map(|i| {
-            format!(
-                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [{i}]}}\n",
-                i * 40,
-                20 + i % 5 * 30,
-                3 + i % 4
-            )
-        })
-        .collect();
-    std::fs::write(&trace, text).unwrap();
-    let out = loadproof(&["plan", s(&trace), "--out", s(&dir.join("plan"))]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    dir
+    common::planned_dir(&format!("audit-{name}"), n)
 }
 
 /// Fires natively at `sim` with `extra`; the receipt path.
 fn fire(dir: &Path, sim: &Sim, extra: &[&str]) -> PathBuf {
-    let receipt = dir.join("receipt.json");
-    let plan = dir.join("plan");
-    let mut args = vec![
-        "fire",
-        s(&plan),
-        "--endpoint",
-        sim.url.as_str(),
-        "--engine",
-        "native",
-        "--scrape-interval-ms",
-        "100",
-        "--lag-bound-ms",
-        "50",
-        "--out",
-        s(&receipt),
-    ];
-    args.extend_from_slice(extra);
-    let out = loadproof(&args);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    receipt
-}
-
-fn audit_json(receipt: &Path) -> serde_json::Value {
-    let out = loadproof(&["receipt", "audit", s(receipt), "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::fire_native(
+        &dir.join("plan"),
+        &sim.url,
+        &dir.join("receipt.json"),
+        extra,
+    )
 }
 
 fn code(args: &[&str]) -> Option<i32> {

@@ -25,26 +25,12 @@ fn fire(port: u16, plan: &Path, out: PathBuf, max_num_seqs: &str) -> PathBuf {
     let _sim = PortSim::start(port, max_num_seqs);
     let endpoint = format!("http://127.0.0.1:{port}");
     let knob = format!("max_num_seqs={max_num_seqs}");
-    let result = loadproof(&[
-        "fire",
-        s(plan),
-        "--endpoint",
+    common::fire_native(
+        plan,
         &endpoint,
-        "--engine",
-        "native",
-        "--scrape-interval-ms",
-        "100",
-        "--lag-bound-ms",
-        "50",
-        "--knob",
-        &knob,
-        "--acquire-lease",
-        "60",
-        "--out",
-        s(&out),
-    ]);
-    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
-    out
+        &out,
+        &["--knob", &knob, "--acquire-lease", "60"],
+    )
 }
 
 /// Everything fired once and shared by the tests.
@@ -58,9 +44,7 @@ struct Fired {
 fn fired() -> &'static Fired {
     static FIRED: OnceLock<Fired> = OnceLock::new();
     FIRED.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("loadproof-compare-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = common::fresh_dir("compare");
         let plan = planned(&dir, "a", 12, 30, 0);
         let other = planned(&dir, "b", 12, 35, 2);
         let port = free_port();

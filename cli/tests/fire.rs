@@ -8,7 +8,7 @@ mod common;
 use common::*;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 fn planned(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("loadproof-fire-{}-{name}", std::process::id()));
@@ -30,23 +30,20 @@ fn dead_port() -> u16 {
     l.local_addr().unwrap().port()
 }
 
+/// `loadproof fire PLAN --endpoint URL --engine vllm` plus `extra`, writing `receipt`.
+fn fire_vllm(plan: &Path, url: &str, extra: &[&str], receipt: &Path) -> Output {
+    let mut args = vec!["fire", s(plan), "--endpoint", url, "--engine", "vllm"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--out", s(receipt)]);
+    run(&args)
+}
+
 #[test]
 fn an_unreachable_endpoint_still_writes_a_receipt_and_exits_1() {
     let dir = planned("unreachable");
     let receipt = dir.join("receipt.json");
     let url = format!("http://127.0.0.1:{}", dead_port());
-    let out = run(&[
-        "fire",
-        s(&dir),
-        "--endpoint",
-        &url,
-        "--engine",
-        "vllm",
-        "--python",
-        "/nonexistent/python",
-        "--out",
-        s(&receipt),
-    ]);
+    let out = fire_vllm(&dir, &url, &["--python", "/nonexistent/python"], &receipt);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -79,16 +76,7 @@ fn an_unverified_or_changed_plan_is_refused_with_exit_2() {
         "{\"timestamp\": 99, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [999]}\n",
     );
     std::fs::write(&file, text).unwrap();
-    let out = run(&[
-        "fire",
-        s(&dir),
-        "--endpoint",
-        "http://127.0.0.1:9",
-        "--engine",
-        "vllm",
-        "--out",
-        s(&dir.join("r.json")),
-    ]);
+    let out = fire_vllm(&dir, "http://127.0.0.1:9", &[], &dir.join("r.json"));
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("plan check"));
     assert!(!dir.join("r.json").exists());
@@ -98,18 +86,12 @@ fn an_unverified_or_changed_plan_is_refused_with_exit_2() {
 #[test]
 fn bad_caller_statements_are_usage_errors_before_anything_fires() {
     let dir = planned("knob");
-    let out = run(&[
-        "fire",
-        s(&dir),
-        "--endpoint",
+    let out = fire_vllm(
+        &dir,
         "http://127.0.0.1:9",
-        "--engine",
-        "vllm",
-        "--knob",
-        "novalue",
-        "--out",
-        s(&dir.join("r.json")),
-    ]);
+        &["--knob", "novalue"],
+        &dir.join("r.json"),
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("KEY=VALUE"));
     let _ = std::fs::remove_dir_all(&dir);
@@ -120,18 +102,7 @@ fn a_python_without_vllm_is_a_not_started_receipt() {
     let sim = Sim::start(&[]);
     let dir = planned("novllm");
     let receipt = dir.join("receipt.json");
-    let out = run(&[
-        "fire",
-        s(&dir),
-        "--endpoint",
-        &sim.url,
-        "--engine",
-        "vllm",
-        "--python",
-        "python3",
-        "--out",
-        s(&receipt),
-    ]);
+    let out = fire_vllm(&dir, &sim.url, &["--python", "python3"], &receipt);
     assert_eq!(
         out.status.code(),
         Some(1),
@@ -357,14 +328,6 @@ fn fake_install_with_source(name: &str, script: &str) -> (PathBuf, PathBuf) {
     (python, serve)
 }
 
-fn hex_sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 #[test]
 fn a_lease_token_reaches_vllm_bench_serve_as_openai_api_key_and_its_source_is_bound() {
     let sim = Sim::start(&[]);
@@ -375,20 +338,12 @@ fn a_lease_token_reaches_vllm_bench_serve_as_openai_api_key_and_its_source_is_bo
         "printf %s \"$OPENAI_API_KEY\" | sha256sum | cut -d' ' -f1; echo 'Successful requests: 5'",
     );
     let receipt = dir.join("r.json");
-    let out = run(&[
-        "fire",
-        s(&dir),
-        "--endpoint",
+    let out = fire_vllm(
+        &dir,
         &sim.url,
-        "--engine",
-        "vllm",
-        "--python",
-        s(&python),
-        "--acquire-lease",
-        "30",
-        "--out",
-        s(&receipt),
-    ]);
+        &["--python", s(&python), "--acquire-lease", "30"],
+        &receipt,
+    );
     assert_eq!(
         out.status.code(),
         Some(0),

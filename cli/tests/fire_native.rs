@@ -5,7 +5,7 @@
 //! refused, and the receipt keeps the lease raw, the binary's digest and the sim's own subject.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 
 use loadproof_core::receipt::{
     Axis, Disposition, Engine, Execution, Interruption, Lease, Phase, Receipt, RequestRecord,
@@ -14,7 +14,7 @@ use loadproof_core::receipt::{
 
 mod common;
 
-use common::{FAST, Sim, s, stderr};
+use common::{FAST, Sim, hex_sha256, s, stderr};
 
 fn loadproof(args: &[&str]) -> Output {
     common::run(args)
@@ -112,6 +112,31 @@ fn fire(dir: &Path, url: &str, extra: &[&str]) -> (Option<i32>, String, Receipt)
     }))
     .unwrap();
     (out.status.code(), stderr(&out), r)
+}
+
+/// Starts `loadproof fire PLAN --endpoint URL --engine native` plus `extra`, writing `receipt`
+/// (stdout dropped, stderr piped), without waiting for it.
+fn spawn_fire(plan: &Path, url: &str, receipt: &Path, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_loadproof"))
+        .args(["fire", s(plan), "--endpoint", url, "--engine", "native"])
+        .args(extra)
+        .args(["--out", s(receipt)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (up to 20 s) until `sim` has seen the run's first prompt tokens.
+fn wait_until_firing(sim: &Sim) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while sim_sample(sim, "vllm:prompt_tokens_total") == 0.0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// The event log, checked: one record per offered request, in index order.
@@ -355,30 +380,9 @@ fn ctrl_c_stops_dispatching_and_still_writes_every_record() {
     let sim = sim(&[]);
     let dir = planned("ctrlc", &rows(200, 20)); // 4 s of schedule
     let receipt = dir.join("receipt.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
-        .args([
-            "fire",
-            s(&dir.join("plan")),
-            "--endpoint",
-            &sim.url,
-            "--engine",
-            "native",
-            "--out",
-            s(&receipt),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_fire(&dir.join("plan"), &sim.url, &receipt, &[]);
     // Interrupt 0.8 s into the schedule (the client hashes its executable first).
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while sim_sample(&sim, "vllm:prompt_tokens_total") == 0.0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the run did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_until_firing(&sim);
     std::thread::sleep(std::time::Duration::from_millis(800));
     let kill = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
@@ -511,14 +515,6 @@ fn sim_sample(sim: &Sim, name: &str) -> f64 {
         .sum()
 }
 
-fn hex_sha256(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
 /// A completion request as a stranger would send it: no token.
 fn foreign_completion() -> String {
     serde_json::json!({"model": "sim", "prompt": [1, 2, 3], "max_tokens": 2, "stream": true})
@@ -531,35 +527,15 @@ fn an_acquired_lease_is_kept_raw_its_token_sent_and_strangers_are_refused_during
     let dir = planned("acquire", &rows(40, 25)); // 1 s of schedule
     let plan = dir.join("plan");
     let receipt = dir.join("receipt.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
-        .args([
-            "fire",
-            s(&plan),
-            "--endpoint",
-            &sim.url,
-            "--engine",
-            "native",
-            "--acquire-lease",
-            "60",
-            "--scrape-interval-ms",
-            "100",
-            "--out",
-            s(&receipt),
-        ])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_fire(
+        &plan,
+        &sim.url,
+        &receipt,
+        &["--acquire-lease", "60", "--scrape-interval-ms", "100"],
+    );
     // Once the run holds its lease and is firing (its before-scrape taken), a stranger's
     // request is refused, and counted.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while sim_sample(&sim, "vllm:prompt_tokens_total") == 0.0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the run did not start"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    wait_until_firing(&sim);
     assert_eq!(sim_sample(&sim, "loadproof_sim_lease_active"), 1.0);
     let (status, body) = http(&sim.addr, "POST", "/v1/completions", &foreign_completion());
     assert_eq!(status, 423, "{}", String::from_utf8_lossy(&body));

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::{FAST, Sim, s, stderr};
+use common::{FAST, Sim, audit_json, s, spawn_server, stderr};
 
 /// One test at a time: a native fire hashes the debug executable (a core-second) and a busy
 /// machine would push the dispatch lag over its bound.
@@ -38,28 +38,15 @@ struct Gate {
 
 impl Gate {
     fn start(upstream: &str, extra: &[&str]) -> Gate {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
-            .args(["gate", "--upstream", upstream, "--port", "0"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let suffix = format!(" (forwarding to {upstream})");
-        let url = line
-            .trim()
-            .strip_prefix("loadproof gate listening on ")
-            .and_then(|r| r.strip_suffix(suffix.as_str()))
-            .unwrap_or_else(|| panic!("unexpected first stderr line {line:?}"))
-            .to_owned();
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = stderr.read_to_string(&mut sink);
-        });
+        let args: Vec<&str> = ["gate", "--upstream", upstream, "--port", "0"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        let (child, url) = spawn_server(
+            &args,
+            "loadproof gate listening on ",
+            &format!(" (forwarding to {upstream})"),
+        );
         let addr = url.trim_start_matches("http://").to_owned();
         Gate { child, url, addr }
     }
@@ -295,30 +282,7 @@ fn serve_one(
 
 /// A verified plan of `n` Mooncake rows 40 ms apart in a fresh directory.
 fn planned(name: &str, n: u64) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("loadproof-gate-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let trace = dir.join("trace.jsonl");
-    let text: String = (0..n)
-        .map(|i| {
-            format!(
-                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [{i}]}}\n",
-                i * 40,
-                20 + i % 5 * 30,
-                3 + i % 4
-            )
-        })
-        .collect();
-    std::fs::write(&trace, text).unwrap();
-    let out = common::run(&["plan", s(&trace), "--out", s(&dir.join("plan"))]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    dir
-}
-
-fn audit_json(receipt: &Path) -> Value {
-    let out = common::run(&["receipt", "audit", s(receipt), "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::planned_dir(&format!("gate-{name}"), n)
 }
 
 /// Starts a native fire of `dir`'s plan through `gate` under a 30 s lease, stating the sim's

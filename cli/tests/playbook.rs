@@ -47,36 +47,17 @@ fn fire(
 ) -> PathBuf {
     let _sim = PortSim::start(port, max_num_seqs);
     let endpoint = format!("http://127.0.0.1:{port}");
-    let mut args = vec![
-        "fire",
-        s(plan),
-        "--endpoint",
-        endpoint.as_str(),
-        "--engine",
-        "native",
-        "--scrape-interval-ms",
-        "100",
-        "--lag-bound-ms",
-        "50",
-        "--knob",
-        knob,
-        "--out",
-        s(&out),
-    ];
+    let mut extra = vec!["--knob", knob];
     if lease {
-        args.extend_from_slice(&["--acquire-lease", "60"]);
+        extra.extend_from_slice(&["--acquire-lease", "60"]);
     }
-    let result = loadproof(&args);
-    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
-    out
+    common::fire_native(plan, &endpoint, &out, &extra)
 }
 
 fn fired() -> &'static Fired {
     static FIRED: OnceLock<Fired> = OnceLock::new();
     FIRED.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("loadproof-playbook-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = common::fresh_dir("playbook");
         let (trace, plan) = planned(&dir, "a", 12, 30, 0);
         let (_, other) = planned(&dir, "b", 12, 35, 2);
         let port = free_port();
@@ -148,17 +129,23 @@ fn matching(playbook: &Path, live: &[&str], extra: &[&str]) -> Output {
     loadproof(&args)
 }
 
-/// The measured row of the two fired arms, in a fresh playbook.
-fn measured_playbook(name: &str) -> PathBuf {
+/// `playbook row` of the two fired arms (the treatment's knob `max_num_seqs=2`, the id
+/// `sim-max-num-seqs-2`) into `playbook`.
+fn measured_row(playbook: &Path) -> Output {
     let f = fired();
-    let p = playbook_path(name);
-    let out = row(
-        &p,
+    row(
+        playbook,
         "sim-max-num-seqs-2",
         &[&f.baseline[0], &f.baseline[1]],
         &[&f.treatment[0], &f.treatment[1]],
         "max_num_seqs=2",
-    );
+    )
+}
+
+/// The measured row of the two fired arms, in a fresh playbook.
+fn measured_playbook(name: &str) -> PathBuf {
+    let p = playbook_path(name);
+    let out = measured_row(&p);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     p
 }
@@ -172,13 +159,7 @@ fn a_row_built_from_fired_receipts_is_measured_and_names_them() {
     let _turn = turn();
     let f = fired();
     let p = playbook_path("measured");
-    let out = row(
-        &p,
-        "sim-max-num-seqs-2",
-        &[&f.baseline[0], &f.baseline[1]],
-        &[&f.treatment[0], &f.treatment[1]],
-        "max_num_seqs=2",
-    );
+    let out = measured_row(&p);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(
@@ -239,13 +220,7 @@ fn a_row_built_from_fired_receipts_is_measured_and_names_them() {
     assert_eq!(r.delta().repeats(), 2);
 
     // A second row under the same id is refused before any receipt is read.
-    let again = row(
-        &p,
-        "sim-max-num-seqs-2",
-        &[&f.baseline[0], &f.baseline[1]],
-        &[&f.treatment[0], &f.treatment[1]],
-        "max_num_seqs=2",
-    );
+    let again = measured_row(&p);
     assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
     assert!(
         stderr(&again).contains("already has id"),

@@ -4,14 +4,12 @@
 mod common;
 
 use std::path::{Path, PathBuf};
+use std::process::Output;
 
 use common::{run, s, stderr};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("loadproof-site-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    common::fresh_dir(&format!("site-{name}"))
 }
 
 /// A stand-in for `dist/` with relative asset URLs.
@@ -31,6 +29,25 @@ fn repo(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// `loadproof playbook publish` of the example playbook to `site` with the app `app` and
+/// `receipts` bundled (in order).
+fn publish(site: &Path, app: &Path, receipts: &[&Path]) -> Output {
+    let examples = repo("fixtures/playbook/examples.json");
+    let mut args = vec![
+        "playbook",
+        "publish",
+        s(&examples),
+        "--out",
+        s(site),
+        "--app",
+        s(app),
+    ];
+    for r in receipts {
+        args.extend_from_slice(&["--receipt", s(r)]);
+    }
+    run(&args)
+}
+
 fn sha256(bytes: &[u8]) -> String {
     loadproof_core::receipt::sha256_hex(bytes)
 }
@@ -46,19 +63,7 @@ fn a_bundled_receipt_is_published_byte_for_byte_indexed_and_in_the_manifest() {
     std::fs::copy(&fixture, &baseline).unwrap();
     std::fs::copy(&fixture, &treatment).unwrap();
     let site = dir.join("site");
-    let out = run(&[
-        "playbook",
-        "publish",
-        s(&repo("fixtures/playbook/examples.json")),
-        "--out",
-        s(&site),
-        "--app",
-        s(&app),
-        "--receipt",
-        s(&baseline),
-        "--receipt",
-        s(&treatment),
-    ]);
+    let out = publish(&site, &app, &[&baseline, &treatment]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -93,15 +98,7 @@ fn a_bundled_receipt_is_published_byte_for_byte_indexed_and_in_the_manifest() {
 
     // Re-publishing without receipts leaves none behind (the site is replaced whole), and the
     // index is still there, empty, so the page finds it.
-    let out = run(&[
-        "playbook",
-        "publish",
-        s(&repo("fixtures/playbook/examples.json")),
-        "--out",
-        s(&site),
-        "--app",
-        s(&app),
-    ]);
+    let out = publish(&site, &app, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let index: serde_json::Value =
         serde_json::from_slice(&std::fs::read(site.join("receipts.json")).unwrap()).unwrap();
@@ -117,17 +114,7 @@ fn a_file_that_is_not_a_receipt_is_refused_before_anything_is_written() {
     let bogus = dir.join("bogus.json");
     std::fs::write(&bogus, "{\"schema\": \"something else\"}").unwrap();
     let site = dir.join("site");
-    let out = run(&[
-        "playbook",
-        "publish",
-        s(&repo("fixtures/playbook/examples.json")),
-        "--out",
-        s(&site),
-        "--app",
-        s(&app),
-        "--receipt",
-        s(&bogus),
-    ]);
+    let out = publish(&site, &app, &[&bogus]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("bogus.json"), "{}", stderr(&out));
     assert!(!site.exists());
@@ -143,19 +130,11 @@ fn two_bundled_receipts_with_one_name_are_refused() {
     std::fs::create_dir_all(dir.join("b")).unwrap();
     std::fs::copy(&fixture, dir.join("a/r.json")).unwrap();
     std::fs::copy(&fixture, dir.join("b/r.json")).unwrap();
-    let out = run(&[
-        "playbook",
-        "publish",
-        s(&repo("fixtures/playbook/examples.json")),
-        "--out",
-        s(&dir.join("site")),
-        "--app",
-        s(&app),
-        "--receipt",
-        s(&dir.join("a/r.json")),
-        "--receipt",
-        s(&dir.join("b/r.json")),
-    ]);
+    let out = publish(
+        &dir.join("site"),
+        &app,
+        &[&dir.join("a/r.json"), &dir.join("b/r.json")],
+    );
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("a second receipt named \"r.json\""),

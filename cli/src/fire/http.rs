@@ -10,6 +10,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+use crate::http_client::describe;
+
 /// A shared connection pool.
 #[derive(Clone)]
 pub struct Http {
@@ -88,16 +90,4 @@ async fn whole(response: hyper::Response<hyper::body::Incoming>) -> Result<(u16,
         .map_err(|e| format!("reading the body: {e}"))?
         .to_bytes();
     Ok((status, body.to_vec()))
-}
-
-/// The whole error chain in one line (hyper's top-level message alone says little).
-pub(super) fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }

@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use loadproof_core::receipt::{Lease, block};
 
 use super::http::Http;
-use crate::trace_cmd::BadInput;
+use crate::input::BadInput;
 
 /// The lessor's path on the endpoint.
 pub const PATH: &str = "/loadproof/lease";

@@ -41,9 +41,10 @@ use loadproof_core::receipt::{
 };
 
 use crate::args::{EngineArg, FireArgs};
-use crate::plan_cmd::write_atomically;
+use crate::http_client::first_model_id;
+use crate::input::{BadInput, read_plan_doc};
+use crate::output::write_atomically;
 use crate::receipt_cmd::{provenance, subject};
-use crate::trace_cmd::BadInput;
 use http::Http;
 use scrape::{Clock, Scrapes};
 
@@ -67,9 +68,7 @@ struct PlanDir {
 
 fn read_plan(dir: &Path) -> Result<PlanDir> {
     let path = dir.join(PLAN_FILE);
-    let bytes = std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
-    let doc: PlanDoc = serde_json::from_slice(&bytes)
-        .map_err(|e| BadInput(format!("{}: not a loadproof plan: {e}", path.display())))?;
+    let (bytes, doc) = read_plan_doc(&path)?;
     if !doc.verified {
         return Err(BadInput(format!(
             "{}: the plan did not pass its read-back check (verified: false); fix it and re-plan",
@@ -383,7 +382,7 @@ async fn fire_async(
         cause,
     };
     let served = match http.get(&models_url, Duration::from_secs(10)).await {
-        Ok((200, body)) => served_model(&body),
+        Ok((200, body)) => first_model_id(&body),
         Ok((status, _)) => {
             let execution = unreachable(format!("HTTP {status}"));
             return Ok((
@@ -959,17 +958,6 @@ fn subject_for(
     };
     s.simulator = simulator;
     s
-}
-
-/// The first model id of a `/v1/models` body.
-fn served_model(body: &[u8]) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
-    v.get("data")?
-        .as_array()?
-        .first()?
-        .get("id")?
-        .as_str()
-        .map(str::to_owned)
 }
 
 /// A receipt for a run that never fired: the plan is kept; the protocol is what was planned.

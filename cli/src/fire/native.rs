@@ -45,8 +45,8 @@ use tokio::sync::{mpsc, oneshot, watch};
 pub use prompt::{GENERATOR, PATH, Schedule, Template, Vocab};
 pub use summary::summarize;
 
-use super::http::describe;
 use super::scrape::Clock;
+use crate::http_client::describe;
 
 /// How long requests in flight when Ctrl-C arrives may still finish before they are
 /// abandoned as `interrupted` (a second Ctrl-C abandons them at once).

@@ -33,45 +33,11 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, HOST, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use tokio::net::TcpListener;
 
+use crate::args::GateArgs;
 use crate::sim::lease::{Lessor, LessorConfig, Terms};
 use proxy::{GateBody, Upstream};
 use readback::Stated;
-
-/// `loadproof gate --upstream URL --port P`
-///
-/// A reverse proxy in front of a serving engine (vLLM) that grants exclusive leases, so a run
-/// fired through it can have an isolated window. Every request is forwarded to `--upstream`
-/// (responses stream back unbuffered). `POST /loadproof/lease` with `{"holder": "...",
-/// "seconds": N}` grants one lease at a time, bound to the model, engine and engine version
-/// read back from the upstream (`/v1/models`, `/metrics`, `/version`) plus `--model-revision`
-/// and `--gpu-sku` when given; while it holds, requests without its `Authorization: Bearer`
-/// token get 423 (except GET /metrics, /health, /version, /v1/models) and requests with it are
-/// forwarded without it. Traffic that reaches the upstream directly is not kept out. Prints
-/// "loadproof gate listening on http://HOST:PORT (forwarding to UPSTREAM)" on stderr; stops on
-/// SIGINT or SIGTERM (exit 0).
-#[derive(Debug, clap::Args)]
-pub struct GateArgs {
-    /// The server to forward to, `http://HOST:PORT` (vLLM's OpenAI-compatible server).
-    #[arg(long, value_name = "URL")]
-    pub upstream: String,
-    /// Address to listen on [default: 127.0.0.1]. Anything but loopback (0.0.0.0, say) only
-    /// when given here explicitly.
-    #[arg(long)]
-    pub host: Option<String>,
-    /// Port to listen on; 0 picks a free one (the stderr line names it).
-    #[arg(long)]
-    pub port: u16,
-    /// The model revision the upstream serves, stated in every lease's subject. Not given: the
-    /// lease states none (a `loadproof sim` upstream states its own).
-    #[arg(long, value_name = "REV")]
-    pub model_revision: Option<String>,
-    /// The accelerator the upstream runs on, stated in every lease's subject. Not given: the
-    /// lease states none (a `loadproof sim` upstream states its own).
-    #[arg(long, value_name = "SKU")]
-    pub gpu_sku: Option<String>,
-}
 
 /// Runs the gateway until SIGINT or SIGTERM.
 pub fn run(args: &GateArgs) -> anyhow::Result<()> {
@@ -150,12 +116,7 @@ fn exclusion(upstream: &str) -> String {
 }
 
 async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(cfg.addr)
-        .await
-        .with_context(|| format!("binding {}", cfg.addr))?;
-    let local = listener
-        .local_addr()
-        .with_context(|| format!("reading the bound address of {}", cfg.addr))?;
+    let (listener, local) = crate::serve::bind(cfg.addr).await?;
 
     let upstream = cfg.upstream.base().to_owned();
     let app = Arc::new(App {

@@ -24,6 +24,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use super::metrics::{self, GateLines};
+use crate::http_client::describe;
 
 /// How long connecting to the upstream may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -263,18 +264,6 @@ pub fn error(status: StatusCode, kind: &str, message: String) -> Response<GateBo
         "error": {"message": message, "type": kind, "code": status.as_u16()}
     });
     full(status, "application/json", Bytes::from(body.to_string()))
-}
-
-/// The whole error chain in one line (hyper's top-level message alone says little).
-pub fn describe(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push_str(": ");
-        out.push_str(&s.to_string());
-        source = s.source();
-    }
-    out
 }
 
 /// A response body: the upstream's stream, passed on frame by frame, or a whole buffer.

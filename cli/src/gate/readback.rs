@@ -14,6 +14,7 @@ use bytes::Bytes;
 use loadproof_core::formats::prometheus as exposition;
 
 use super::proxy::{Client, Upstream};
+use crate::http_client::first_model_id;
 
 /// How long each read-back GET may take.
 const TIMEOUT: Duration = Duration::from_secs(10);
@@ -54,7 +55,9 @@ fn subject_from(
     stated: &Stated,
 ) -> Result<BTreeMap<String, String>, String> {
     let models = ok_body(upstream, "/v1/models", models)?;
-    let model = first_model(&models).ok_or_else(|| {
+    let model = first_model_id(&models)
+        .filter(|id| !id.is_empty())
+        .ok_or_else(|| {
         format!("the upstream's GET {upstream}/v1/models lists no model id: the lease could not name the model")
     })?;
     let metrics = ok_body(upstream, "/metrics", metrics)?;
@@ -127,18 +130,6 @@ fn ok_body(upstream: &str, path: &str, answer: Answer) -> Result<Bytes, String> 
         )),
         Err(why) => Err(format!("the upstream's GET {upstream}{path} failed: {why}")),
     }
-}
-
-/// The first model id of a `/v1/models` body.
-fn first_model(body: &[u8]) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
-    v.get("data")?
-        .as_array()?
-        .first()?
-        .get("id")?
-        .as_str()
-        .filter(|id| !id.is_empty())
-        .map(str::to_owned)
 }
 
 #[cfg(test)]

@@ -34,7 +34,6 @@ use http_body_util::{BodyExt, Limited};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 use crate::args::SimArgs;
@@ -135,12 +134,7 @@ struct App {
 }
 
 async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(cfg.addr)
-        .await
-        .with_context(|| format!("binding {}", cfg.addr))?;
-    let local = listener
-        .local_addr()
-        .with_context(|| format!("reading the bound address of {}", cfg.addr))?;
+    let (listener, local) = crate::serve::bind(cfg.addr).await?;
 
     let start = SystemTime::now()
         .duration_since(UNIX_EPOCH)

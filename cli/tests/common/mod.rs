@@ -1,5 +1,5 @@
 //! Helpers shared by the CLI's integration tests: run the binary, find `../shared`, start
-//! `loadproof sim` on a free port.
+//! `loadproof sim` on a free port, plan a Mooncake trace, fire it natively, audit a receipt.
 #![allow(dead_code)] // each test file uses a subset
 
 use std::io::{BufRead, BufReader, Read};
@@ -32,7 +32,8 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// The fast model knobs that keep the sim from being the bottleneck.
+/// The fast model knobs that keep the sim from being the bottleneck (the last two: a batch
+/// large enough for any test).
 pub const FAST: [&str; 8] = [
     "--prefill-tokens-per-s",
     "100000000",
@@ -54,29 +55,50 @@ pub struct Sim {
     pub addr: String,
 }
 
+/// Spawns `loadproof ARGS` (stdin and stdout null), reads the first line of its stderr and
+/// drains the rest on a thread so the child never blocks: the child and that line.
+pub fn spawn_first_line(args: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        let _ = stderr.read_to_string(&mut sink);
+    });
+    (child, line)
+}
+
+/// Spawns a `loadproof` server whose first stderr line is `{prefix}URL{suffix}`: the child and
+/// the URL.
+pub fn spawn_server(args: &[&str], prefix: &str, suffix: &str) -> (Child, String) {
+    let (child, line) = spawn_first_line(args);
+    let url = line
+        .trim()
+        .strip_prefix(prefix)
+        .and_then(|r| r.strip_suffix(suffix))
+        .unwrap_or_else(|| panic!("unexpected first stderr line {line:?}"))
+        .to_owned();
+    (child, url)
+}
+
 impl Sim {
     pub fn start(extra: &[&str]) -> Sim {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
-            .args(["sim", "--port", "0"])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        let url = line
-            .trim()
-            .strip_prefix("loadproof sim listening on ")
-            .and_then(|r| r.strip_suffix(" (simulator, not vLLM)"))
-            .unwrap_or_else(|| panic!("unexpected first stderr line {line:?}"))
-            .to_owned();
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            let _ = stderr.read_to_string(&mut sink);
-        });
+        let args: Vec<&str> = ["sim", "--port", "0"]
+            .into_iter()
+            .chain(extra.iter().copied())
+            .collect();
+        let (child, url) = spawn_server(
+            &args,
+            "loadproof sim listening on ",
+            " (simulator, not vLLM)",
+        );
         let addr = url.trim_start_matches("http://").to_owned();
         Sim { child, url, addr }
     }
@@ -134,29 +156,13 @@ impl PortSim {
         let port = port.to_string();
         // The previous sim's socket may linger a moment after it was killed.
         for _ in 0..50 {
-            let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
-                .args(["sim", "--port", &port, "--max-num-seqs", max_num_seqs])
-                .args([
-                    "--prefill-tokens-per-s",
-                    "100000000",
-                    "--decode-step-ms",
-                    "1",
-                    "--decode-ms-per-seq",
-                    "0",
-                ])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut err = BufReader::new(child.stderr.take().unwrap());
-            let mut line = String::new();
-            err.read_line(&mut line).unwrap();
+            // FAST's model knobs, with this sim's own --max-num-seqs.
+            let args: Vec<&str> = ["sim", "--port", &port, "--max-num-seqs", max_num_seqs]
+                .into_iter()
+                .chain(FAST[..6].iter().copied())
+                .collect();
+            let (mut child, line) = spawn_first_line(&args);
             if line.starts_with("loadproof sim listening on ") {
-                std::thread::spawn(move || {
-                    let mut sink = String::new();
-                    let _ = err.read_to_string(&mut sink);
-                });
                 return PortSim { child };
             }
             let _ = child.kill();
@@ -174,6 +180,34 @@ impl Drop for PortSim {
     }
 }
 
+/// A fresh, empty directory `loadproof-{label}-PID` under the temporary directory.
+pub fn fresh_dir(label: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("loadproof-{label}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A Mooncake trace of `n` rows `gap_ms` apart (lengths varied by `shift`), written to `trace`
+/// and planned into `plan` with `loadproof plan` plus `plan_args`, which must pass.
+fn plan_mooncake(trace: &Path, plan: &Path, n: u64, gap_ms: u64, shift: u64, plan_args: &[&str]) {
+    let text: String = (0..n)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [{i}]}}\n",
+                i * gap_ms,
+                20 + (i + shift) % 5 * 30,
+                3 + (i + shift) % 4
+            )
+        })
+        .collect();
+    std::fs::write(trace, text).unwrap();
+    let mut args = vec!["plan", s(trace), "--out", s(plan)];
+    args.extend_from_slice(plan_args);
+    let out = run(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}
+
 /// A Mooncake trace of `n` rows `gap_ms` apart (lengths varied by `shift`), written to `dir` and
 /// planned with `loadproof plan` plus `plan_args`: (trace file, plan directory).
 pub fn planned_mooncake(
@@ -185,21 +219,54 @@ pub fn planned_mooncake(
     plan_args: &[&str],
 ) -> (PathBuf, PathBuf) {
     let trace = dir.join(format!("{name}.jsonl"));
-    let text: String = (0..n)
-        .map(|i| {
-            format!(
-                "{{\"timestamp\": {}, \"input_length\": {}, \"output_length\": {}, \"hash_ids\": [{i}]}}\n",
-                i * gap_ms,
-                20 + (i + shift) % 5 * 30,
-                3 + (i + shift) % 4
-            )
-        })
-        .collect();
-    std::fs::write(&trace, text).unwrap();
     let plan = dir.join(format!("{name}-plan"));
-    let mut args = vec!["plan", s(&trace), "--out", s(&plan)];
-    args.extend_from_slice(plan_args);
-    let out = run(&args);
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    plan_mooncake(&trace, &plan, n, gap_ms, shift, plan_args);
     (trace, plan)
+}
+
+/// A verified plan of `n` Mooncake rows 40 ms apart in a fresh directory
+/// `loadproof-{label}-PID`: `DIR/trace.jsonl` planned into `DIR/plan`. The directory.
+pub fn planned_dir(label: &str, n: u64) -> PathBuf {
+    let dir = fresh_dir(label);
+    plan_mooncake(&dir.join("trace.jsonl"), &dir.join("plan"), n, 40, 0, &[]);
+    dir
+}
+
+/// `loadproof fire PLAN --endpoint ENDPOINT --engine native` with a 100 ms scrape interval, a
+/// 50 ms lag bound and `extra`, writing `out`; it must exit 0. `out`.
+pub fn fire_native(plan: &Path, endpoint: &str, out: &Path, extra: &[&str]) -> PathBuf {
+    let mut args = vec![
+        "fire",
+        s(plan),
+        "--endpoint",
+        endpoint,
+        "--engine",
+        "native",
+        "--scrape-interval-ms",
+        "100",
+        "--lag-bound-ms",
+        "50",
+        "--out",
+        s(out),
+    ];
+    args.extend_from_slice(extra);
+    let result = run(&args);
+    assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
+    out.to_path_buf()
+}
+
+/// `loadproof receipt audit RECEIPT --json`, which must exit 0, as JSON.
+pub fn audit_json(receipt: &Path) -> serde_json::Value {
+    let out = run(&["receipt", "audit", s(receipt), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The sha256 of `bytes` in hex, computed here (not by core) so a test checks core's digests.
+pub fn hex_sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }

@@ -21,7 +21,7 @@ use loadproof_core::plan::{PlanDoc, TimedTraceReader};
 use loadproof_core::receipt::sha256_hex;
 use loadproof_core::synth::SplitMix64;
 
-use crate::trace_cmd::BadInput;
+use crate::input::BadInput;
 
 /// Names the prompt-token generator in the protocol; bump it if the function above changes.
 pub const GENERATOR: &str = "loadproof-blocks/v1";

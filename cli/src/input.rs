@@ -1,0 +1,276 @@
+//! What the user handed the command, interpreted: flags into core's types, files into a
+//! [`Trace`], and [`BadInput`], the error that says the user caused the failure (exit 2).
+//!
+//! Command files resolve their arguments through here, so a flag means the same thing under
+//! every command that takes it and a wrong value is refused in the same words.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{IsTerminal, Read};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use loadproof_core::plan::PlanDoc;
+use loadproof_core::playbook::Concurrency;
+use loadproof_core::receipt::{Receipt, key_value};
+use loadproof_core::regime::Window;
+use loadproof_core::synth;
+use loadproof_core::trace::Sha256Stream;
+use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, Limits, Trace};
+
+use crate::args::{FormatArg, TraceSliceArgs};
+
+/// Chunk size for reading: large enough to amortise syscalls, small enough for progress.
+const CHUNK_BYTES: usize = 4 << 20;
+/// Buffers in flight between the reader and the hashing thread.
+const POOL: usize = 4;
+/// Files smaller than this finish before a progress bar would be seen.
+const PROGRESS_MIN_BYTES: u64 = 32 << 20;
+
+/// A failure the user caused (bad file, bad flag): exit code 2 with the message.
+#[derive(Debug)]
+pub struct BadInput(pub String);
+
+impl std::fmt::Display for BadInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadInput {}
+
+// ---- Flags ----
+
+pub(crate) fn format_of(arg: FormatArg) -> Format {
+    match arg {
+        FormatArg::Burstgpt => Format::Burstgpt,
+        FormatArg::Mooncake => Format::Mooncake,
+        FormatArg::Azure => Format::Azure,
+    }
+}
+
+fn secs_to_ns(flag: &str, secs: f64) -> Result<i64> {
+    if !(secs.is_finite() && (0.0..9.2e9).contains(&secs)) {
+        bail!(BadInput(format!(
+            "--{flag} must be a finite number of seconds ≥ 0, got {secs}"
+        )));
+    }
+    Ok((secs * 1e9).round() as i64)
+}
+
+/// The caller's slice as an ingestion filter: `--start` and `--duration` in seconds from the
+/// first sound row become a `[start, start + duration)` window in nanoseconds.
+pub(crate) fn caller_filter(
+    model: Option<&str>,
+    log_type: Option<&str>,
+    start: Option<f64>,
+    duration: Option<f64>,
+    max_rows: Option<u64>,
+) -> Result<CallerFilter> {
+    let start_ns = start.map(|s| secs_to_ns("start", s)).transpose()?;
+    let end_ns = match duration {
+        Some(d) => Some(
+            start_ns
+                .unwrap_or(0)
+                .saturating_add(secs_to_ns("duration", d)?),
+        ),
+        None => None,
+    };
+    Ok(CallerFilter {
+        model: model.map(str::to_owned),
+        log_type: log_type.map(str::to_owned),
+        start_ns,
+        end_ns,
+        max_rows,
+    })
+}
+
+/// The slice flags as core's ingestion options: the forced format, the caller's filter, the
+/// standard limits.
+pub(crate) fn slice_options(slice: &TraceSliceArgs) -> Result<IngestOptions> {
+    Ok(IngestOptions {
+        format: slice.format.map(format_of),
+        filter: caller_filter(
+            slice.trace_model.as_deref(),
+            slice.log_type.as_deref(),
+            slice.start,
+            slice.duration,
+            slice.max_requests,
+        )?,
+        limits: Limits::STANDARD,
+    })
+}
+
+/// `--window` as a [`Window`], or a usage error.
+pub(crate) fn window_of(secs: f64) -> Result<Window> {
+    Window::from_secs(secs).ok_or_else(|| {
+        BadInput(format!(
+            "--window must be a finite number of seconds ≥ 1e-6, got {secs}"
+        ))
+        .into()
+    })
+}
+
+/// `KEY=VALUE` pairs into a map; a pair without `=` is bad usage.
+pub(crate) fn pairs(flag: &str, items: &[String]) -> Result<BTreeMap<String, String>> {
+    items
+        .iter()
+        .map(|item| match key_value(item) {
+            Some((k, v)) => Ok((k.to_owned(), v.to_owned())),
+            None => Err(BadInput(format!("--{flag} {item:?} is not KEY=VALUE")).into()),
+        })
+        .collect()
+}
+
+/// `--concurrency N|uncapped`.
+pub(crate) fn concurrency_of(text: &str) -> Result<Concurrency> {
+    text.parse::<Concurrency>().map_err(|_| {
+        BadInput(format!(
+            "--concurrency {text:?}: a number of requests > 0, or `uncapped`"
+        ))
+        .into()
+    })
+}
+
+// ---- Receipts and plans ----
+
+/// A receipt file: its bytes (their sha256 is the file's digest) and the receipt they hold. A
+/// file that cannot be read, or is not a receipt, is the caller's.
+pub(crate) fn read_receipt(path: &Path) -> Result<(Vec<u8>, Receipt)> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let receipt =
+        Receipt::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+    Ok((bytes, receipt))
+}
+
+/// A `plan.json`: its bytes (a receipt keeps them) and the plan they hold.
+pub(crate) fn read_plan_doc(path: &Path) -> Result<(Vec<u8>, PlanDoc)> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let doc = serde_json::from_slice(&bytes)
+        .map_err(|e| BadInput(format!("{}: not a loadproof plan: {e}", path.display())))?;
+    Ok((bytes, doc))
+}
+
+// ---- Trace files ----
+
+/// Reads `path` fully through an [`Ingester`], with a progress bar on a TTY stderr.
+pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
+    let mut file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let bar = (std::io::stderr().is_terminal() && len >= PROGRESS_MIN_BYTES).then(|| {
+        let bar = indicatif::ProgressBar::new(len);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} reading {bytes}/{total_bytes} [{bar:30}] {bytes_per_sec} {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar
+    });
+    // A second thread reads the file and hashes each chunk; this one only parses. Reading and
+    // hashing together cost about half of parsing, so the parser never waits on the disk.
+    // Buffers cycle between the two threads, so no fresh pages are faulted in per chunk.
+    let (filled_tx, filled_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(POOL);
+    let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || -> std::io::Result<[u8; 32]> {
+        let mut sha = Sha256Stream::default();
+        let mut allocated = 0;
+        loop {
+            let mut buf = match empty_rx.try_recv() {
+                Ok(buf) => buf,
+                Err(_) if allocated < POOL + 2 => {
+                    allocated += 1;
+                    Vec::new()
+                }
+                // Every buffer is in flight: wait for the parser to hand one back.
+                Err(_) => match empty_rx.recv() {
+                    Ok(buf) => buf,
+                    Err(_) => break,
+                },
+            };
+            buf.resize(CHUNK_BYTES, 0);
+            let n = read_full(&mut file, &mut buf)?;
+            if n == 0 {
+                break;
+            }
+            buf.truncate(n);
+            sha.update(&buf);
+            if filled_tx.send(buf).is_err() {
+                break; // the parser stopped on an error it reports itself
+            }
+        }
+        Ok(sha.finalize())
+    });
+    let mut ingester = Ingester::new_unhashed(opts);
+    for chunk in filled_rx {
+        ingester
+            .push(&chunk)
+            .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+        if let Some(bar) = &bar {
+            bar.set_position(ingester.bytes_seen());
+            bar.set_message(format!("{} rows", ingester.rows_read()));
+        }
+        // The reader may have finished; a buffer it never takes back is only an allocation.
+        let _ = empty_tx.send(chunk);
+    }
+    let digest = reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("the reading thread panicked"))?
+        .with_context(|| format!("reading {}", path.display()))?;
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let trace = ingester
+        .finish_with_sha256(digest)
+        .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+    Ok(trace)
+}
+
+/// Fills `buf` as far as the file allows; 0 means end of file.
+pub(crate) fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let Some(rest) = buf.get_mut(filled..) else {
+            break;
+        };
+        match file.read(rest) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+// ---- Synthetic provenance: the `trace synth` sidecar ----
+
+/// Where the sidecar of `trace` lives: the file name with `.synth.json` appended. `trace
+/// synth` writes it there; every reader of a trace looks for it there.
+pub fn sidecar_path(trace: &Path) -> PathBuf {
+    let mut name = trace.file_name().unwrap_or_default().to_os_string();
+    name.push(".synth.json");
+    trace.with_file_name(name)
+}
+
+/// The note `inspect` adds when `FILE.synth.json` sits beside `file`: "synthetic … sha256
+/// verified" when the sidecar's sha256 is the file's, a warning that it does NOT match
+/// otherwise, and nothing when there is no sidecar.
+pub(crate) fn synthetic_note(file: &Path, source_sha256: &str) -> Option<String> {
+    let sidecar = sidecar_path(file);
+    let name = sidecar
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match std::fs::read_to_string(&sidecar) {
+        Ok(text) => Some(
+            synth::check_sidecar(&text, &name, source_sha256)
+                .note()
+                .to_owned(),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(format!(
+            "sidecar {name} could not be read ({e}): whether this file is synthetic is unknown"
+        )),
+    }
+}

@@ -1,0 +1,304 @@
+//! `loadproof playbook publish`: a playbook as a static site. The built web app, the playbook
+//! byte for byte (after core validates it), any bundled receipts with their index, and
+//! `site.sha256` over every file, staged beside SITE_DIR and renamed into place so a failed
+//! publish leaves nothing half written.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use loadproof_core::playbook::Playbook;
+use loadproof_core::receipt::sha256_hex;
+use loadproof_core::site::{
+    SITE_MANIFEST, SITE_PLAYBOOK, SITE_RECEIPT_DIR, SITE_RECEIPTS, SiteReceipt, SiteReceipts,
+};
+
+use super::refused;
+use crate::args::PlaybookPublishArgs;
+use crate::input::{BadInput, read_receipt};
+
+/// A receipt to bundle: its bytes, read and checked before anything is written.
+struct Bundled {
+    entry: SiteReceipt,
+    bytes: Vec<u8>,
+    qualified: bool,
+}
+
+/// Reads every `--receipt`: each must be a receipt (it need not qualify: the page shows why
+/// not), and no two may share a file name (the site keeps names, so a reader sees which is
+/// which).
+fn bundled_receipts(paths: &[PathBuf]) -> Result<Vec<Bundled>> {
+    let mut out: Vec<Bundled> = Vec::new();
+    for path in paths {
+        let (bytes, receipt) = read_receipt(path)?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let entry = SiteReceipt::bundled(&name, &bytes).map_err(|_| {
+            BadInput(format!(
+                "{}: not a file name a site can keep",
+                path.display()
+            ))
+        })?;
+        if out.iter().any(|b| b.entry.name == name) {
+            return Err(BadInput(format!(
+                "{}: a second receipt named {name:?}; bundled receipts keep their file names, so rename one",
+                path.display()
+            ))
+            .into());
+        }
+        let qualified = loadproof_core::audit::audit(&receipt).qualified;
+        out.push(Bundled {
+            entry,
+            bytes,
+            qualified,
+        });
+    }
+    Ok(out)
+}
+
+/// Writes `receipts/NAME` for each and the index the page reads.
+/// The index is written even when empty, so the page finds one (no 404) on every site.
+fn write_bundled(site: &Path, bundled: &[Bundled]) -> Result<()> {
+    let dir = site.join(SITE_RECEIPT_DIR);
+    if !bundled.is_empty() {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    for b in bundled {
+        let path = dir.join(&b.entry.name);
+        std::fs::write(&path, &b.bytes).with_context(|| format!("writing {}", path.display()))?;
+    }
+    let index = SiteReceipts::new(bundled.iter().map(|b| b.entry.clone()).collect());
+    let path = site.join(SITE_RECEIPTS);
+    std::fs::write(&path, index.to_json()).with_context(|| format!("writing {}", path.display()))
+}
+
+/// `loadproof playbook publish`.
+pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let path = &args.playbook;
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let book = match Playbook::from_json(&bytes) {
+        Ok(book) => book,
+        Err(e) => return refused("publish", format!("{}: {e}", path.display())),
+    };
+    let index = args.app.join("index.html");
+    if !index.is_file() {
+        return Err(BadInput(format!(
+            "{}: no built web app there (no index.html); build it with bash web/build.sh",
+            args.app.display()
+        ))
+        .into());
+    }
+    let html =
+        std::fs::read_to_string(&index).with_context(|| format!("reading {}", index.display()))?;
+    if let Some(url) = root_absolute_url(&html) {
+        return Err(BadInput(format!(
+            "{}: loads {url:?} from the server's root, so the site would only work at /; rebuild it with bash web/build.sh (Trunk.toml sets public_url = \"./\")",
+            index.display()
+        ))
+        .into());
+    }
+    check_site_dir(&args.out)?;
+    let bundled = bundled_receipts(&args.receipts)?;
+
+    // Build beside the target and rename into place, so a failed publish leaves nothing half
+    // written and a re-publish never mixes two apps' files.
+    let staging = staging_dir(&args.out)?;
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)
+            .with_context(|| format!("removing {}", staging.display()))?;
+    }
+    let result = (|| -> Result<usize> {
+        copy_tree(&args.app, &staging)?;
+        let playbook_path = staging.join(SITE_PLAYBOOK);
+        std::fs::write(&playbook_path, &bytes)
+            .with_context(|| format!("writing {}", playbook_path.display()))?;
+        write_bundled(&staging, &bundled)?;
+        let manifest = site_manifest(&staging)?;
+        let manifest_path = staging.join(SITE_MANIFEST);
+        std::fs::write(&manifest_path, manifest.join(""))
+            .with_context(|| format!("writing {}", manifest_path.display()))?;
+        Ok(manifest.len())
+    })();
+    let n_files = match result {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e);
+        }
+    };
+    if args.out.exists() {
+        std::fs::remove_dir_all(&args.out)
+            .with_context(|| format!("replacing {}", args.out.display()))?;
+    }
+    std::fs::rename(&staging, &args.out)
+        .with_context(|| format!("moving {} to {}", staging.display(), args.out.display()))?;
+    let illustrative = book
+        .rows()
+        .iter()
+        .filter(|r| r.evidence() == loadproof_core::playbook::Evidence::Illustrative)
+        .count();
+    writeln!(
+        out,
+        "published {} row(s) ({} measured, {illustrative} illustrative) to {}: {n_files} files listed in {SITE_MANIFEST}",
+        book.rows().len(),
+        book.rows().len() - illustrative,
+        args.out.display()
+    )?;
+    for b in &bundled {
+        writeln!(
+            out,
+            "bundled receipt {SITE_RECEIPT_DIR}/{} ({}; the Receipt view shows why)",
+            b.entry.name,
+            if b.qualified {
+                "qualified"
+            } else {
+                "unqualified"
+            }
+        )?;
+    }
+    writeln!(
+        out,
+        "serve it with any static file server (e.g. python3 -m http.server -d {}) and open …/#/playbook; check it with (cd {} && sha256sum -c {SITE_MANIFEST})",
+        args.out.display(),
+        args.out.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The first URL in `html` that points at the server's root (`"/x.js"`, `'/x.wasm'`,
+/// `//host/x`), if any: such a page works only when served at `/`.
+fn root_absolute_url(html: &str) -> Option<String> {
+    for quote in ['"', '\''] {
+        let opening = format!("{quote}/");
+        let mut rest = html;
+        while let Some(at) = rest.find(&opening) {
+            let after = &rest[at + 1..];
+            let end = after.find(quote).unwrap_or(after.len());
+            let url = &after[..end];
+            // A lone "/" inside text (e.g. a closing tag written in a string) is not a URL.
+            if url.len() > 1 && !url.contains(char::is_whitespace) {
+                return Some(url.to_owned());
+            }
+            rest = &after[end.min(after.len())..];
+        }
+    }
+    None
+}
+
+/// Refuses a SITE_DIR that is a file, or a non-empty directory publish did not make.
+fn check_site_dir(dir: &Path) -> Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !dir.is_dir() {
+        return Err(BadInput(format!("{}: exists and is not a directory", dir.display())).into());
+    }
+    let mut entries =
+        std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    if entries.next().is_none() || dir.join(SITE_MANIFEST).is_file() {
+        return Ok(());
+    }
+    Err(BadInput(format!(
+        "{}: not empty and not a site publish made (no {SITE_MANIFEST}); refusing to write into it",
+        dir.display()
+    ))
+    .into())
+}
+
+/// A hidden sibling of `out` to build the site in.
+fn staging_dir(out: &Path) -> Result<PathBuf> {
+    let name = out
+        .file_name()
+        .ok_or_else(|| BadInput(format!("{}: not a directory name", out.display())))?;
+    let parent = out.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(parent) = parent {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("creating {}", parent.display()))?;
+    }
+    let staged = format!(".{}.publish-{}", name.to_string_lossy(), std::process::id());
+    Ok(match parent {
+        Some(p) => p.join(staged),
+        None => PathBuf::from(staged),
+    })
+}
+
+/// Copies every regular file under `from` to `to` (directories recreated), leaving out a
+/// playbook or manifest the app directory may hold: the site's own are written after.
+fn copy_tree(from: &Path, to: &Path) -> Result<()> {
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    let top = from;
+    let mut stack = vec![from.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in
+            std::fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))?
+        {
+            let entry = entry.with_context(|| format!("reading {}", dir.display()))?;
+            let source = entry.path();
+            let rel = source.strip_prefix(top).unwrap_or(&source);
+            if rel == Path::new(SITE_PLAYBOOK)
+                || rel == Path::new(SITE_MANIFEST)
+                || rel == Path::new(SITE_RECEIPTS)
+                || rel.starts_with(SITE_RECEIPT_DIR)
+            {
+                continue;
+            }
+            let target = to.join(rel);
+            let kind = entry
+                .file_type()
+                .with_context(|| format!("reading {}", source.display()))?;
+            if kind.is_dir() || (kind.is_symlink() && source.is_dir()) {
+                std::fs::create_dir_all(&target)
+                    .with_context(|| format!("creating {}", target.display()))?;
+                stack.push(source);
+            } else {
+                std::fs::copy(&source, &target).with_context(|| {
+                    format!("copying {} to {}", source.display(), target.display())
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `sha256  path\n` for every file under `dir` (paths relative, `/`-separated, sorted by
+/// bytes), as `sha256sum` writes them.
+fn site_manifest(dir: &Path) -> Result<Vec<String>> {
+    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let entry = entry.with_context(|| format!("reading {}", d.display()))?;
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(dir).unwrap_or(&path);
+            let name = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            if name.contains(['\n', '\\']) {
+                return Err(BadInput(format!(
+                    "{}: a file name with a newline or backslash cannot be listed in {SITE_MANIFEST}",
+                    path.display()
+                ))
+                .into());
+            }
+            files.push((name, path));
+        }
+    }
+    files.sort();
+    files
+        .into_iter()
+        .map(|(name, path)| {
+            let bytes =
+                std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+            Ok(format!("{}  {name}\n", sha256_hex(&bytes)))
+        })
+        .collect()
+}
