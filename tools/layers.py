@@ -257,8 +257,10 @@ class Crate:
             # A name a file re-exports and also uses itself is a dependency after all.
             for (ctx, segs) in self.reexports.get(mod, {}).values():
                 bound = segs[-1] if segs else ""
-                for m in re.finditer(rf"(?<![\w:]){re.escape(bound)}\b", s.text):
-                    if inside_use(m.start()) or s.context(m.start())[1]:
+                for m in re.finditer(rf"(?<![\w:.]){re.escape(bound)}\b", s.text):
+                    line_start = s.text.rfind("\n", 0, m.start()) + 1
+                    declared = re.search(r"\b(mod|fn|struct|enum|trait|type|const|static)\s+$", s.text[line_start:m.start()])
+                    if declared or inside_use(m.start()) or s.context(m.start())[1]:
                         continue
                     yield from self._edge(s, ctx, segs, m.start())
                     break

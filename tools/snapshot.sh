@@ -14,7 +14,7 @@ bin="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 out="$2"
 shift 2
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-shared="${LOADPROOF_SHARED:-$root/../shared}"
+shared="$(cd "${LOADPROOF_SHARED:-$root/../shared}" && pwd -P)"
 # One fixed scratch path: plans record their source's absolute path.
 scratch="${TMPDIR:-/tmp}/loadproof-snapshot"
 rm -rf "$out" "$scratch"
