@@ -100,10 +100,15 @@ pub struct FireArgs {
     pub scrape_interval_ms: u64,
     /// A lease on the endpoint obtained elsewhere (an operator's gateway, `POST
     /// /loadproof/lease`): a `loadproof.lease/v1` JSON file, kept byte for byte as the receipt's
-    /// `window/lease.json`. Its token, if any, is sent as `Authorization: Bearer` (native) or
-    /// `OPENAI_API_KEY` (vllm); it is not written anywhere else in the receipt.
+    /// `window/lease.json`, so it must name only its token's sha256 (a document holding the
+    /// token is refused). The token (--lease-token-env) is sent as `Authorization: Bearer`
+    /// (native) or `OPENAI_API_KEY` (vllm) and written nowhere.
     #[arg(long, value_name = "FILE", conflicts_with = "acquire_lease")]
     pub lease: Option<PathBuf>,
+    /// With --lease: the environment variable that holds the lease's bearer token (never a flag
+    /// value: flags land in argv, `ps` and receipts). Checked against the lease's token_sha256.
+    #[arg(long, value_name = "NAME", requires = "lease")]
+    pub lease_token_env: Option<String>,
     /// Ask the endpoint for an exclusive lease of SECONDS before the first scrape (`POST
     /// ENDPOINT/loadproof/lease`, as `loadproof sim` grants); a refusal is exit 2.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=604_800))]
@@ -144,6 +149,18 @@ pub struct AuditArgs {
     /// Print the audit as JSON (`loadproof.audit/v1`, documented in the README).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+}
+
+/// The reviewer's audit policy (`loadproof.audit-policy/v1`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PolicyArgs {
+    /// The reviewer's audit policy: the thresholds every standing is judged against (send lag,
+    /// scrape gap, queue length; README "The audit policy") [default: loadproof's documented
+    /// defaults]. A receipt's own bounds are the claimant's intent and never used.
+    #[arg(long = "policy", value_name = "POLICY_JSON")]
+    pub file: Option<PathBuf>,
 }
 
 /// `loadproof receipt compare`
@@ -156,6 +173,8 @@ pub struct CompareArgs {
     /// Print the comparison as JSON (`loadproof.compare/v1`, documented in the README).
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 }
 
 /// `loadproof receipt import`
@@ -594,6 +613,10 @@ pub struct PlaybookRowArgs {
     /// A note to keep with the row (repeatable).
     #[arg(long = "note", value_name = "TEXT")]
     pub notes: Vec<String>,
+    /// The reviewer's audit policy every receipt is audited against (`loadproof.audit-policy/v1`;
+    /// README "The audit policy") [default: loadproof's documented defaults].
+    #[arg(long, value_name = "POLICY_JSON")]
+    pub audit_policy: Option<PathBuf>,
 }
 
 /// Where the live traffic was generated.
@@ -697,7 +720,7 @@ pub struct PlaybookPublishArgs {
     /// The playbook file (`loadproof.playbook/v1`).
     pub playbook: PathBuf,
     /// The site directory to write: must be absent, empty, or a site publish made before
-    /// (it holds `site.sha256`), which is replaced whole.
+    /// whose `site.sha256` still verifies and lists every file in it; only then is it replaced.
     #[arg(long, value_name = "SITE_DIR")]
     pub out: PathBuf,
     /// The built web app to copy (`bash web/build.sh` writes it) [default: dist].
@@ -708,6 +731,11 @@ pub struct PlaybookPublishArgs {
     /// `receipts/NAME`, indexed in `receipts.json`.
     #[arg(long = "receipt", value_name = "RECEIPT")]
     pub receipts: Vec<PathBuf>,
+    /// Publish a receipt whose lease block still holds its bearer token (written before leases
+    /// named only token_sha256) with the token replaced by its sha256 and a note saying so.
+    /// Without it such a receipt is refused: a site would hand the token to anyone.
+    #[arg(long)]
+    pub redact_lease_tokens: bool,
 }
 
 #[cfg(test)]

@@ -12,13 +12,15 @@ use anyhow::Result;
 use loadproof_core::audit::{self, Audit, LatencyFacts};
 use loadproof_core::receipt::Receipt;
 
-use crate::args::AuditArgs;
-use crate::input::read_receipt;
+use crate::args::{AuditArgs, PolicyArgs};
+use crate::input::{read_policy, read_receipt};
 
-/// Reads and audits a receipt; an unreadable file or a non-receipt is bad input (exit 2).
-pub fn load(path: &Path) -> Result<(Receipt, Audit)> {
+/// Reads and audits a receipt against the reviewer's policy; an unreadable file, a
+/// non-receipt or a bad policy is bad input (exit 2).
+pub fn load(path: &Path, policy: &PolicyArgs) -> Result<(Receipt, Audit)> {
+    let policy = read_policy(policy.file.as_deref())?;
     let (_, receipt) = read_receipt(path)?;
-    let audit = audit::audit(&receipt);
+    let audit = audit::audit_with(&receipt, &policy);
     Ok((receipt, audit))
 }
 
@@ -30,7 +32,7 @@ fn json(audit: &Audit, out: &mut impl Write) -> Result<()> {
 
 /// `loadproof receipt audit`.
 pub fn audit(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let (receipt, audit) = load(&args.receipt)?;
+    let (receipt, audit) = load(&args.receipt, &args.policy)?;
     if args.json {
         json(&audit, out)?;
     } else {
@@ -41,7 +43,7 @@ pub fn audit(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode> {
 
 /// `loadproof receipt capture-check`.
 pub fn capture_check(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let (_, audit) = load(&args.receipt)?;
+    let (_, audit) = load(&args.receipt, &args.policy)?;
     if args.json {
         json(&audit, out)?;
     } else if audit.captured {
@@ -64,7 +66,7 @@ pub fn capture_check(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode>
 
 /// `loadproof receipt qualify`.
 pub fn qualify(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let (_, audit) = load(&args.receipt)?;
+    let (_, audit) = load(&args.receipt, &args.policy)?;
     if args.json {
         json(&audit, out)?;
     } else {
@@ -245,8 +247,11 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
             ar.source,
             match (ar.lag_p50_ms, ar.lag_p99_ms, ar.lag_max_ms) {
                 (Some(p50), Some(p99), Some(max)) => format!(
-                    " · lag p50 {p50:.3} / p99 {p99:.3} / max {max:.3} ms (bound {})",
-                    ms(ar.bound_ms)
+                    " · lag p50 {p50:.3} / p99 {p99:.3} / max {max:.3} ms (policy bound {}{})",
+                    ms(ar.bound_ms),
+                    ar.claimed_bound_ms.map_or(String::new(), |c| format!(
+                        "; the receipt's own {c:.3} ms is the claimant's intent"
+                    ))
                 ),
                 _ => String::new(),
             }
@@ -285,6 +290,11 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
             .max_kv_usage
             .map_or_else(|| "-".to_owned(), |v| format!("{v:.3}")),
         opt(a.occupancy.preemptions_delta)
+    )?;
+    writeln!(
+        out,
+        "policy        send lag ≤ {} ms · scrape gap ≤ {} ms · a queue across {} scrapes refuses (the reviewer's standards: --policy FILE)",
+        a.policy.max_send_lag_ms, a.policy.max_scrape_gap_ms, a.policy.max_waiting_scrapes
     )?;
     writeln!(out, "standings")?;
     for name in audit::STANDINGS {

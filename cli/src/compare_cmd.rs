@@ -10,12 +10,12 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use loadproof_core::audit::{self, Audit};
+use loadproof_core::audit::{self, Audit, Policy};
 use loadproof_core::compare::{Comparison, MetricChange, Side, compare};
 use loadproof_core::receipt::{Receipt, sha256_hex};
 
 use crate::args::CompareArgs;
-use crate::input::read_receipt;
+use crate::input::{read_policy, read_receipt};
 
 /// One side read from disk: the receipt, its audit, the file's digest and name.
 struct Loaded {
@@ -26,9 +26,9 @@ struct Loaded {
 }
 
 impl Loaded {
-    fn read(path: &Path) -> Result<Loaded> {
+    fn read(path: &Path, policy: &Policy) -> Result<Loaded> {
         let (bytes, receipt) = read_receipt(path)?;
-        let audit = audit::audit(&receipt);
+        let audit = audit::audit_with(&receipt, policy);
         Ok(Loaded {
             source: path.display().to_string(),
             sha256: sha256_hex(&bytes),
@@ -50,8 +50,9 @@ impl Loaded {
 
 /// `loadproof receipt compare`.
 pub fn compare_cmd(args: &CompareArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let baseline = Loaded::read(&args.baseline)?;
-    let treatment = Loaded::read(&args.treatment)?;
+    let policy = read_policy(args.policy.file.as_deref())?;
+    let baseline = Loaded::read(&args.baseline, &policy)?;
+    let treatment = Loaded::read(&args.treatment, &policy)?;
     let c = compare(&baseline.side(), &treatment.side());
     if args.json {
         writeln!(out, "{}", c.to_json())?;

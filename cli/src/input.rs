@@ -10,6 +10,7 @@ use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use loadproof_core::audit::Policy;
 use loadproof_core::plan::PlanDoc;
 use loadproof_core::playbook::Concurrency;
 use loadproof_core::receipt::{Receipt, key_value};
@@ -141,6 +142,15 @@ pub(crate) fn read_receipt(path: &Path) -> Result<(Vec<u8>, Receipt)> {
     let receipt =
         Receipt::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
     Ok((bytes, receipt))
+}
+
+/// The reviewer's audit policy from `--policy FILE`, or the default.
+pub(crate) fn read_policy(path: Option<&Path>) -> Result<Policy> {
+    let Some(path) = path else {
+        return Ok(Policy::default());
+    };
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    Ok(Policy::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?)
 }
 
 /// A `plan.json`: its bytes (a receipt keeps them) and the plan they hold.

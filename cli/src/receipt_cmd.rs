@@ -204,7 +204,8 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
             },
         }),
         derived: None,
-    };
+    }
+    .with_capture();
     write_atomically(&args.out, |w| {
         Ok(w.write_all((receipt.to_json() + "\n").as_bytes())?)
     })?;

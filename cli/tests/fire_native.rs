@@ -90,6 +90,16 @@ fn sim(extra: &[&str]) -> Serial {
 
 /// Fires `dir/plan` natively at `url` with `extra` flags; the exit code and the receipt.
 fn fire(dir: &Path, url: &str, extra: &[&str]) -> (Option<i32>, String, Receipt) {
+    fire_env(dir, url, extra, &[])
+}
+
+/// [`fire`] with environment variables set for the run.
+fn fire_env(
+    dir: &Path,
+    url: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Option<i32>, String, Receipt) {
     let receipt = dir.join("receipt.json");
     let _ = std::fs::remove_file(&receipt);
     let plan = dir.join("plan");
@@ -106,7 +116,7 @@ fn fire(dir: &Path, url: &str, extra: &[&str]) -> (Option<i32>, String, Receipt)
         s(&receipt),
     ];
     args.extend_from_slice(extra);
-    let out = loadproof(&args);
+    let out = common::run_env(&args, env);
     let r = Receipt::from_json(&std::fs::read(&receipt).unwrap_or_else(|e| {
         panic!("no receipt ({e}): {}", stderr(&out));
     }))
@@ -416,7 +426,8 @@ fn ctrl_c_stops_dispatching_and_still_writes_every_record() {
 fn a_client_that_falls_behind_its_bound_is_marked_invalid() {
     let sim = sim(&[]);
     let dir = planned("behind", &rows(5, 10));
-    let (code, err, r) = fire(&dir, &sim.url, &["--lag-bound-ms", "0"]);
+    // A bound of 1 ns: no client keeps it, so the run is invalid by its own bound.
+    let (code, err, r) = fire(&dir, &sim.url, &["--lag-bound-ms", "0.000001"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("INVALID: the client fell behind"), "{err}");
     assert!(
@@ -427,7 +438,7 @@ fn a_client_that_falls_behind_its_bound_is_marked_invalid() {
     let Execution::Native { lag_bound_ns, .. } = r.execution else {
         unreachable!()
     };
-    assert_eq!(lag_bound_ns, 0);
+    assert_eq!(lag_bound_ns, 1);
     assert_eq!(
         count(&records(&r), "ok"),
         5,
@@ -482,6 +493,12 @@ fn a_tokenizer_sets_the_vocabulary_and_is_named_in_the_protocol() {
 
 /// One HTTP/1.1 exchange with `Connection: close` (whole-body responses only); status and body.
 fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, Vec<u8>) {
+    let (status, _, body) = http_head(addr, method, path, body);
+    (status, body)
+}
+
+/// [`http`] with the response head (status line and headers) as text.
+fn http_head(addr: &str, method: &str, path: &str, body: &str) -> (u16, String, Vec<u8>) {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     stream
@@ -498,7 +515,15 @@ fn http(addr: &str, method: &str, path: &str, body: &str) -> (u16, Vec<u8>) {
     let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
     let head = String::from_utf8_lossy(&raw[..split]).into_owned();
     let status = head.split(' ').nth(1).unwrap().parse().unwrap();
-    (status, raw[split + 4..].to_vec())
+    (status, head, raw[split + 4..].to_vec())
+}
+
+/// A header's value in a response head.
+fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+    })
 }
 
 /// Σ of `name`'s samples in the sim's /metrics now.
@@ -568,19 +593,18 @@ fn an_acquired_lease_is_kept_raw_its_token_sent_and_strangers_are_refused_during
     };
     let first = String::from_utf8(r.block(body).unwrap()).unwrap();
     assert!(
-        first.contains("\nloadproof_sim_lease_active 1.0\n"),
+        first.contains(&format!(
+            "\nloadproof_sim_lease_active{{lease_id=\"{}\"}} 1.0\n",
+            lease.id
+        )),
         "{first}"
     );
 
-    // The token is in the lease block and nowhere else.
-    let token = lease.token.clone().unwrap();
-    let mut without_lease = r.clone();
-    without_lease.evidence.remove(block::LEASE);
-    assert!(!without_lease.to_json().contains(&token));
+    // The receipt names the token's digest only, and the lease was released at the end.
+    assert_eq!(lease.token, None);
+    assert!(lease.token_sha256.is_some());
     assert!(
-        r.notes
-            .iter()
-            .any(|n| n.contains("holds the lease's bearer token")),
+        r.notes.iter().any(|n| n.contains("released")),
         "{:?}",
         r.notes
     );
@@ -617,15 +641,58 @@ fn an_acquired_lease_is_kept_raw_its_token_sent_and_strangers_are_refused_during
 fn a_lease_file_is_kept_byte_for_byte_and_without_it_the_leased_sim_refuses_every_request() {
     let sim = sim(&[]);
     let dir = planned("leasefile", &rows(6, 10));
-    let (status, raw) = http(
+    let (status, head, raw) = http_head(
         &sim.addr,
         "POST",
         "/loadproof/lease",
         r#"{"holder": "operator gateway", "seconds": 60}"#,
     );
     assert_eq!(status, 200);
+    let token = header(&head, "x-loadproof-lease-token").unwrap().to_owned();
     let file = dir.join("lease.json");
     std::fs::write(&file, &raw).unwrap();
+
+    // The token is never a flag value: without the variable it names, the lease is refused.
+    let out = loadproof(&[
+        "fire",
+        s(&dir.join("plan")),
+        "--endpoint",
+        &sim.url,
+        "--engine",
+        "native",
+        "--lease",
+        s(&file),
+        "--out",
+        s(&dir.join("refused.json")),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("needs a bearer token"),
+        "{}",
+        stderr(&out)
+    );
+    let wrong = common::run_env(
+        &[
+            "fire",
+            s(&dir.join("plan")),
+            "--endpoint",
+            &sim.url,
+            "--engine",
+            "native",
+            "--lease",
+            s(&file),
+            "--lease-token-env",
+            "LEASE_TOKEN",
+            "--out",
+            s(&dir.join("refused.json")),
+        ],
+        &[("LEASE_TOKEN", "0000")],
+    );
+    assert!(
+        stderr(&wrong).contains("not the one the lease names"),
+        "{}",
+        stderr(&wrong)
+    );
 
     // Without the lease, every request is refused: the exclusion is real.
     let (code, err, r) = fire(&dir, &sim.url, &[]);
@@ -640,12 +707,24 @@ fn a_lease_file_is_kept_byte_for_byte_and_without_it_the_leased_sim_refuses_ever
 
     // With it, every request passes; the caller's statement that disagrees with the sim is
     // kept, and the disagreement noted.
-    let (code, err, r) = fire(
+    let (code, err, r) = fire_env(
         &dir,
         &sim.url,
-        &["--lease", s(&file), "--gpu-sku", "NVIDIA H100 80GB HBM3"],
+        &[
+            "--lease",
+            s(&file),
+            "--lease-token-env",
+            "LEASE_TOKEN",
+            "--gpu-sku",
+            "NVIDIA H100 80GB HBM3",
+        ],
+        &[("LEASE_TOKEN", &token)],
     );
     assert_eq!(code, Some(0), "{err}");
+    assert!(
+        !r.to_json().contains(&token),
+        "the token is nowhere in the receipt"
+    );
     assert_eq!(count(&records(&r), "ok"), 6);
     assert_eq!(r.block(block::LEASE).unwrap(), raw, "the bytes as read");
     assert_eq!(r.lease.as_deref(), Some(block::LEASE));

@@ -38,7 +38,12 @@ struct Gate {
 
 impl Gate {
     fn start(upstream: &str, extra: &[&str]) -> Gate {
-        let args: Vec<&str> = ["gate", "--upstream", upstream, "--port", "0"]
+        Gate::start_on(upstream, 0, extra)
+    }
+
+    fn start_on(upstream: &str, port: u16, extra: &[&str]) -> Gate {
+        let port = port.to_string();
+        let args: Vec<&str> = ["gate", "--upstream", upstream, "--port", &port]
             .into_iter()
             .chain(extra.iter().copied())
             .collect();
@@ -62,10 +67,20 @@ impl Drop for Gate {
 /// One parsed response.
 struct Reply {
     status: u16,
+    /// The head, lower-cased.
+    head: String,
     body: Vec<u8>,
 }
 
 impl Reply {
+    /// A header's value (names and values lower-cased).
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == name).then(|| v.trim())
+        })
+    }
+
     fn text(&self) -> String {
         String::from_utf8_lossy(&self.body).into_owned()
     }
@@ -121,7 +136,7 @@ fn parse(raw: &[u8]) -> Reply {
     } else {
         rest.to_vec()
     };
-    Reply { status, body }
+    Reply { status, head, body }
 }
 
 /// Decodes a whole chunked body.
@@ -332,7 +347,7 @@ fn wait_for_lease(gate: &Gate) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let m = request(&gate.addr, "GET", "/metrics", &[], "").text();
-        if m.contains("\nloadproof_gate_lease_active 1\n") {
+        if m.contains("\nloadproof_gate_lease_active{lease_id=\"gate-lease-") {
             return;
         }
         assert!(Instant::now() < deadline, "no lease within 30 s: {m}");
@@ -373,14 +388,19 @@ fn a_native_run_through_the_gate_at_the_sim_qualifies_and_foreign_requests_are_r
     assert_eq!(completed, 25.0, "{at_sim}");
     let m = request(&gate.addr, "GET", "/metrics", &[], "").text();
     assert_eq!(sample(&m, "loadproof_gate_lease_refused_total "), 1.0);
-    assert_eq!(sample(&m, "loadproof_gate_lease_active "), 1.0);
+    // fire released the lease when the run ended: the gateway is open again.
+    assert_eq!(sample(&m, "loadproof_gate_lease_active{"), 0.0);
+    assert!(
+        m.contains("\nloadproof_gate_lease_active{lease_id=\"\"} 0\n"),
+        "{m}"
+    );
     assert!(
         m.contains("\nloadproof_sim_info{"),
         "the sim's own lines pass: {m}"
     );
     assert!(
         m.contains(&format!(
-            "\nloadproof_gate_info{{upstream=\"{}\",version=\"{VERSION}\"}} 1\n",
+            "\nloadproof_gate_info{{gpu_sku=\"g\",model_revision=\"r\",upstream=\"{}\",version=\"{VERSION}\"}} 1\n",
             sim.url
         )),
         "{m}"
@@ -520,7 +540,11 @@ fn a_vllm_upstream_never_sees_the_token_and_streams_arrive_chunk_by_chunk() {
     );
     let second = lease(&gate.addr, r#"{"holder": "you", "seconds": 1}"#);
     assert_eq!(second.status, 409, "{}", second.text());
-    let token = l.token.unwrap();
+    assert_eq!(l.token, None, "the document names only the token's digest");
+    let token = granted
+        .header("x-loadproof-lease-token")
+        .unwrap()
+        .to_owned();
 
     // Un-tokened work is refused, before it reaches the upstream (any path but the open GETs).
     let body = r#"{"model": "Qwen/Qwen3-0.6B", "prompt": "hi", "max_tokens": 2, "stream": true}"#;
@@ -554,7 +578,7 @@ fn a_vllm_upstream_never_sees_the_token_and_streams_arrive_chunk_by_chunk() {
     assert_eq!(m.status, 200);
     assert!(m.body.starts_with(VLLM_METRICS.as_bytes()), "{}", m.text());
     let m = m.text();
-    assert_eq!(sample(&m, "loadproof_gate_lease_active "), 1.0);
+    assert_eq!(sample(&m, "loadproof_gate_lease_active{"), 1.0);
     assert_eq!(sample(&m, "loadproof_gate_lease_refused_total "), 3.0);
     for line in [
         "# TYPE loadproof_gate_info gauge",
@@ -571,6 +595,48 @@ fn a_vllm_upstream_never_sees_the_token_and_streams_arrive_chunk_by_chunk() {
         forwarded.headers.get("accept-encoding").map(String::as_str),
         Some("identity")
     );
+
+    // The token anywhere but `Authorization: Bearer` is refused, never forwarded: the query
+    // (raw or percent-encoded), another header, a cookie, the body.
+    let encoded: String = token.bytes().map(|b| format!("%{b:02X}")).collect();
+    for (path, headers, sent, place) in [
+        (
+            format!("/v1/completions?key={token}"),
+            vec![],
+            body.to_owned(),
+            "path or query",
+        ),
+        (
+            format!("/v1/completions?key={encoded}"),
+            vec![],
+            body.to_owned(),
+            "path or query",
+        ),
+        (
+            "/v1/completions".to_owned(),
+            vec![format!("X-Api-Key: {token}")],
+            body.to_owned(),
+            "x-api-key",
+        ),
+        (
+            "/v1/completions".to_owned(),
+            vec![format!("Cookie: k={token}")],
+            body.to_owned(),
+            "cookie",
+        ),
+        (
+            "/v1/completions".to_owned(),
+            vec![format!("Authorization: Bearer {token}")],
+            format!(r#"{{"model": "Qwen/Qwen3-0.6B", "prompt": "{token}", "max_tokens": 2}}"#),
+            "request body",
+        ),
+    ] {
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let reply = request(&gate.addr, "POST", &path, &headers, &sent);
+        assert_eq!(reply.status, 400, "{path} {headers:?}: {}", reply.text());
+        assert!(reply.text().contains(place), "{place}: {}", reply.text());
+    }
+    assert!(upstream.seen("/v1/completions").is_empty());
 
     // With the token: forwarded without it, streamed event by event.
     let mut stream = connect(&gate.addr);
@@ -609,6 +675,19 @@ fn a_vllm_upstream_never_sees_the_token_and_streams_arrive_chunk_by_chunk() {
         upstream.url.strip_prefix("http://")
     );
 
+    // The holder ends the lease; a stranger cannot.
+    assert_eq!(
+        request(&gate.addr, "DELETE", "/loadproof/lease", &[], "").status,
+        403
+    );
+    let released = request(&gate.addr, "DELETE", "/loadproof/lease", &[&auth], "");
+    assert_eq!(released.status, 200, "{}", released.text());
+    assert_eq!(
+        request(&gate.addr, "POST", "/v1/completions", &[], body).status,
+        200,
+        "released: the gateway is open again"
+    );
+
     // No flags: the lease states no revision or GPU (never invented).
     let bare = Gate::start(&upstream.url, &[]);
     let l = Lease::from_json(&lease(&bare.addr, r#"{"holder": "me", "seconds": 1}"#).body).unwrap();
@@ -630,7 +709,7 @@ fn no_lease_when_the_upstream_does_not_say_which_engine_serves_it() {
     assert!(message.contains("no vllm: families"), "{message}");
     // Nothing holds: un-tokened requests pass.
     let m = request(&gate.addr, "GET", "/metrics", &[], "").text();
-    assert_eq!(sample(&m, "loadproof_gate_lease_active "), 0.0);
+    assert_eq!(sample(&m, "loadproof_gate_lease_active{"), 0.0);
     assert_eq!(request(&gate.addr, "GET", "/nope", &[], "").status, 404);
 }
 
@@ -655,4 +734,43 @@ fn an_unreachable_upstream_is_a_502_and_sigterm_stops_the_gate() {
         .unwrap();
     assert!(status.success());
     assert_eq!(gate.child.wait().unwrap().code(), Some(0));
+}
+
+#[test]
+fn a_gate_whose_upstream_is_itself_or_leads_back_to_it_refuses_instead_of_looping() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let free = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    // Its own address: refused at start.
+    let port = free();
+    let out = common::run(&[
+        "gate",
+        "--upstream",
+        &format!("http://127.0.0.1:{port}"),
+        "--port",
+        &port.to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("this gateway's own address"),
+        "{}",
+        stderr(&out)
+    );
+    // Two gateways forwarding to each other: the request comes back with the first one's id
+    // and is answered 508, once, instead of opening connections without end.
+    let (pa, pb) = (free(), free());
+    let a = Gate::start_on(&format!("http://127.0.0.1:{pb}"), pa, &[]);
+    let _b = Gate::start_on(&format!("http://127.0.0.1:{pa}"), pb, &[]);
+    let reply = request(&a.addr, "GET", "/v1/models", &[], "");
+    assert_eq!(reply.status, 508, "{}", reply.text());
+    assert!(
+        reply.text().contains("leads back to it"),
+        "{}",
+        reply.text()
+    );
 }

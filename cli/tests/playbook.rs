@@ -837,7 +837,7 @@ fn publish_writes_the_app_the_playbook_byte_for_byte_and_a_verifying_manifest() 
     ]);
     assert_eq!(refused.status.code(), Some(2));
     assert!(
-        stderr(&refused).contains("not a site publish made"),
+        stderr(&refused).contains("not provably a site publish wrote"),
         "{}",
         stderr(&refused)
     );

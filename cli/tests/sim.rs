@@ -177,7 +177,9 @@ fn stream_body(prompt_len: usize, max_tokens: u64) -> Value {
 fn sample(metrics: &str, prefix: &str) -> f64 {
     let hits: Vec<&str> = metrics
         .lines()
-        .filter(|l| l.starts_with(prefix) && l.as_bytes().get(prefix.len()) == Some(&b' '))
+        .filter(|l| {
+            l.starts_with(prefix) && matches!(l.as_bytes().get(prefix.len()), Some(b' ' | b'{'))
+        })
         .collect();
     assert_eq!(hits.len(), 1, "{prefix}: {hits:?}");
     hits[0].rsplit(' ').next().unwrap().parse().unwrap()
@@ -388,7 +390,7 @@ fn metric_help_type_and_buckets_match_the_real_vllm_scrape() {
     let mut checked = 0;
     for line in ours.lines() {
         // loadproof's own families (info, lease) are not vLLM's.
-        if line.contains("loadproof_sim_") {
+        if line.contains("loadproof_") {
             continue;
         }
         if line.starts_with('#') {
@@ -680,11 +682,26 @@ fn a_lease_binds_route_and_subject_and_keeps_untokened_completions_out_with_423(
     );
     assert_eq!(lease.until_unix_ns - lease.from_unix_ns, 60_000_000_000);
     assert!(lease.exclusion.contains("423") && lease.exclusion.contains("Bearer"));
-    let token = lease.token.unwrap();
+    // The token travels in a header; the document names only its sha256 (a receipt keeps it).
+    assert_eq!(lease.token, None);
+    let token = reply.header("x-loadproof-lease-token").unwrap().to_owned();
     assert!(token.len() == 64 && token.bytes().all(|b| b.is_ascii_hexdigit()));
+    assert_eq!(
+        lease.token_sha256.as_deref(),
+        Some(loadproof_core::receipt::sha256_hex(token.as_bytes()).as_str())
+    );
+    assert!(!String::from_utf8_lossy(&reply.body).contains(&token));
 
     let metrics = sim.metrics();
     assert_eq!(sample(&metrics, "loadproof_sim_lease_active"), 1.0);
+    assert_eq!(
+        lease.readback.as_deref(),
+        Some("loadproof_sim_lease_active")
+    );
+    assert!(metrics.contains(&format!(
+        "loadproof_sim_lease_active{{lease_id=\"{}\"}} 1.0\n",
+        lease.id
+    )));
     let body = stream_body(4, 3).to_string();
     let untokened = sim.complete(&stream_body(4, 3));
     assert_eq!(untokened.status, 423);
@@ -728,6 +745,7 @@ fn a_second_lease_while_one_holds_is_409_and_an_expired_one_opens_the_endpoint()
     let sim = Sim::start(&[]);
     let first = sim.request("POST", "/loadproof/lease", &lease_request("first", 0.5));
     assert_eq!(first.status, 200);
+    let first_token = first.header("x-loadproof-lease-token").unwrap().to_owned();
     let first = loadproof_core::receipt::Lease::from_json(&first.body).unwrap();
     let second = sim.request("POST", "/loadproof/lease", &lease_request("second", 10.0));
     assert_eq!(second.status, 409);
@@ -743,8 +761,12 @@ fn a_second_lease_while_one_holds_is_409_and_an_expired_one_opens_the_endpoint()
     assert_eq!(sim.complete(&stream_body(2, 2)).status, 200);
     let third = sim.request("POST", "/loadproof/lease", &lease_request("third", 10.0));
     assert_eq!(third.status, 200);
+    assert_ne!(
+        third.header("x-loadproof-lease-token"),
+        Some(first_token.as_str())
+    );
     let third = loadproof_core::receipt::Lease::from_json(&third.body).unwrap();
-    assert_ne!(third.token, first.token);
+    assert_ne!(third.token_sha256, first.token_sha256);
     assert_eq!(
         sample(&sim.metrics(), "loadproof_sim_lease_refused_total"),
         1.0

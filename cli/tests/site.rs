@@ -142,3 +142,156 @@ fn two_bundled_receipts_with_one_name_are_refused() {
         stderr(&out)
     );
 }
+
+/// issue 20: a directory holding a file named `site.sha256` (any content) was wiped whole.
+#[test]
+fn publish_replaces_only_a_site_it_wrote_and_can_prove_and_deletes_nothing_else() {
+    let dir = scratch("nodataloss");
+    let app = dir.join("dist");
+    fake_app(&app);
+    // A user's directory with a file that happens to be called site.sha256.
+    let theirs = dir.join("theirs");
+    std::fs::create_dir_all(theirs.join("sub")).unwrap();
+    std::fs::write(theirs.join("site.sha256"), "anything\n").unwrap();
+    std::fs::write(theirs.join("thesis.tex"), "mine").unwrap();
+    std::fs::write(theirs.join("sub/data.csv"), "1,2").unwrap();
+    let out = publish(&theirs, &app, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not provably a site publish wrote"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(theirs.join("thesis.tex")).unwrap(),
+        "mine"
+    );
+    assert_eq!(
+        std::fs::read_to_string(theirs.join("sub/data.csv")).unwrap(),
+        "1,2"
+    );
+
+    // A real site is replaced; the same site with an edited file or an extra file is not.
+    let site = dir.join("site");
+    assert_eq!(publish(&site, &app, &[]).status.code(), Some(0));
+    assert_eq!(
+        publish(&site, &app, &[]).status.code(),
+        Some(0),
+        "a verified site is replaced"
+    );
+    std::fs::write(site.join("notes.md"), "mine").unwrap();
+    let out = publish(&site, &app, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("notes.md is not in its site.sha256"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(site.join("notes.md").exists());
+    std::fs::remove_file(site.join("notes.md")).unwrap();
+    std::fs::write(site.join("app.js"), "edited").unwrap();
+    let out = publish(&site, &app, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("app.js changed since it was published"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        std::fs::read_to_string(site.join("app.js")).unwrap(),
+        "edited"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// issue 20: `--app` followed links out of the app directory into the site.
+#[test]
+fn publish_never_follows_a_link_out_of_the_app_directory() {
+    let dir = scratch("applink");
+    let app = dir.join("dist");
+    fake_app(&app);
+    std::fs::write(dir.join("secret.txt"), "private").unwrap();
+    std::os::unix::fs::symlink(dir.join("secret.txt"), app.join("leak.txt")).unwrap();
+    let site = dir.join("site");
+    let out = publish(&site, &app, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("outside the app directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!site.exists());
+    // A link to a file inside the app is copied as that file.
+    std::fs::remove_file(app.join("leak.txt")).unwrap();
+    std::os::unix::fs::symlink(app.join("app.js"), app.join("alias.js")).unwrap();
+    let out = publish(&site, &app, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read(site.join("alias.js")).unwrap(),
+        b"export {};\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// issue 20: receipts kept the lease's bearer token and publish copied them byte for byte.
+#[test]
+fn a_receipt_that_holds_a_lease_token_is_refused_unless_redacted() {
+    use loadproof_core::receipt::{Evidence, Lease, Receipt, block};
+    let dir = scratch("token");
+    let app = dir.join("dist");
+    fake_app(&app);
+    // An older receipt: its lease block holds the token itself.
+    let mut r = Receipt::from_json(
+        &std::fs::read(repo("core/tests/data/receipt/native_sim.json")).unwrap(),
+    )
+    .unwrap();
+    let mut lease = Lease::from_json(&r.block(block::LEASE).unwrap()).unwrap();
+    let token = "5f".repeat(32);
+    lease.token = Some(token.clone());
+    lease.token_sha256 = None;
+    r.evidence.insert(
+        block::LEASE.to_owned(),
+        Evidence::of(serde_json::to_string_pretty(&lease).unwrap().as_bytes()),
+    );
+    let old = dir.join("old.json");
+    std::fs::write(&old, r.to_json()).unwrap();
+    let site = dir.join("site");
+    let out = publish(&site, &app, &[&old]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("holds the lease's bearer token"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!site.exists());
+
+    let examples = repo("fixtures/playbook/examples.json");
+    let out = run(&[
+        "playbook",
+        "publish",
+        s(&examples),
+        "--out",
+        s(&site),
+        "--app",
+        s(&app),
+        "--receipt",
+        s(&old),
+        "--redact-lease-tokens",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let published = std::fs::read(site.join("receipts/old.json")).unwrap();
+    assert!(
+        !String::from_utf8_lossy(&published).contains(&token),
+        "the token is gone"
+    );
+    let back = Receipt::from_json(&published).unwrap();
+    assert!(
+        back.verify_evidence().is_empty(),
+        "the redacted block verifies"
+    );
+    let lease = Lease::from_json(&back.block(block::LEASE).unwrap()).unwrap();
+    assert_eq!(lease.token, None);
+    assert_eq!(lease.token_sha256, Some(sha256(token.as_bytes())));
+    assert!(back.notes.iter().any(|n| n.contains("redacted")));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -89,9 +89,16 @@ fn metrics(
 # HELP vllm:kv_cache_usage_perc KV.\n# TYPE vllm:kv_cache_usage_perc gauge\nvllm:kv_cache_usage_perc{{engine=\"0\",model_name=\"tiny-llama\"}} 0.25\n\
 # HELP vllm:num_preemptions_total Preemptions.\n# TYPE vllm:num_preemptions_total counter\nvllm:num_preemptions_total{{engine=\"0\",model_name=\"tiny-llama\"}} {preempt}.0\n\
 # HELP vllm:prompt_tokens_total Prompt.\n# TYPE vllm:prompt_tokens_total counter\nvllm:prompt_tokens_total{{engine=\"0\",model_name=\"tiny-llama\"}} {prompt}\n\
-# HELP vllm:generation_tokens_total Generation.\n# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{engine=\"0\",model_name=\"tiny-llama\"}} {generation}\n"
+# HELP vllm:generation_tokens_total Generation.\n# TYPE vllm:generation_tokens_total counter\nvllm:generation_tokens_total{{engine=\"0\",model_name=\"tiny-llama\"}} {generation}\n{GATE_LINES}"
     )
 }
+
+/// What a `loadproof gate` in front of the server appends: its operator's statement of the
+/// revision and GPU, and the lease that holds (`lease-1`, the one [`lease`] builds).
+const GATE_LINES: &str = "# TYPE loadproof_gate_info gauge\nloadproof_gate_info{gpu_sku=\"none\",model_revision=\"rev-1\",upstream=\"http://127.0.0.1:9\",version=\"0.1.0\"} 1\n# TYPE loadproof_gate_lease_active gauge\nloadproof_gate_lease_active{lease_id=\"lease-1\"} 1\n";
+
+/// `GET /version` as vLLM answers it: the engine version the audit reads back.
+const VERSION_BODY: &str = r#"{"version":"0.32.0"}"#;
 
 /// A request that completed: sent at `sent_ms`, ended at `end_ms`, `out` tokens in `out` chunks.
 fn ok(index: u64, sent_ms: i64, end_ms: i64, prompt: u64, out: u64) -> RequestRecord {
@@ -202,6 +209,10 @@ impl Native {
             );
             block::LEASE.to_owned()
         });
+        evidence.insert(
+            block::VERSION.to_owned(),
+            Evidence::of(VERSION_BODY.as_bytes()),
+        );
         Receipt {
             schema: RECEIPT_SCHEMA.into(),
             protocol: protocol(Engine::Native, self.offered, self.cap),
@@ -228,6 +239,7 @@ impl Native {
             }),
             derived: None,
         }
+        .with_capture()
     }
 
     fn audit(&self) -> Audit {
@@ -249,7 +261,9 @@ fn lease(subject: &[(&str, &str)], route: &str) -> Lease {
         from_unix_ns: T0_UNIX - 1,
         until_unix_ns: T0_UNIX + 10_000 * MS,
         exclusion: "requests without the token are refused with 423".into(),
-        token: Some("t".into()),
+        token: None,
+        token_sha256: None,
+        readback: Some("loadproof_gate_lease_active".into()),
     }
 }
 

@@ -39,7 +39,7 @@ impl Arm1 {
         Arm1::sim(source, |r| {
             r.subject
                 .knobs
-                .insert("max_num_seqs".to_owned(), value.to_owned());
+                .insert("scheduling_policy".to_owned(), value.to_owned());
         })
     }
 
@@ -80,12 +80,12 @@ fn two_qualified_receipts_of_one_protocol_differing_in_a_knob_are_comparable() {
             k.baseline.as_deref(),
             k.treatment.as_deref()
         ),
-        ("max_num_seqs", Some("64"), Some("2"))
+        ("scheduling_policy", Some("64"), Some("2"))
     );
     assert!(
         c.notes
             .iter()
-            .any(|n| n == "change under test: knob max_num_seqs 64 → 2")
+            .any(|n| n == "change under test: knob scheduling_policy 64 → 2")
     );
     assert!(c.notes.iter().any(|n| n.contains("a simulator")));
     assert!(c.baseline.qualified && c.treatment.qualified);
@@ -118,7 +118,9 @@ fn every_comparison_says_one_receipt_per_arm_is_an_observation_not_an_effect() {
 fn a_comparison_of_two_protocols_names_every_differing_field() {
     let b = Arm1::knob("a", "64");
     let t = Arm1::sim("b", |r| {
-        r.subject.knobs.insert("max_num_seqs".into(), "2".into());
+        r.subject
+            .knobs
+            .insert("scheduling_policy".into(), "2".into());
         r.protocol.requests = Some(4);
         r.protocol.base_url = Some("http://127.0.0.1:9".into());
         r.protocol.sec_multiplier = Some("0.002".into());
@@ -219,12 +221,17 @@ fn a_knob_stated_on_one_side_only_is_a_change_and_equal_knobs_are_held() {
     });
     let t = Arm1::sim("b", |r| {
         r.subject.knobs.insert("block_size".into(), "16".into());
-        r.subject.knobs.insert("max_num_seqs".into(), "2".into());
+        r.subject
+            .knobs
+            .insert("scheduling_policy".into(), "2".into());
     });
     let c = pair(&b, &t);
     assert_eq!(c.knobs_changed.len(), 1);
     assert_eq!(c.knobs_changed[0].baseline, None);
-    assert_eq!(c.knobs_changed[0].to_string(), "max_num_seqs absent → 2");
+    assert_eq!(
+        c.knobs_changed[0].to_string(),
+        "scheduling_policy absent → 2"
+    );
     assert_eq!(
         c.knobs_held.get("block_size").map(String::as_str),
         Some("16")
@@ -262,7 +269,9 @@ fn an_a_a_pair_is_comparable_and_says_no_knob_differs() {
 fn a_side_with_a_failing_digest_is_named_with_its_block_and_its_refusals() {
     let b = Arm1::knob("a.json", "64");
     let t = Arm1::sim("b.json", |r| {
-        r.subject.knobs.insert("max_num_seqs".into(), "2".into());
+        r.subject
+            .knobs
+            .insert("scheduling_policy".into(), "2".into());
         let e = r.evidence.get_mut("native/events.jsonl").unwrap();
         e.content = e.content.replacen('1', "2", 1);
     });
@@ -432,7 +441,7 @@ fn the_comparison_reads_back_from_its_json() {
     assert_eq!(back, c);
     let json: serde_json::Value = serde_json::from_str(&c.to_json()).unwrap();
     assert_eq!(json["schema"], "loadproof.compare/v1");
-    assert_eq!(json["knobs_changed"][0]["knob"], "max_num_seqs");
+    assert_eq!(json["knobs_changed"][0]["knob"], "scheduling_policy");
 }
 
 // ---------------------------------------------------------------------------------------------

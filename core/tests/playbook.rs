@@ -863,14 +863,14 @@ mod experiment {
         r
     }
 
-    /// Two baseline receipts at max_num_seqs=64 and two treatment receipts at 2, block_size
+    /// Two baseline receipts at scheduling_policy=64 and two treatment receipts at 2, block_size
     /// held at 16 in all four.
     fn arms() -> (Vec<Receipt>, Vec<Receipt>) {
         let base = (0..2)
-            .map(|i| receipt(i, &[("max_num_seqs", "64"), ("block_size", "16")]))
+            .map(|i| receipt(i, &[("scheduling_policy", "64"), ("block_size", "16")]))
             .collect();
         let treat = (2..4)
-            .map(|i| receipt(i, &[("max_num_seqs", "2"), ("block_size", "16")]))
+            .map(|i| receipt(i, &[("scheduling_policy", "2"), ("block_size", "16")]))
             .collect();
         (base, treat)
     }
@@ -893,7 +893,7 @@ mod experiment {
     #[test]
     fn two_arms_differing_only_in_the_stated_knob_are_one_experiment() {
         let (base, treat) = arms();
-        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap();
+        let e = of(&base, &treat, &[("scheduling_policy", "2")]).unwrap();
         let id = e.identity();
         assert_eq!(
             (
@@ -914,7 +914,7 @@ mod experiment {
         assert_eq!(id.source_kind.traffic, Traffic::Recorded);
         assert_eq!(id.source_kind.prefixes, Prefixes::Recorded);
         assert_eq!(id.concurrency, Concurrency::Uncapped);
-        assert_eq!(id.knobs, knobs(&[("max_num_seqs", "2")]));
+        assert_eq!(id.knobs, knobs(&[("scheduling_policy", "2")]));
         assert_eq!(
             e.trace_sha256(),
             base[0].protocol.trace_sha256.as_deref().unwrap()
@@ -923,13 +923,12 @@ mod experiment {
         assert!(e.simulator());
         assert_eq!(
             e.baseline_knobs(),
-            &BTreeMap::from([("max_num_seqs".to_owned(), Some("64".to_owned()))])
+            &BTreeMap::from([("scheduling_policy".to_owned(), Some("64".to_owned()))])
         );
         assert_eq!(e.held_knobs(), &knobs(&[("block_size", "16")]));
         assert!(
-            e.notes()
-                .iter()
-                .any(|n| n == "knob under test: baseline max_num_seqs=64, treatment max_num_seqs=2"),
+            e.notes().iter().any(|n| n
+                == "knob under test: baseline scheduling_policy=64, treatment scheduling_policy=2"),
             "{:?}",
             e.notes()
         );
@@ -944,8 +943,8 @@ mod experiment {
         let bare: Vec<Receipt> = (0..2)
             .map(|i| receipt(i, &[("block_size", "16")]))
             .collect();
-        let e2 = of(&bare, &treat, &[("max_num_seqs", "2")]).unwrap();
-        assert_eq!(e2.baseline_knobs()["max_num_seqs"], None);
+        let e2 = of(&bare, &treat, &[("scheduling_policy", "2")]).unwrap();
+        assert_eq!(e2.baseline_knobs()["scheduling_policy"], None);
 
         // The experiment's parts make a measured row with the receipts' audits.
         let digest = |r: &Receipt| sha256_hex(r.to_json().as_bytes());
@@ -980,7 +979,7 @@ mod experiment {
         let (base, mut treat) = arms();
         treat[1].protocol.base_url = Some("http://127.0.0.1:9".into());
         treat[1].protocol = treat[1].protocol.clone().sealed();
-        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        let e = of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err();
         let ExperimentError::ProtocolDiffers {
             arm,
             index,
@@ -1011,7 +1010,7 @@ mod experiment {
         base[1].protocol.trace_sha256 = Some("ab".repeat(32));
         base[1].protocol.requests = Some(4);
         base[1].protocol = base[1].protocol.clone().sealed();
-        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        let e = of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err();
         let ExperimentError::ProtocolDiffers { differences, .. } = &e else {
             panic!("{e}");
         };
@@ -1026,7 +1025,7 @@ mod experiment {
             value: "NVIDIA H100 80GB HBM3".into(),
             source: "caller".into(),
         };
-        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        let e = of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err();
         assert_eq!(
             e,
             ExperimentError::SubjectDiffers {
@@ -1041,7 +1040,7 @@ mod experiment {
         treat[0].subject.engine_version = Axis::Unknown {
             reason: "not stated: pass --engine-version".into(),
         };
-        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        let e = of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err();
         assert!(
             matches!(
                 &e,
@@ -1058,7 +1057,7 @@ mod experiment {
         let (base, mut treat) = arms();
         treat[1].subject.simulator = false;
         assert!(matches!(
-            of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err(),
+            of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err(),
             ExperimentError::SimulatorDiffers {
                 arm: Arm::Treatment,
                 index: 1,
@@ -1074,13 +1073,13 @@ mod experiment {
         treat[1]
             .subject
             .knobs
-            .insert("max_num_seqs".into(), "4".into());
-        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+            .insert("scheduling_policy".into(), "4".into());
+        let e = of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err();
         assert_eq!(
             e,
             ExperimentError::KnobNotInTreatment {
                 index: 1,
-                knob: "max_num_seqs".into(),
+                knob: "scheduling_policy".into(),
                 stated: "2".into(),
                 found: Some("4".into()),
             }
@@ -1107,13 +1106,13 @@ mod experiment {
         base[0]
             .subject
             .knobs
-            .insert("max_num_seqs".into(), "2".into());
-        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+            .insert("scheduling_policy".into(), "2".into());
+        let e = of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err();
         assert_eq!(
             e,
             ExperimentError::KnobInBaseline {
                 index: 0,
-                knob: "max_num_seqs".into(),
+                knob: "scheduling_policy".into(),
                 value: "2".into(),
             }
         );
@@ -1126,9 +1125,9 @@ mod experiment {
         base[1]
             .subject
             .knobs
-            .insert("max_num_seqs".into(), "32".into());
+            .insert("scheduling_policy".into(), "32".into());
         assert!(matches!(
-            of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err(),
+            of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err(),
             ExperimentError::BaselineKnobDiffers { index: 1, .. }
         ));
     }
@@ -1140,7 +1139,7 @@ mod experiment {
             .subject
             .knobs
             .insert("block_size".into(), "32".into());
-        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        let e = of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err();
         assert_eq!(
             e,
             ExperimentError::KnobDiffers {
@@ -1161,7 +1160,7 @@ mod experiment {
         let e = of(
             &base,
             &treat,
-            &[("max_num_seqs", "2"), ("block_size", "32")],
+            &[("scheduling_policy", "2"), ("block_size", "32")],
         )
         .unwrap();
         assert_eq!(e.identity().knobs.len(), 2);
@@ -1171,13 +1170,13 @@ mod experiment {
     fn unequal_arms_and_a_single_repeat_are_refused() {
         let (base, treat) = arms();
         assert_eq!(
-            of(&base, &treat[..1], &[("max_num_seqs", "2")]).unwrap_err(),
+            of(&base, &treat[..1], &[("scheduling_policy", "2")]).unwrap_err(),
             ExperimentError::UnequalArms {
                 baseline: 2,
                 treatment: 1
             }
         );
-        let e = of(&base[..1], &treat[..1], &[("max_num_seqs", "2")]).unwrap_err();
+        let e = of(&base[..1], &treat[..1], &[("scheduling_policy", "2")]).unwrap_err();
         assert_eq!(e, ExperimentError::TooFewRepeats { repeats: 1 });
         assert!(e.to_string().contains("one run has no spread"), "{e}");
     }
@@ -1186,7 +1185,7 @@ mod experiment {
     fn a_receipt_without_its_timed_trace_is_refused() {
         let (base, mut treat) = arms();
         treat[1].evidence.remove(block::TIMED_TRACE);
-        let e = of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err();
+        let e = of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err();
         assert_eq!(
             e,
             ExperimentError::TimedTraceMissing {
@@ -1205,7 +1204,7 @@ mod experiment {
             .content
             .replace("\"timestamp\": 400", "\"timestamp\": 401");
         assert!(matches!(
-            of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err(),
+            of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err(),
             ExperimentError::TimedTraceUnverified {
                 arm: Arm::Baseline,
                 index: 0,
@@ -1219,7 +1218,7 @@ mod experiment {
             Evidence::of(b"{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [1]}\n"),
         );
         assert!(matches!(
-            of(&base, &treat, &[("max_num_seqs", "2")]).unwrap_err(),
+            of(&base, &treat, &[("scheduling_policy", "2")]).unwrap_err(),
             ExperimentError::TimedTraceDiffers {
                 arm: Arm::Baseline,
                 index: 1,
@@ -1234,8 +1233,13 @@ mod experiment {
         let (base, treat) = arms();
         let b: Vec<&Receipt> = base.iter().collect();
         let t: Vec<&Receipt> = treat.iter().collect();
-        let e = Experiment::of(&b, &t, &knobs(&[("max_num_seqs", "2")]), Window::ONE_SECOND)
-            .unwrap_err();
+        let e = Experiment::of(
+            &b,
+            &t,
+            &knobs(&[("scheduling_policy", "2")]),
+            Window::ONE_SECOND,
+        )
+        .unwrap_err();
         assert!(
             matches!(e, ExperimentError::Axes(AxesError::Undefined { .. })),
             "{e}"

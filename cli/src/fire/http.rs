@@ -1,5 +1,5 @@
 //! A small HTTP/1 client over hyper: GET for `/metrics`, `/health`, `/version`, `/v1/models`,
-//! and one JSON POST (`/loadproof/lease`). Plain `http://` only: the endpoints a plan is fired
+//! and the lessor's `POST`/`DELETE /loadproof/lease`. Plain `http://` only: the endpoints a plan is fired
 //! at are on the operator's network.
 
 use std::time::Duration;
@@ -43,17 +43,32 @@ impl Http {
         }
     }
 
-    /// POST `json` to `url`; the status and whole body, or what went wrong, within `timeout`.
-    pub async fn post_json(
+    /// One request with an optional bearer token and JSON body; the status, headers and whole
+    /// body, or what went wrong, within `timeout`. The token is marked sensitive (never logged
+    /// by hyper).
+    pub async fn send(
         &self,
+        method: hyper::Method,
         url: &str,
-        json: String,
+        bearer: Option<&str>,
+        json: Option<String>,
         timeout: Duration,
-    ) -> Result<(u16, Vec<u8>), String> {
+    ) -> Result<Answer, String> {
         let uri = http_uri(url)?;
-        let request = hyper::Request::post(uri)
-            .header(hyper::header::CONTENT_TYPE, "application/json")
-            .body(Full::new(Bytes::from(json)))
+        let mut builder = hyper::Request::builder().method(method).uri(uri);
+        if json.is_some() {
+            builder = builder.header(hyper::header::CONTENT_TYPE, "application/json");
+        }
+        if let Some(token) = bearer {
+            let mut value = hyper::header::HeaderValue::from_str(&format!("Bearer {token}"))
+                .map_err(|_| {
+                    "the bearer token has characters an HTTP header cannot carry".to_owned()
+                })?;
+            value.set_sensitive(true);
+            builder = builder.header(hyper::header::AUTHORIZATION, value);
+        }
+        let request = builder
+            .body(Full::new(Bytes::from(json.unwrap_or_default())))
             .map_err(|e| format!("building the request to {url}: {e}"))?;
         let exchange = async {
             let response = self
@@ -61,13 +76,29 @@ impl Http {
                 .request(request)
                 .await
                 .map_err(|e| describe(&e))?;
-            whole(response).await
+            let headers = response.headers().clone();
+            let (status, body) = whole(response).await?;
+            Ok(Answer {
+                status,
+                headers,
+                body,
+            })
         };
         match tokio::time::timeout(timeout, exchange).await {
             Ok(result) => result,
             Err(_) => Err(format!("no response within {} ms", timeout.as_millis())),
         }
     }
+}
+
+/// A whole answer: status, headers, body.
+pub struct Answer {
+    /// The HTTP status.
+    pub status: u16,
+    /// The response headers.
+    pub headers: hyper::HeaderMap,
+    /// The whole body.
+    pub body: Vec<u8>,
 }
 
 fn http_uri(url: &str) -> Result<hyper::Uri, String> {

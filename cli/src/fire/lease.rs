@@ -1,15 +1,20 @@
-//! The lease a run holds: read from `--lease FILE` (obtained elsewhere, an operator's gateway)
-//! or acquired with `--acquire-lease SECONDS` (`POST ENDPOINT/loadproof/lease`, as
-//! `loadproof sim` grants). The bytes are kept exactly as read or received — they become the
-//! receipt's `window/lease.json`, so the audit reads the lessor's words, not a copy — and must
-//! parse as a `loadproof.lease/v1` [`Lease`]. Its token is handed to the client (a bearer
-//! header, or `OPENAI_API_KEY` for `vllm bench serve`) and written nowhere else.
+//! The lease a run holds: read from `--lease FILE` (obtained elsewhere, an operator's gateway;
+//! its token from the environment variable `--lease-token-env` names) or acquired with
+//! `--acquire-lease SECONDS` (`POST ENDPOINT/loadproof/lease`, as `loadproof sim` and
+//! `loadproof gate` grant; the token comes back in the `x-loadproof-lease-token` header). The
+//! document's bytes are kept exactly as read or received — they become the receipt's
+//! `window/lease.json` — and must parse as a `loadproof.lease/v1` [`Lease`] that names only the
+//! token's sha256: a document that holds the token itself is refused, because a receipt is
+//! published. The token is handed to the client (a bearer header, or `OPENAI_API_KEY` for
+//! `vllm bench serve`), checked against the document's `token_sha256`, written nowhere, and
+//! given back with [`release`] when the run ends.
 
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use loadproof_core::receipt::{Lease, block};
+use hyper::Method;
+use loadproof_core::receipt::{Lease, block, sha256_hex};
 
 use super::http::Http;
 use crate::input::BadInput;
@@ -23,7 +28,7 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 /// Bytes of a refusal's body quoted in the error.
 const QUOTED_BYTES: usize = 1024;
 
-/// A lease, as the lessor wrote it and as parsed.
+/// A lease, as the lessor wrote it and as parsed, and the token that goes with it.
 pub struct Held {
     /// The bytes exactly as read or received.
     pub raw: Vec<u8>,
@@ -31,59 +36,137 @@ pub struct Held {
     pub lease: Lease,
     /// Where they came from (`--lease FILE`, `POST URL`).
     pub origin: String,
+    /// The bearer token (never in `raw`).
+    token: Option<String>,
 }
 
-/// Reads `--lease FILE`: raw, then parsed (bad input naming the file when it is not a lease).
-pub fn read(path: &Path) -> Result<Held> {
-    let raw = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    let lease =
-        Lease::from_json(&raw).map_err(|e| BadInput(format!("--lease {}: {e}", path.display())))?;
+/// The response header a lessor sends the token in.
+const TOKEN_HEADER: &str = "x-loadproof-lease-token";
+
+/// Refuses a document that holds its own token, and a token that is not the one it names.
+fn checked(raw: Vec<u8>, token: Option<String>, origin: String, what: &str) -> Result<Held> {
+    let lease = Lease::from_json(&raw).map_err(|e| BadInput(format!("{what}: {e}")))?;
+    if lease.token.is_some() {
+        return Err(BadInput(format!(
+            "{what}: the lease document holds its bearer token; a receipt keeps the document byte for byte and receipts are published, so it would publish a live token. Ask the lessor for a lease that names only token_sha256 (loadproof sim and gate do) and pass the token apart"
+        ))
+        .into());
+    }
+    match (&lease.token_sha256, &token) {
+        (Some(named), Some(t)) if *named != sha256_hex(t.as_bytes()) => {
+            return Err(BadInput(format!(
+                "{what}: the token given is not the one the lease names (token_sha256 {named})"
+            ))
+            .into());
+        }
+        (Some(_), None) => {
+            return Err(BadInput(format!(
+                "{what}: the lease needs a bearer token (it names token_sha256) and none was given"
+            ))
+            .into());
+        }
+        _ => {}
+    }
     Ok(Held {
         raw,
         lease,
-        origin: format!("--lease {}", path.display()),
+        origin,
+        token,
     })
 }
 
-/// `POST ENDPOINT/loadproof/lease` `{"holder", "seconds"}`; anything but a 200 with a lease in
-/// it is bad input, with the status and body.
+/// Reads `--lease FILE` and the token from the environment variable `token_env` names (bad
+/// input naming the file when it is not a usable lease).
+pub fn read(path: &Path, token_env: Option<&str>) -> Result<Held> {
+    let raw = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let token = match token_env {
+        Some(name) => Some(std::env::var(name).map_err(|_| {
+            BadInput(format!(
+                "--lease-token-env {name}: the environment variable {name} is not set (or not UTF-8)"
+            ))
+        })?),
+        None => None,
+    };
+    checked(
+        raw,
+        token,
+        format!("--lease {}", path.display()),
+        &format!("--lease {}", path.display()),
+    )
+}
+
+/// `POST ENDPOINT/loadproof/lease` `{"holder", "seconds"}`; anything but a 200 with a lease
+/// (and its token in the header) is bad input, with the status and body.
 pub async fn acquire(http: &Http, endpoint: &str, holder: &str, seconds: u64) -> Result<Held> {
     let url = format!("{endpoint}{PATH}");
     let request = serde_json::json!({"holder": holder, "seconds": seconds}).to_string();
-    let (status, raw) = http
-        .post_json(&url, request, TIMEOUT)
+    let answer = http
+        .send(Method::POST, &url, None, Some(request), TIMEOUT)
         .await
         .map_err(|e| BadInput(format!("--acquire-lease: POST {url}: {e}")))?;
-    if status != 200 {
-        let quoted = String::from_utf8_lossy(raw.get(..QUOTED_BYTES).unwrap_or(&raw));
+    if answer.status != 200 {
+        let raw = &answer.body;
+        let quoted = String::from_utf8_lossy(raw.get(..QUOTED_BYTES).unwrap_or(raw));
         return Err(BadInput(format!(
-            "--acquire-lease: POST {url} answered HTTP {status}: {}",
+            "--acquire-lease: POST {url} answered HTTP {}: {}",
+            answer.status,
             quoted.trim_end()
         ))
         .into());
     }
-    let lease = Lease::from_json(&raw).map_err(|e| {
-        BadInput(format!(
-            "--acquire-lease: the answer of POST {url} is not a lease: {e}"
-        ))
-    })?;
-    Ok(Held {
-        raw,
-        lease,
-        origin: format!("POST {url} (--acquire-lease {seconds})"),
-    })
+    let token = answer
+        .headers
+        .get(TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    checked(
+        answer.body,
+        token,
+        format!("POST {url} (--acquire-lease {seconds})"),
+        &format!("--acquire-lease: the answer of POST {url}"),
+    )
+}
+
+/// `DELETE ENDPOINT/loadproof/lease` with the token: the window closes when the run does, so
+/// the token is dead before anyone reads the receipt. Always a note for the receipt: released,
+/// or why not (the lease then lasts until its `until_unix_ns`).
+pub async fn release(http: &Http, endpoint: &str, held: &Held) -> String {
+    let Some(token) = held.token.as_deref() else {
+        return format!(
+            "lease {:?} has no token to release it with: it lasts until {} Unix ns",
+            held.lease.id, held.lease.until_unix_ns
+        );
+    };
+    let url = format!("{endpoint}{PATH}");
+    match http
+        .send(Method::DELETE, &url, Some(token), None, TIMEOUT)
+        .await
+    {
+        Ok(a) if a.status == 200 => format!(
+            "lease {:?} released at the end of the run (DELETE {url}: its token no longer admits anything)",
+            held.lease.id
+        ),
+        Ok(a) => format!(
+            "lease {:?} not released: DELETE {url} answered HTTP {}; it lasts until {} Unix ns",
+            held.lease.id, a.status, held.lease.until_unix_ns
+        ),
+        Err(e) => format!(
+            "lease {:?} not released: DELETE {url}: {e}; it lasts until {} Unix ns",
+            held.lease.id, held.lease.until_unix_ns
+        ),
+    }
 }
 
 impl Held {
     /// The token requests must carry, when the lease has one.
     pub fn bearer(&self) -> Option<&str> {
-        self.lease.token.as_deref().filter(|t| !t.is_empty())
+        self.token.as_deref().filter(|t| !t.is_empty())
     }
 
     /// What a reader should know about the lease: where it came from, and anything the firing
     /// side can see that does not fit (another route, a window that misses the run). The audit
     /// decides what the lease is worth; these are notes.
-    pub fn notes(&self, endpoint: &str, run: Option<(i64, i64)>, now_unix_ns: i64) -> Vec<String> {
+    pub fn notes(&self, endpoint: &str, run: Option<(i64, i64)>) -> Vec<String> {
         let l = &self.lease;
         let mut notes = vec![format!(
             "the run held lease {:?} from {:?} for {:?} ({}), bytes as received in the evidence block {}",
@@ -107,22 +190,11 @@ impl Held {
                 l.from_unix_ns, l.until_unix_ns
             ));
         }
-        match self.bearer() {
-            Some(_) if now_unix_ns >= l.until_unix_ns => notes.push(format!(
-                "{} holds the bearer token of an expired lease (until {} Unix ns); the client was given it for every request and it is recorded nowhere else in this receipt",
-                block::LEASE,
-                l.until_unix_ns
-            )),
-            Some(_) => notes.push(format!(
-                "{} holds the lease's bearer token, still valid until {} Unix ns ({:.0} s after this receipt was written); the client was given it for every request and it is recorded nowhere else in this receipt",
-                block::LEASE,
-                l.until_unix_ns,
-                (l.until_unix_ns - now_unix_ns) as f64 / 1e9
-            )),
-            None => notes.push(
+        if self.bearer().is_none() {
+            notes.push(
                 "the lease carries no token: requests were sent without an Authorization header"
                     .to_owned(),
-            ),
+            );
         }
         notes
     }

@@ -123,9 +123,10 @@ fn native_inputs(args: &FireArgs, plan: &PlanDir) -> Result<NativeInputs> {
         ))
         .into());
     }
-    if !(args.lag_bound_ms.is_finite() && args.lag_bound_ms >= 0.0) {
+    // -0 and 1e300 are numbers too: a bound must be one a run can be held to.
+    if !(args.lag_bound_ms > 0.0 && args.lag_bound_ms <= 86_400_000.0) {
         return Err(BadInput(format!(
-            "--lag-bound-ms {}: must be a non-negative number of milliseconds",
+            "--lag-bound-ms {}: must be a number of milliseconds > 0 and ≤ 86400000 (one day)",
             args.lag_bound_ms
         ))
         .into());
@@ -167,7 +168,11 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
         EngineArg::Native => Some(native_inputs(args, &plan)?),
         EngineArg::Vllm => None,
     };
-    let leased = args.lease.as_deref().map(lease::read).transpose()?;
+    let leased = args
+        .lease
+        .as_deref()
+        .map(|path| lease::read(path, args.lease_token_env.as_deref()))
+        .transpose()?;
     let endpoint = args.endpoint.trim_end_matches('/').to_owned();
     let metrics_urls = if args.metrics_urls.is_empty() {
         vec![format!("{endpoint}/metrics")]
@@ -192,7 +197,7 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     runtime.shutdown_background();
     // The receipt carries its own audit's numbers as `derived`: readable in the file, and
     // checked (never trusted) by every later audit.
-    let mut receipt = receipt;
+    let mut receipt = receipt.with_capture();
     let audit = loadproof_core::audit::audit(&receipt);
     receipt.derived = Some(audit.derived());
     write_atomically(&args.out, |w| {
@@ -382,7 +387,12 @@ async fn fire_async(
         cause,
     };
     let served = match http.get(&models_url, Duration::from_secs(10)).await {
-        Ok((200, body)) => first_model_id(&body),
+        Ok((200, body)) => {
+            // The server's own answer: the audit reads the model it serves from it.
+            let first = first_model_id(&body);
+            evidence.insert(block::MODELS.to_owned(), Evidence::of(&body));
+            first
+        }
         Ok((status, _)) => {
             let execution = unreachable(format!("HTTP {status}"));
             return Ok((
@@ -417,18 +427,24 @@ async fn fire_async(
     set_flag(&mut argv, "--model", &model);
     set_flag(&mut argv, "--tokenizer", &tokenizer);
 
-    let engine_version = match &args.subject.engine_version {
-        Some(v) => Some(v.clone()),
-        None => match http
-            .get(&format!("{endpoint}/version"), Duration::from_secs(5))
-            .await
-        {
-            Ok((200, body)) => serde_json::from_slice::<serde_json::Value>(&body)
+    // GET /version always: its answer is evidence (the audit's engine_version), even when the
+    // caller states one (the audit then checks the two agree).
+    let served_version = match http
+        .get(&format!("{endpoint}/version"), Duration::from_secs(5))
+        .await
+    {
+        Ok((200, body)) => {
+            let version = serde_json::from_slice::<serde_json::Value>(&body)
                 .ok()
-                .and_then(|v| v.get("version")?.as_str().map(str::to_owned)),
-            _ => None,
-        },
+                .and_then(|v| v.get("version")?.as_str().map(str::to_owned));
+            if version.is_some() {
+                evidence.insert(block::VERSION.to_owned(), Evidence::of(&body));
+            }
+            version
+        }
+        _ => None,
     };
+    let engine_version = args.subject.engine_version.clone().or(served_version);
 
     // The vllm client is checked before a lease is asked for: a client that cannot start
     // should not hold the endpoint.
@@ -550,6 +566,10 @@ async fn fire_async(
         mut scrapes,
         report,
     } = fired;
+    // The run is over (its last scrape taken): the lease's token should die with it.
+    if let Some(held) = &leased {
+        notes.push(lease::release(&http, endpoint, held).await);
+    }
 
     let simulator = scrapes
         .first_body()
@@ -579,7 +599,7 @@ async fn fire_async(
     }
     if let Some(held) = &leased {
         let run = run_interval(&execution);
-        notes.extend(held.notes(endpoint, run, crate::receipt_cmd::unix_ns_now()));
+        notes.extend(held.notes(endpoint, run));
         evidence.insert(block::LEASE.to_owned(), Evidence::of(&held.raw));
     }
     let report = report.map(|(text, clean)| {

@@ -1,7 +1,8 @@
 //! The gateway's own `/metrics` lines, appended to the upstream's body (whose bytes are kept
-//! as they came): `loadproof_gate_info{upstream,version}`, `loadproof_gate_lease_active` and
-//! `loadproof_gate_lease_refused_total`, each with `# HELP` and `# TYPE`. An OpenMetrics body's
-//! closing `# EOF` stays last.
+//! as they came): `loadproof_gate_info{upstream,version[,model_revision][,gpu_sku]}` (what the
+//! gateway's operator states about the upstream), `loadproof_gate_lease_active{lease_id}` (the
+//! lease that holds, the gateway's leases' `readback`) and `loadproof_gate_lease_refused_total`,
+//! each with `# HELP` and `# TYPE`. An OpenMetrics body's closing `# EOF` stays last.
 
 use std::fmt::Write as _;
 
@@ -11,8 +12,12 @@ pub struct GateLines<'a> {
     pub upstream: &'a str,
     /// loadproof's version.
     pub version: &'a str,
-    /// Whether a lease holds now.
-    pub lease_active: bool,
+    /// `--model-revision`, as the operator states it.
+    pub model_revision: Option<&'a str>,
+    /// `--gpu-sku`, as the operator states it.
+    pub gpu_sku: Option<&'a str>,
+    /// The id of the lease that holds now.
+    pub lease_active: Option<&'a str>,
     /// Requests refused with 423 so far.
     pub lease_refused: u64,
 }
@@ -40,20 +45,28 @@ pub fn append(body: &[u8], lines: &GateLines<'_>) -> Vec<u8> {
 
 fn render(lines: &GateLines<'_>) -> String {
     let mut out = String::new();
+    let stated: String = [
+        ("gpu_sku", lines.gpu_sku),
+        ("model_revision", lines.model_revision),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| format!("{k}=\"{}\",", escape_label(v))))
+    .collect();
     let _ = writeln!(
         out,
-        "# HELP loadproof_gate_info This server is reached through loadproof gate, a lease-enforcing proxy: its upstream and version.\n\
+        "# HELP loadproof_gate_info This server is reached through loadproof gate, a lease-enforcing proxy: its upstream, its version and what its operator states about the upstream.\n\
          # TYPE loadproof_gate_info gauge\n\
-         loadproof_gate_info{{upstream=\"{}\",version=\"{}\"}} 1",
+         loadproof_gate_info{{{stated}upstream=\"{}\",version=\"{}\"}} 1",
         escape_label(lines.upstream),
         escape_label(lines.version)
     );
     let _ = writeln!(
         out,
-        "# HELP loadproof_gate_lease_active 1 while a lease granted by the gateway's POST /loadproof/lease holds, else 0.\n\
+        "# HELP loadproof_gate_lease_active 1 with the lease's id while a lease granted by the gateway's POST /loadproof/lease holds, else 0 with an empty id.\n\
          # TYPE loadproof_gate_lease_active gauge\n\
-         loadproof_gate_lease_active {}",
-        u8::from(lines.lease_active)
+         loadproof_gate_lease_active{{lease_id=\"{}\"}} {}",
+        escape_label(lines.lease_active.unwrap_or("")),
+        u8::from(lines.lease_active.is_some())
     );
     let _ = writeln!(
         out,
@@ -81,7 +94,9 @@ mod tests {
     const LINES: GateLines<'static> = GateLines {
         upstream: "http://127.0.0.1:8000",
         version: "0.1.0",
-        lease_active: true,
+        model_revision: Some("rev \"1\""),
+        gpu_sku: None,
+        lease_active: Some("gate-lease-1-7"),
         lease_refused: 3,
     };
 
@@ -95,6 +110,17 @@ mod tests {
         assert_eq!(refused.map(|d| d.to_f64()), Some(3.0));
         let info = parsed.samples("loadproof_gate_info").next().unwrap();
         assert_eq!(info.label("upstream"), Some("http://127.0.0.1:8000"));
+        assert_eq!(info.label("model_revision"), Some("rev \"1\""));
+        assert_eq!(
+            info.label("gpu_sku"),
+            None,
+            "a value nobody stated is left out"
+        );
+        let lease = parsed
+            .samples("loadproof_gate_lease_active")
+            .next()
+            .unwrap();
+        assert_eq!(lease.label("lease_id"), Some("gate-lease-1-7"));
         assert_eq!(
             parsed
                 .total("loadproof_gate_lease_active")

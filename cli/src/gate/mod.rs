@@ -21,6 +21,7 @@
 mod metrics;
 mod proxy;
 mod readback;
+mod token;
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -29,13 +30,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::{Context, bail};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Limited};
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{AUTHORIZATION, HOST, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
 use crate::args::GateArgs;
-use crate::sim::lease::{Lessor, LessorConfig, Terms};
+use crate::sim::lease::{Lessor, LessorConfig, TOKEN_HEADER, Terms};
 use proxy::{GateBody, Upstream};
 use readback::Stated;
 
@@ -99,6 +100,8 @@ struct App {
     stated: Stated,
     client: proxy::Client,
     lessor: Lessor,
+    /// This process's id in [`proxy::LOOP_HEADER`].
+    gate_id: String,
 }
 
 /// The lease's exclusion: what the gateway does while it holds, and what it does not.
@@ -109,7 +112,7 @@ fn exclusion(upstream: &str) -> String {
          does not carry `Authorization: Bearer <token>`, except GET /metrics, /health, /version \
          and /v1/models, and counts each in loadproof_gate_lease_refused_total; requests with the \
          token are forwarded to {upstream} without it; a second lease is refused with 409 \
-         Conflict; loadproof_gate_lease_active is 1 in /metrics. Traffic that reaches {upstream} \
+         Conflict; loadproof_gate_lease_active names it (lease_id) in /metrics. Traffic that reaches {upstream} \
          directly, not through this gateway, is not excluded by this lease: only the engine's \
          counters agreeing with the client's tokens can show there was none"
     )
@@ -119,6 +122,11 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
     let (listener, local) = crate::serve::bind(cfg.addr).await?;
 
     let upstream = cfg.upstream.base().to_owned();
+    if cfg.upstream.is_address(local) {
+        bail!(
+            "--upstream {upstream} is this gateway's own address (http://{local}): every request would come back to it"
+        );
+    }
     let app = Arc::new(App {
         upstream: cfg.upstream,
         stated: cfg.stated,
@@ -133,8 +141,10 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
             Terms {
                 id_prefix: "gate-lease",
                 exclusion: exclusion(&upstream),
+                readback: "loadproof_gate_lease_active",
             },
         ),
+        gate_id: crate::sim::lease::fresh_id(),
     });
 
     eprintln!("{NAME} listening on http://{local} (forwarding to {upstream})");
@@ -152,17 +162,50 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
 }
 
 async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBody>, Infallible> {
-    let path = req.uri().path();
+    if req
+        .headers()
+        .get_all(proxy::LOOP_HEADER)
+        .iter()
+        .any(|v| v.as_bytes() == app.gate_id.as_bytes())
+    {
+        return Ok(proxy::error(
+            StatusCode::LOOP_DETECTED,
+            "LoopDetected",
+            format!(
+                "this request already passed through this gateway: its upstream {} leads back to it",
+                app.upstream.base()
+            ),
+        ));
+    }
+    let path = req.uri().path().to_owned();
+    let path = path.as_str();
     if path == LEASE_PATH {
-        return Ok(if req.method() == Method::POST {
-            grant_lease(&app, req).await
-        } else {
-            proxy::error(
+        return Ok(match *req.method() {
+            Method::POST => grant_lease(&app, req).await,
+            Method::DELETE => {
+                let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+                match app.lessor.release(authorization, unix_ns_now()) {
+                    Ok(json) => proxy::full(StatusCode::OK, "application/json", Bytes::from(json)),
+                    Err(refusal) => refused(refusal),
+                }
+            }
+            _ => proxy::error(
                 StatusCode::METHOD_NOT_ALLOWED,
                 "MethodNotAllowed",
-                format!("{LEASE_PATH} takes POST {{\"holder\", \"seconds\"}}"),
-            )
+                format!(
+                    "{LEASE_PATH} takes POST {{\"holder\", \"seconds\"}}, or DELETE with the lease's token"
+                ),
+            ),
         });
+    }
+    // The gateway's token is its own: the upstream never sees it, wherever a client put it
+    // (checked first: such a request is refused whatever the lease says).
+    let token = app.lessor.last_token();
+    if let Some(place) = token
+        .as_deref()
+        .and_then(|t| token::found_outside_authorization(&req, t))
+    {
+        return Ok(token::refusal(&place));
     }
     let open = req.method() == Method::GET && OPEN_PATHS.contains(&path);
     let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
@@ -177,21 +220,64 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
             ),
         ));
     }
-    // The gateway's token is its own: the upstream never sees it.
     let strip_authorization = app.lessor.carries_token(authorization);
+    let (parts, body) = req.into_parts();
+    let body = match Limited::new(body, MAX_FORWARD_BODY_BYTES).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(err) if err.is::<http_body_util::LengthLimitError>() => {
+            return Ok(proxy::error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "BadRequestError",
+                format!("the body is larger than {MAX_FORWARD_BODY_BYTES} bytes"),
+            ));
+        }
+        Err(err) => {
+            return Ok(proxy::error(
+                StatusCode::BAD_REQUEST,
+                "BadRequestError",
+                format!("reading the body: {err}"),
+            ));
+        }
+    };
+    if token
+        .as_deref()
+        .is_some_and(|t| token::contains(&body, t.as_bytes()))
+    {
+        return Ok(token::refusal("the request body"));
+    }
+    let req = Request::from_parts(parts, Full::new(body));
     if req.method() == Method::GET && path == "/metrics" {
+        let active = app.lessor.active_id(unix_ns_now());
         let lines = metrics::GateLines {
             upstream: app.upstream.base(),
             version: env!("CARGO_PKG_VERSION"),
-            lease_active: app.lessor.active(unix_ns_now()),
+            model_revision: app.stated.model_revision.as_deref(),
+            gpu_sku: app.stated.gpu_sku.as_deref(),
+            lease_active: active.as_deref(),
             lease_refused: app.lessor.refused(),
         };
-        return Ok(
-            proxy::metrics(&app.client, &app.upstream, req, strip_authorization, &lines).await,
-        );
+        return Ok(proxy::metrics(
+            &app.client,
+            &app.upstream,
+            req,
+            strip_authorization,
+            &app.gate_id,
+            &lines,
+        )
+        .await);
     }
-    Ok(proxy::forward(&app.client, &app.upstream, req, strip_authorization).await)
+    Ok(proxy::forward(
+        &app.client,
+        &app.upstream,
+        req,
+        strip_authorization,
+        &app.gate_id,
+    )
+    .await)
 }
+
+/// Largest request body the gateway forwards (it reads each whole to keep its token out).
+const MAX_FORWARD_BODY_BYTES: usize = 64 << 20;
 
 /// The lessor's path on the gateway (the same as on `loadproof sim`).
 const LEASE_PATH: &str = "/loadproof/lease";
@@ -241,7 +327,17 @@ async fn grant_lease(app: &App, req: Request<Incoming>) -> Response<GateBody> {
         .lessor
         .grant_bound(&body, host.as_deref(), unix_ns_now(), subject)
     {
-        Ok(json) => proxy::full(StatusCode::OK, "application/json", Bytes::from(json)),
+        Ok(granted) => {
+            let mut response = proxy::full(
+                StatusCode::OK,
+                "application/json",
+                Bytes::from(granted.json),
+            );
+            if let Ok(token) = HeaderValue::from_str(&granted.token) {
+                response.headers_mut().insert(TOKEN_HEADER, token);
+            }
+            response
+        }
         Err(refusal) => refused(refusal),
     }
 }

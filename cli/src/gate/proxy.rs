@@ -12,7 +12,7 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty, Limited};
+use http_body_util::{BodyExt, Empty, Full, Limited};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{
     ACCEPT_ENCODING, AUTHORIZATION, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE,
@@ -66,6 +66,35 @@ impl Upstream {
         &self.base
     }
 
+    /// Whether this upstream names `local` itself: the same port, and the same IP or a
+    /// loopback name for a loopback or unspecified listening address. (A loop through another
+    /// name or another proxy is caught per request by [`LOOP_HEADER`].)
+    pub fn is_address(&self, local: std::net::SocketAddr) -> bool {
+        let Some(authority) = self.base.strip_prefix("http://") else {
+            return false;
+        };
+        let Ok(uri) = format!("http://{authority}/").parse::<Uri>() else {
+            return false;
+        };
+        if uri.port_u16().unwrap_or(80) != local.port() {
+            return false;
+        }
+        let host = uri
+            .host()
+            .unwrap_or("")
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let loopback_name = host.eq_ignore_ascii_case("localhost");
+        match host.parse::<std::net::IpAddr>() {
+            Ok(ip) => {
+                ip == local.ip()
+                    || (ip.is_loopback() || ip.is_unspecified())
+                        && (local.ip().is_loopback() || local.ip().is_unspecified())
+            }
+            Err(_) => loopback_name && (local.ip().is_loopback() || local.ip().is_unspecified()),
+        }
+    }
+
     /// The upstream URL of `path_and_query`.
     fn uri(&self, path_and_query: &str) -> Result<Uri, String> {
         let url = format!("{}{path_and_query}", self.base);
@@ -74,12 +103,17 @@ impl Upstream {
     }
 }
 
-/// Clients to the upstream: one for forwarded bodies, one for the gateway's own GETs.
+/// Clients to the upstream: one for forwarded bodies (read whole first, so the gateway can
+/// check them for its token), one for the gateway's own GETs.
 #[derive(Clone)]
 pub struct Client {
-    forward: hyper_util::client::legacy::Client<HttpConnector, Incoming>,
+    forward: hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>,
     get: hyper_util::client::legacy::Client<HttpConnector, Empty<Bytes>>,
 }
+
+/// The header every forwarded request carries: this gateway's id. A request that arrives with
+/// it has come round a loop (an upstream that is, or leads back to, this gateway).
+pub const LOOP_HEADER: &str = "x-loadproof-gate";
 
 /// A pooled keep-alive client with `TCP_NODELAY` and [`CONNECT_TIMEOUT`].
 pub fn client() -> Client {
@@ -125,10 +159,11 @@ impl Client {
 pub async fn forward(
     client: &Client,
     upstream: &Upstream,
-    req: Request<Incoming>,
+    req: Request<Full<Bytes>>,
     strip_authorization: bool,
+    gate_id: &str,
 ) -> Response<GateBody> {
-    match send(client, upstream, req, strip_authorization).await {
+    match send(client, upstream, req, strip_authorization, gate_id).await {
         Ok(response) => {
             let (mut parts, body) = response.into_parts();
             remove_hop_by_hop(&mut parts.headers);
@@ -143,13 +178,14 @@ pub async fn forward(
 pub async fn metrics(
     client: &Client,
     upstream: &Upstream,
-    mut req: Request<Incoming>,
+    mut req: Request<Full<Bytes>>,
     strip_authorization: bool,
+    gate_id: &str,
     lines: &GateLines<'_>,
 ) -> Response<GateBody> {
     req.headers_mut()
         .insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
-    let response = match send(client, upstream, req, strip_authorization).await {
+    let response = match send(client, upstream, req, strip_authorization, gate_id).await {
         Ok(response) => response,
         Err(response) => return response,
     };
@@ -182,8 +218,9 @@ pub async fn metrics(
 async fn send(
     client: &Client,
     upstream: &Upstream,
-    req: Request<Incoming>,
+    req: Request<Full<Bytes>>,
     strip_authorization: bool,
+    gate_id: &str,
 ) -> Result<Response<Incoming>, Response<GateBody>> {
     let (mut parts, body) = req.into_parts();
     let path_and_query = parts
@@ -202,6 +239,9 @@ async fn send(
     parts.headers.remove(EXPECT);
     if strip_authorization {
         parts.headers.remove(AUTHORIZATION);
+    }
+    if let Ok(id) = HeaderValue::from_str(gate_id) {
+        parts.headers.append(LOOP_HEADER, id);
     }
     client
         .forward

@@ -2,6 +2,12 @@
 //! byte for byte (after core validates it), any bundled receipts with their index, and
 //! `site.sha256` over every file, staged beside SITE_DIR and renamed into place so a failed
 //! publish leaves nothing half written.
+//!
+//! Nothing of the user's is lost: SITE_DIR must be absent, empty, or a site this command wrote
+//! whose `site.sha256` still verifies and lists every file in it (anything else there — an
+//! edited file, an extra file, a link — is refused and left alone). A link in the app
+//! directory is never followed out of it. A receipt whose lease block still holds its bearer
+//! token is refused unless `--redact-lease-tokens` takes the token out first.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,12 +32,31 @@ struct Bundled {
 }
 
 /// Reads every `--receipt`: each must be a receipt (it need not qualify: the page shows why
-/// not), and no two may share a file name (the site keeps names, so a reader sees which is
-/// which).
-fn bundled_receipts(paths: &[PathBuf]) -> Result<Vec<Bundled>> {
+/// not), hold no bearer token (or be redacted), and no two may share a file name (the site
+/// keeps names, so a reader sees which is which).
+fn bundled_receipts(paths: &[PathBuf], redact: bool) -> Result<Vec<Bundled>> {
     let mut out: Vec<Bundled> = Vec::new();
     for path in paths {
-        let (bytes, receipt) = read_receipt(path)?;
+        let (mut bytes, mut receipt) = read_receipt(path)?;
+        if let Some(token) = receipt.lease_token() {
+            if !redact {
+                return Err(BadInput(format!(
+                    "{}: its lease block holds the lease's bearer token (a receipt written before leases named only token_sha256); a published site would hand it to anyone. Pass --redact-lease-tokens to publish it with the token replaced by its sha256",
+                    path.display()
+                ))
+                .into());
+            }
+            receipt = receipt.redact_lease_token();
+            let text = receipt.to_json() + "\n";
+            if memchr::memmem::find(text.as_bytes(), token.as_bytes()).is_some() {
+                return Err(BadInput(format!(
+                    "{}: the lease token appears outside its lease block too; not published",
+                    path.display()
+                ))
+                .into());
+            }
+            bytes = text.into_bytes();
+        }
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -101,7 +126,7 @@ pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitC
         .into());
     }
     check_site_dir(&args.out)?;
-    let bundled = bundled_receipts(&args.receipts)?;
+    let bundled = bundled_receipts(&args.receipts, args.redact_lease_tokens)?;
 
     // Build beside the target and rename into place, so a failed publish leaves nothing half
     // written and a re-publish never mixes two apps' files.
@@ -188,24 +213,94 @@ fn root_absolute_url(html: &str) -> Option<String> {
     None
 }
 
-/// Refuses a SITE_DIR that is a file, or a non-empty directory publish did not make.
+/// Refuses a SITE_DIR that is a file or a link, or a non-empty directory that is not, provably,
+/// a site this command wrote: its `site.sha256` must verify and list every file in it.
 fn check_site_dir(dir: &Path) -> Result<()> {
-    if !dir.exists() {
+    let Ok(meta) = std::fs::symlink_metadata(dir) else {
         return Ok(());
-    }
-    if !dir.is_dir() {
-        return Err(BadInput(format!("{}: exists and is not a directory", dir.display())).into());
+    };
+    if !meta.is_dir() {
+        return Err(BadInput(format!(
+            "{}: exists and is not a directory (publish replaces only a directory it wrote)",
+            dir.display()
+        ))
+        .into());
     }
     let mut entries =
         std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
-    if entries.next().is_none() || dir.join(SITE_MANIFEST).is_file() {
+    if entries.next().is_none() {
         return Ok(());
     }
-    Err(BadInput(format!(
-        "{}: not empty and not a site publish made (no {SITE_MANIFEST}); refusing to write into it",
-        dir.display()
-    ))
-    .into())
+    let refuse = |why: String| -> Result<()> {
+        Err(BadInput(format!(
+            "{}: not empty and not provably a site publish wrote ({why}); refusing to replace it: nothing was changed",
+            dir.display()
+        ))
+        .into())
+    };
+    let manifest = dir.join(SITE_MANIFEST);
+    let text = match std::fs::read_to_string(&manifest) {
+        Ok(text) => text,
+        Err(_) => return refuse(format!("no readable {SITE_MANIFEST}")),
+    };
+    let mut listed = std::collections::BTreeMap::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some((sha, name)) = line.split_once("  ") else {
+            return refuse(format!(
+                "{SITE_MANIFEST} line {} is not `sha256  path`",
+                i + 1
+            ));
+        };
+        listed.insert(name.to_owned(), sha.to_owned());
+    }
+    let present = site_files(dir)?;
+    for (name, path) in &present {
+        if name == SITE_MANIFEST {
+            continue;
+        }
+        let Some(sha) = listed.get(name) else {
+            return refuse(format!("{name} is not in its {SITE_MANIFEST}"));
+        };
+        let kind = std::fs::symlink_metadata(path)
+            .with_context(|| format!("reading {}", path.display()))?;
+        if !kind.is_file() {
+            return refuse(format!("{name} is not a regular file"));
+        }
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        if sha256_hex(&bytes) != *sha {
+            return refuse(format!("{name} changed since it was published"));
+        }
+    }
+    Ok(())
+}
+
+/// Every file and link under `dir`, by its `/`-separated relative name (directories walked,
+/// links never followed).
+fn site_files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let entry = entry.with_context(|| format!("reading {}", d.display()))?;
+            let path = entry.path();
+            let kind = entry
+                .file_type()
+                .with_context(|| format!("reading {}", path.display()))?;
+            if kind.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let rel = path.strip_prefix(dir).unwrap_or(&path);
+            let name = rel
+                .components()
+                .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+                .join("/");
+            files.push((name, path));
+        }
+    }
+    files.sort();
+    Ok(files)
 }
 
 /// A hidden sibling of `out` to build the site in.
@@ -226,10 +321,14 @@ fn staging_dir(out: &Path) -> Result<PathBuf> {
 }
 
 /// Copies every regular file under `from` to `to` (directories recreated), leaving out a
-/// playbook or manifest the app directory may hold: the site's own are written after.
+/// playbook or manifest the app directory may hold: the site's own are written after. A link
+/// is copied as the file it names only when that file is inside `from`; a link out of it, or
+/// to a directory, is refused (a site must not carry what the app directory does not hold).
 fn copy_tree(from: &Path, to: &Path) -> Result<()> {
     std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
     let top = from;
+    let root =
+        std::fs::canonicalize(from).with_context(|| format!("resolving {}", from.display()))?;
     let mut stack = vec![from.to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in
@@ -249,7 +348,26 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
             let kind = entry
                 .file_type()
                 .with_context(|| format!("reading {}", source.display()))?;
-            if kind.is_dir() || (kind.is_symlink() && source.is_dir()) {
+            if kind.is_symlink() {
+                let resolved = std::fs::canonicalize(&source)
+                    .with_context(|| format!("resolving the link {}", source.display()))?;
+                if !resolved.starts_with(&root) || !resolved.is_file() {
+                    return Err(BadInput(format!(
+                        "{}: a link to {}, {}; publish copies only files inside the app directory",
+                        source.display(),
+                        resolved.display(),
+                        if resolved.starts_with(&root) {
+                            "not a file"
+                        } else {
+                            "outside the app directory"
+                        }
+                    ))
+                    .into());
+                }
+                std::fs::copy(&resolved, &target).with_context(|| {
+                    format!("copying {} to {}", resolved.display(), target.display())
+                })?;
+            } else if kind.is_dir() {
                 std::fs::create_dir_all(&target)
                     .with_context(|| format!("creating {}", target.display()))?;
                 stack.push(source);
@@ -266,33 +384,14 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
 /// `sha256  path\n` for every file under `dir` (paths relative, `/`-separated, sorted by
 /// bytes), as `sha256sum` writes them.
 fn site_manifest(dir: &Path) -> Result<Vec<String>> {
-    let mut files: Vec<(String, PathBuf)> = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
-            let entry = entry.with_context(|| format!("reading {}", d.display()))?;
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let rel = path.strip_prefix(dir).unwrap_or(&path);
-            let name = rel
-                .components()
-                .map(|c| c.as_os_str().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join("/");
-            if name.contains(['\n', '\\']) {
-                return Err(BadInput(format!(
-                    "{}: a file name with a newline or backslash cannot be listed in {SITE_MANIFEST}",
-                    path.display()
-                ))
-                .into());
-            }
-            files.push((name, path));
-        }
+    let files = site_files(dir)?;
+    if let Some((_, path)) = files.iter().find(|(name, _)| name.contains(['\n', '\\'])) {
+        return Err(BadInput(format!(
+            "{}: a file name with a newline or backslash cannot be listed in {SITE_MANIFEST}",
+            path.display()
+        ))
+        .into());
     }
-    files.sort();
     files
         .into_iter()
         .map(|(name, path)| {

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use loadproof_core::audit::{Audit, STANDINGS, audit};
+use loadproof_core::audit::{Audit, Policy, STANDINGS, audit_with};
 use loadproof_core::claim::{Arm, Metric, Repeat};
 use loadproof_core::playbook::{
     ArmSummary, AxesError, Experiment, ExperimentError, MeasuredDelta, Playbook, Provenance,
@@ -19,7 +19,7 @@ use loadproof_core::receipt::{Receipt, sha256_hex};
 use super::text::{identity_lines, num, regime_line};
 use super::{read_playbook, refused, write_playbook};
 use crate::args::PlaybookRowArgs;
-use crate::input::{BadInput, pairs, read_receipt, window_of};
+use crate::input::{BadInput, pairs, read_policy, read_receipt, window_of};
 use crate::receipt_cmd::unix_ns_now;
 
 /// One receipt file as read: its path, the sha256 of its bytes (its digest in a row's
@@ -31,12 +31,12 @@ struct Loaded {
     audit: Audit,
 }
 
-fn load_arm(paths: &[PathBuf]) -> Result<Vec<Loaded>> {
+fn load_arm(paths: &[PathBuf], policy: &Policy) -> Result<Vec<Loaded>> {
     paths
         .iter()
         .map(|path| {
             let (bytes, receipt) = read_receipt(path)?;
-            let audit = audit(&receipt);
+            let audit = audit_with(&receipt, policy);
             Ok(Loaded {
                 path: path.clone(),
                 sha256: sha256_hex(&bytes),
@@ -123,8 +123,9 @@ pub fn row(args: &PlaybookRowArgs, out: &mut impl Write) -> Result<ExitCode> {
         ))
         .into());
     }
-    let baseline = load_arm(&args.baseline)?;
-    let treatment = load_arm(&args.treatment)?;
+    let policy = read_policy(args.audit_policy.as_deref())?;
+    let baseline = load_arm(&args.baseline, &policy)?;
+    let treatment = load_arm(&args.treatment, &policy)?;
     let arm_of = |arm: Arm| match arm {
         Arm::Baseline => &baseline,
         Arm::Treatment => &treatment,

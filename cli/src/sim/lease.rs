@@ -6,7 +6,14 @@
 //! The lease is a `loadproof.lease/v1` document ([`Lease`]) bound to what the simulator
 //! serves: the route the client addressed (`http://` + its `Host` header), the model, the
 //! engine and its version, and the model revision and GPU SKU it was told to state. Its token
-//! is 32 bytes of `/dev/urandom` (with the time, pid and a counter mixed in) through sha256.
+//! is 32 bytes of `/dev/urandom` (with the time, pid and a counter mixed in) through sha256; the
+//! document carries only the token's sha256 (a receipt keeps the document, and a receipt is
+//! published), the token itself travels in the grant's [`TOKEN_HEADER`]. The holder ends the
+//! lease early with `DELETE /loadproof/lease` and its token ([`Lessor::release`]).
+//!
+//! Every scrape says which lease holds, in the gauge the lease names as its `readback`
+//! (`loadproof_sim_lease_active{lease_id="…"} 1`), so the audit can check a receipt's lease
+//! against the lessor's own words in the run's scrapes instead of believing the lease file.
 //!
 //! `loadproof gate` grants its leases with the same [`Lessor`], under its own [`Terms`] (id
 //! prefix and exclusion sentence) and with the subject it reads back from its upstream at grant
@@ -44,6 +51,9 @@ pub struct Terms {
     pub id_prefix: &'static str,
     /// The lease's `exclusion`: the mechanism, stated exactly.
     pub exclusion: String,
+    /// The `/metrics` gauge in which the lessor reports the lease that holds (the lease's
+    /// `readback`).
+    pub readback: &'static str,
 }
 
 /// Grants leases and checks requests against the one that holds.
@@ -55,11 +65,25 @@ pub struct Lessor {
     refused: AtomicU64,
 }
 
-/// The lease that holds (or held: it expires by its `until`).
+/// The lease that holds (or held: it expires by its `until`, or its holder released it).
 struct Held {
+    id: String,
     holder: String,
     until_unix_ns: i64,
     token: String,
+}
+
+/// The response header that carries a granted lease's bearer token (the body is the lease
+/// document, which names only the token's sha256).
+pub const TOKEN_HEADER: &str = "x-loadproof-lease-token";
+
+/// A granted lease: the document to answer with, and the token to send beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Granted {
+    /// The `loadproof.lease/v1` JSON, exactly the bytes to send.
+    pub json: String,
+    /// The bearer token, for [`TOKEN_HEADER`] only.
+    pub token: String,
 }
 
 /// Why a lease was not granted: an HTTP status and a JSON body.
@@ -88,6 +112,7 @@ impl Lessor {
             Terms {
                 id_prefix: "sim-lease",
                 exclusion: EXCLUSION.to_owned(),
+                readback: "loadproof_sim_lease_active",
             },
         )
     }
@@ -110,13 +135,13 @@ impl Lessor {
 
     /// Grants a lease for the body `{"holder": "...", "seconds": N}` at `now_unix_ns`, or says
     /// why not. `host` is the request's `Host` header: the route is what the client addressed.
-    /// The answer is the lease JSON, exactly the bytes to send.
+    /// The answer is the lease JSON and the token that goes beside it.
     pub fn grant(
         &self,
         body: &[u8],
         host: Option<&str>,
         now_unix_ns: i64,
-    ) -> Result<String, Refusal> {
+    ) -> Result<Granted, Refusal> {
         self.grant_bound(body, host, now_unix_ns, self.config.subject.clone())
     }
 
@@ -138,7 +163,7 @@ impl Lessor {
         host: Option<&str>,
         now_unix_ns: i64,
         subject: BTreeMap<String, String>,
-    ) -> Result<String, Refusal> {
+    ) -> Result<Granted, Refusal> {
         let (holder, seconds) = parse_request(body)?;
         let mut held = self.lock();
         if let Some(h) = held.as_ref() {
@@ -152,9 +177,10 @@ impl Lessor {
             Some(h) if usable_host(h) => format!("http://{h}"),
             _ => self.config.fallback_route.clone(),
         };
+        let id = format!("{}-{n}-{now_unix_ns}", self.terms.id_prefix);
         let lease = Lease {
             schema: LEASE_SCHEMA.to_owned(),
-            id: format!("{}-{n}-{now_unix_ns}", self.terms.id_prefix),
+            id: id.clone(),
             issuer: self.config.issuer.clone(),
             holder: holder.clone(),
             route,
@@ -162,18 +188,48 @@ impl Lessor {
             from_unix_ns: now_unix_ns,
             until_unix_ns,
             exclusion: self.terms.exclusion.clone(),
-            token: Some(token.clone()),
+            token: None,
+            token_sha256: Some(sha256_hex(token.as_bytes())),
+            readback: Some(self.terms.readback.to_owned()),
         };
         let json = serde_json::to_string_pretty(&lease).map_err(|e| Refusal {
             status: 500,
             body: serde_json::json!({"error": {"message": format!("writing the lease: {e}"), "type": "InternalServerError", "code": 500}}).to_string(),
         })? + "\n";
         *held = Some(Held {
+            id,
             holder,
             until_unix_ns,
-            token,
+            token: token.clone(),
         });
-        Ok(json)
+        Ok(Granted { json, token })
+    }
+
+    /// `DELETE /loadproof/lease` by its holder: the lease that holds ends now. 200 with
+    /// `{"released": ID}`; 404 when none holds; 403 without its token (counted as a refusal).
+    pub fn release(
+        &self,
+        authorization: Option<&[u8]>,
+        now_unix_ns: i64,
+    ) -> Result<String, Refusal> {
+        let mut held = self.lock();
+        let Some(h) = held.as_mut().filter(|h| now_unix_ns < h.until_unix_ns) else {
+            return Err(Refusal {
+                status: 404,
+                body: serde_json::json!({"error": {"message": "no lease holds", "type": "NotFound", "code": 404}}).to_string(),
+            });
+        };
+        let presented = authorization.and_then(|a| a.strip_prefix(b"Bearer "));
+        if !presented.is_some_and(|t| same_bytes(t, h.token.as_bytes())) {
+            self.refused.fetch_add(1, Ordering::Relaxed);
+            return Err(Refusal {
+                status: 403,
+                body: serde_json::json!({"error": {"message": "only the holder may release a lease: `Authorization: Bearer <the lease token>`", "type": "Forbidden", "code": 403}}).to_string(),
+            });
+        }
+        // The token stays known (a gateway keeps scrubbing it); the window closes now.
+        h.until_unix_ns = now_unix_ns;
+        Ok(serde_json::json!({"released": h.id, "until_unix_ns": now_unix_ns}).to_string())
     }
 
     /// Whether a completion request with this `Authorization` header may proceed at
@@ -204,11 +260,17 @@ impl Lessor {
         }
     }
 
-    /// Whether a lease holds at `now_unix_ns`.
-    pub fn active(&self, now_unix_ns: i64) -> bool {
+    /// The id of the lease that holds at `now_unix_ns`.
+    pub fn active_id(&self, now_unix_ns: i64) -> Option<String> {
         self.lock()
             .as_ref()
-            .is_some_and(|h| now_unix_ns < h.until_unix_ns)
+            .filter(|h| now_unix_ns < h.until_unix_ns)
+            .map(|h| h.id.clone())
+    }
+
+    /// The token of the last lease granted, holding or not: what a gateway must never forward.
+    pub fn last_token(&self) -> Option<String> {
+        self.lock().as_ref().map(|h| h.token.clone())
     }
 
     /// Completion requests refused so far.
@@ -222,7 +284,7 @@ const EXCLUSION: &str = "while this lease holds (from_unix_ns <= now < until_uni
 simulator's clock), loadproof sim refuses every POST /v1/completions request that does not carry \
 `Authorization: Bearer <token>` with 423 Locked and counts it in \
 loadproof_sim_lease_refused_total; a second lease is refused with 409 Conflict; /metrics, \
-/health and /v1/models stay open (loadproof_sim_lease_active is 1)";
+/health and /v1/models stay open (loadproof_sim_lease_active{lease_id} names the lease)";
 
 /// 409 while `held` holds at `now_unix_ns`.
 fn conflict(held: &Held, now_unix_ns: i64) -> Result<(), Refusal> {
@@ -293,6 +355,15 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
+/// 16 hex digits that name this process among others (a gateway's loop header).
+pub fn fresh_id() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
+        .unwrap_or(0);
+    fresh_token(0, now).chars().take(16).collect()
+}
+
 /// 64 hex digits no one else can guess: sha256 over OS randomness, the clock, the pid, a
 /// counter and std's per-process random hash keys.
 fn fresh_token(n: u64, now_unix_ns: i64) -> String {
@@ -328,14 +399,18 @@ mod tests {
     #[test]
     fn one_lease_at_a_time_and_only_its_token_passes() {
         let l = lessor();
-        let json = l
+        let granted = l
             .grant(br#"{"holder": "me", "seconds": 2}"#, Some("h:9"), 1_000)
             .unwrap();
-        let lease = Lease::from_json(json.as_bytes()).unwrap();
+        let lease = Lease::from_json(granted.json.as_bytes()).unwrap();
         assert_eq!(lease.route, "http://h:9");
         assert_eq!(lease.until_unix_ns, 2_000_001_000);
-        let token = lease.token.unwrap();
+        // The document names the token's digest, never the token.
+        let token = granted.token;
         assert_eq!(token.len(), 64);
+        assert_eq!(lease.token, None);
+        assert!(!granted.json.contains(&token));
+        assert_eq!(lease.token_sha256, Some(sha256_hex(token.as_bytes())));
         let conflict = l
             .grant(br#"{"holder": "you", "seconds": 1}"#, None, 2_000)
             .unwrap_err();
@@ -352,16 +427,16 @@ mod tests {
                 .is_ok()
         );
         assert_eq!(l.refused(), 2);
-        assert!(l.active(2_000_000_999));
+        assert!(l.active_id(2_000_000_999).is_some());
         // Expired: open again, and a new lease may be granted.
-        assert!(!l.active(2_000_001_000));
+        assert!(l.active_id(2_000_001_000).is_none());
         assert!(l.admit(None, 2_000_001_000).is_ok());
         let next = l
             .grant(br#"{"holder": "you", "seconds": 1}"#, None, 2_000_001_000)
             .unwrap();
-        let next = Lease::from_json(next.as_bytes()).unwrap();
+        assert_ne!(next.token, token);
+        let next = Lease::from_json(next.json.as_bytes()).unwrap();
         assert_eq!(next.route, "http://127.0.0.1:1");
-        assert_ne!(next.token.unwrap(), token);
     }
 
     #[test]
@@ -375,6 +450,7 @@ mod tests {
             Terms {
                 id_prefix: "gate-lease",
                 exclusion: "the gateway refuses".into(),
+                readback: "loadproof_gate_lease_active",
             },
         );
         let body = br#"{"holder": "me", "seconds": 2}"#;
@@ -382,21 +458,59 @@ mod tests {
         assert!(l.precheck(body, 0).is_ok());
         assert!(!l.carries_token(Some(b"Bearer x")));
         let subject = BTreeMap::from([("engine".to_owned(), "vllm".to_owned())]);
-        let json = l
+        let granted = l
             .grant_bound(body, Some("g:3"), 7, subject.clone())
             .unwrap();
-        let lease = Lease::from_json(json.as_bytes()).unwrap();
+        let lease = Lease::from_json(granted.json.as_bytes()).unwrap();
         assert_eq!(lease.id, "gate-lease-1-7");
         assert_eq!(lease.subject, subject);
         assert_eq!(lease.exclusion, "the gateway refuses");
         assert_eq!(l.precheck(body, 8).unwrap_err().status, 409);
-        let token = lease.token.unwrap();
+        let token = granted.token;
         let header = format!("Bearer {token}");
         assert!(l.carries_token(Some(header.as_bytes())));
         // Expired: a new lease may be granted; the old token stays recognisable until then.
         assert!(l.precheck(body, 2_000_000_007).is_ok());
         assert!(l.carries_token(Some(header.as_bytes())));
         assert!(!l.carries_token(None));
+    }
+
+    #[test]
+    fn the_holder_releases_a_lease_and_every_scrape_says_which_lease_holds() {
+        let l = lessor();
+        let granted = l
+            .grant(br#"{"holder": "me", "seconds": 60}"#, None, 10)
+            .unwrap();
+        let lease = Lease::from_json(granted.json.as_bytes()).unwrap();
+        let id = lease.id;
+        assert_eq!(
+            lease.readback.as_deref(),
+            Some("loadproof_sim_lease_active")
+        );
+        assert_eq!(l.active_id(11), Some(id.clone()));
+        assert_eq!(l.release(None, 12).unwrap_err().status, 403);
+        assert_eq!(l.release(Some(b"Bearer nope"), 12).unwrap_err().status, 403);
+        let header = format!("Bearer {}", granted.token);
+        assert!(
+            l.release(Some(header.as_bytes()), 13)
+                .unwrap()
+                .contains(&id)
+        );
+        assert!(l.active_id(14).is_none());
+        assert!(
+            l.admit(None, 14).is_ok(),
+            "released: the endpoint is open again"
+        );
+        assert_eq!(
+            l.release(Some(header.as_bytes()), 15).unwrap_err().status,
+            404
+        );
+        // A gateway still knows the token, to keep it from the upstream.
+        assert_eq!(l.last_token(), Some(granted.token));
+        assert!(
+            l.grant(br#"{"holder": "you", "seconds": 1}"#, None, 16)
+                .is_ok()
+        );
     }
 
     #[test]
@@ -412,6 +526,6 @@ mod tests {
         ] {
             assert_eq!(l.grant(body, None, 0).unwrap_err().status, 400);
         }
-        assert!(!l.active(0));
+        assert!(l.active_id(0).is_none());
     }
 }

@@ -190,13 +190,15 @@ pub struct ExpositionInfo {
     pub revision: String,
     /// The accelerator the simulator states (`loadproof_sim_info{gpu_sku}`).
     pub gpu_sku: String,
+    /// Its settings, by the name a knob uses (`loadproof_sim_config_info`), sorted.
+    pub settings: Vec<(String, String)>,
 }
 
 /// The lease state at the moment of a scrape.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LeaseGauges {
-    /// A lease holds now.
-    pub active: bool,
+    /// The id of the lease that holds now.
+    pub active: Option<String>,
     /// Completions refused with 423 since the start.
     pub refused: u64,
 }
@@ -347,14 +349,31 @@ pub fn render(m: &EngineMetrics, info: &ExpositionInfo, lease: LeaseGauges) -> S
     );
     family(
         &mut out,
+        "loadproof_sim_config_info",
+        "gauge",
+        "The simulator's settings, by the name a knob gives them: what the audit reads a stated knob back from.",
+    );
+    let settings: Vec<String> = info
+        .settings
+        .iter()
+        .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "loadproof_sim_config_info{{{}}} 1.0",
+        settings.join(",")
+    );
+    family(
+        &mut out,
         "loadproof_sim_lease_active",
         "gauge",
-        "1 while a lease granted by POST /loadproof/lease holds, else 0.",
+        "1 with the lease's id while a lease granted by POST /loadproof/lease holds, else 0 with an empty id.",
     );
     let _ = writeln!(
         out,
-        "loadproof_sim_lease_active {}",
-        count(u64::from(lease.active))
+        "loadproof_sim_lease_active{{lease_id=\"{}\"}} {}",
+        escape_label(lease.active.as_deref().unwrap_or("")),
+        count(u64::from(lease.active.is_some()))
     );
     family(
         &mut out,
@@ -509,12 +528,13 @@ mod tests {
             version: "0.1.0",
             revision: "r\"1".into(),
             gpu_sku: "none (simulator)".into(),
+            settings: vec![("decode_step_ms".into(), "2".into())],
         };
         let text = render(
             &m,
             &info,
             LeaseGauges {
-                active: true,
+                active: Some("sim-lease-1-9".into()),
                 refused: 3,
             },
         );
@@ -550,8 +570,8 @@ mod tests {
             "loadproof_sim_info{gpu_sku=\"none (simulator)\",revision=\"r\\\"1\",version=\"0.1.0\"} 1.0"
         );
         assert_eq!(
-            line("loadproof_sim_lease_active "),
-            "loadproof_sim_lease_active 1.0"
+            line("loadproof_sim_lease_active{"),
+            "loadproof_sim_lease_active{lease_id=\"sim-lease-1-9\"} 1.0"
         );
         assert_eq!(
             line("loadproof_sim_lease_refused_total "),

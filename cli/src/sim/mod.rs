@@ -66,6 +66,8 @@ struct SimConfig {
     faults: Vec<FaultSpec>,
     model_revision: String,
     gpu_sku: String,
+    /// The settings a knob can name, as `loadproof_sim_config_info` states them.
+    settings: Vec<(String, String)>,
 }
 
 impl SimConfig {
@@ -114,6 +116,22 @@ impl SimConfig {
             faults,
             model_revision: args.model_revision.clone(),
             gpu_sku: args.gpu_sku.clone(),
+            settings: vec![
+                (
+                    "decode_ms_per_seq".to_owned(),
+                    args.decode_ms_per_seq.to_string(),
+                ),
+                ("decode_step_ms".to_owned(), args.decode_step_ms.to_string()),
+                (
+                    "kv_capacity_tokens".to_owned(),
+                    args.kv_capacity_tokens.to_string(),
+                ),
+                ("max_num_seqs".to_owned(), args.max_num_seqs.to_string()),
+                (
+                    "prefill_tokens_per_s".to_owned(),
+                    args.prefill_tokens_per_s.to_string(),
+                ),
+            ],
         })
     }
 }
@@ -159,6 +177,7 @@ async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
             version: env!("CARGO_PKG_VERSION"),
             revision: cfg.model_revision.clone(),
             gpu_sku: cfg.gpu_sku.clone(),
+            settings: cfg.settings.clone(),
         },
         start_unix_secs: start.as_secs(),
         accepted: AtomicU64::new(0),
@@ -216,9 +235,20 @@ async fn handle(
     match (req.method(), path) {
         (&Method::POST, "/v1/completions") => completions(app, req).await,
         (&Method::POST, "/loadproof/lease") => grant_lease(app, req).await,
+        (&Method::DELETE, "/loadproof/lease") => {
+            let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+            Ok(match app.lessor.release(authorization, unix_ns_now()) {
+                Ok(json) => full(StatusCode::OK, "application/json", json),
+                Err(refusal) => full(
+                    StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST),
+                    "application/json",
+                    refusal.body,
+                ),
+            })
+        }
         (&Method::GET, "/metrics") => {
             let lease = LeaseGauges {
-                active: app.lessor.active(unix_ns_now()),
+                active: app.lessor.active_id(unix_ns_now()),
                 refused: app.lessor.refused(),
             };
             let text = {
@@ -273,7 +303,13 @@ async fn grant_lease(
         Err(too_large) => return Ok(too_large),
     };
     match app.lessor.grant(&body, host.as_deref(), unix_ns_now()) {
-        Ok(json) => Ok(full(StatusCode::OK, "application/json", json)),
+        Ok(granted) => {
+            let mut response = full(StatusCode::OK, "application/json", granted.json);
+            if let Ok(token) = HeaderValue::from_str(&granted.token) {
+                response.headers_mut().insert(lease::TOKEN_HEADER, token);
+            }
+            Ok(response)
+        }
         Err(refusal) => Ok(full(
             StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST),
             "application/json",

@@ -8,8 +8,14 @@ use std::process::{Child, Command, Output, Stdio};
 
 /// Runs `loadproof` with `args` to completion.
 pub fn run(args: &[&str]) -> Output {
+    run_env(args, &[])
+}
+
+/// [`run`] with extra environment variables (a secret a flag must not carry).
+pub fn run_env(args: &[&str], env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_loadproof"))
         .args(args)
+        .envs(env.iter().copied())
         .output()
         .unwrap()
 }

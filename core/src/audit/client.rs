@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::policy::Policy;
 use crate::formats::vllm_bench::{self, BenchResult, Detailed, Summary};
 use crate::receipt::{Disposition, Execution, Receipt, RequestRecord, ResultFile, parse_events};
 
@@ -129,8 +130,12 @@ pub struct ArrivalFacts {
     pub lag_max_ms: Option<f64>,
     /// Requests sent before their scheduled time.
     pub early: u64,
-    /// The bound the client declared for falling behind, ms.
+    /// The bound the standing judges the lag against: the reviewer's policy, ms.
     pub bound_ms: Option<f64>,
+    /// The bound the receipt itself states (the native client's `--lag-bound-ms`): the
+    /// claimant's intent, reported beside the policy's and never used.
+    #[serde(default)]
+    pub claimed_bound_ms: Option<f64>,
 }
 
 /// Everything read from the client side of one receipt.
@@ -165,7 +170,7 @@ pub struct ClientSide {
 pub type BlockReader<'a> = dyn Fn(&str) -> Result<std::borrow::Cow<'a, [u8]>, String> + 'a;
 
 /// Reads the client side. `block` returns a verified block or why it cannot be used.
-pub fn read(receipt: &Receipt, block: &BlockReader<'_>) -> ClientSide {
+pub fn read(receipt: &Receipt, block: &BlockReader<'_>, policy: &Policy) -> ClientSide {
     let cap = receipt.protocol.max_concurrency.filter(|c| *c > 0);
     match &receipt.execution {
         Execution::NotStarted { cause } => unread(format!(
@@ -205,7 +210,7 @@ pub fn read(receipt: &Receipt, block: &BlockReader<'_>) -> ClientSide {
                 )));
                 return side;
             }
-            read_bench(receipt, stdout, result, cap, block, side)
+            read_bench(receipt, stdout, result, cap, block, side, policy)
         }
         Execution::Native {
             events,
@@ -229,13 +234,11 @@ pub fn read(receipt: &Receipt, block: &BlockReader<'_>) -> ClientSide {
                 cap,
                 block,
                 side,
+                policy,
             )
         }
     }
 }
-
-/// The send-lag bound for a client that declared none (`vllm bench serve`): fire's default.
-pub const DEFAULT_LAG_BOUND_NS: i64 = 10_000_000;
 
 /// The schedule of the embedded `timed_trace` (arrival ns from the benchmark's start, read as
 /// vLLM reads it, with the protocol's multiplier); `None` when the receipt does not embed it.
@@ -301,6 +304,7 @@ fn read_bench(
     cap: Option<u64>,
     block: &BlockReader<'_>,
     mut side: ClientSide,
+    policy: &Policy,
 ) -> ClientSide {
     let raw = match block(stdout) {
         Ok(raw) => raw,
@@ -438,7 +442,7 @@ fn read_bench(
     side.arrival = Some(match detailed.and_then(|d| d.start_times_s.as_ref()) {
         Some(starts) => match planned {
             Some(Ok(arrivals)) if arrivals.len() == starts.len() => {
-                joined_arrival(starts, &arrivals)
+                joined_arrival(starts, &arrivals, policy)
             }
             Some(Ok(arrivals)) => {
                 side.inconsistencies.push(format!(
@@ -468,6 +472,7 @@ fn read_bench(
             lag_max_ms: None,
             early: 0,
             bound_ms: None,
+            claimed_bound_ms: None,
         },
     });
     side
@@ -486,12 +491,13 @@ fn unjoined(sent: usize, why: &str) -> ArrivalFacts {
         lag_max_ms: None,
         early: 0,
         bound_ms: None,
+        claimed_bound_ms: None,
     }
 }
 
 /// vLLM keeps only `perf_counter` send times: lag is measured relative to the first send
 /// (`(start_i − start_0) − (arrival_i − arrival_0)`), which cannot see a late first request.
-fn joined_arrival(starts: &[f64], arrivals: &[i64]) -> ArrivalFacts {
+fn joined_arrival(starts: &[f64], arrivals: &[i64], policy: &Policy) -> ArrivalFacts {
     let (Some(s0), Some(a0)) = (starts.first(), arrivals.first()) else {
         return unjoined(0, "no requests");
     };
@@ -500,7 +506,7 @@ fn joined_arrival(starts: &[f64], arrivals: &[i64]) -> ArrivalFacts {
         .zip(arrivals)
         .map(|(s, a)| (s - s0) * 1e3 - (a - a0) as f64 / 1e6)
         .collect();
-    let bound_ms = DEFAULT_LAG_BOUND_NS as f64 / 1e6;
+    let bound_ms = policy.max_send_lag_ms;
     let early = lags.iter().filter(|l| **l < -bound_ms).count() as u64;
     lags.sort_by(f64::total_cmp);
     ArrivalFacts {
@@ -513,6 +519,7 @@ fn joined_arrival(starts: &[f64], arrivals: &[i64]) -> ArrivalFacts {
         lag_max_ms: lags.last().copied(),
         early,
         bound_ms: Some(bound_ms),
+        claimed_bound_ms: None,
     }
 }
 
@@ -727,6 +734,7 @@ fn read_native(
     cap: Option<u64>,
     block: &BlockReader<'_>,
     mut side: ClientSide,
+    policy: &Policy,
 ) -> ClientSide {
     let records = match block(events)
         .and_then(|raw| parse_events(&raw).map_err(|e| format!("{events}: {e}")))
@@ -914,7 +922,8 @@ fn read_native(
         lag_p99_ms: percentile(&lags, 99.0),
         lag_max_ms: lags.last().copied(),
         early,
-        bound_ms: Some(lag_bound_ns as f64 / 1e6),
+        bound_ms: Some(policy.max_send_lag_ms),
+        claimed_bound_ms: Some(lag_bound_ns as f64 / 1e6),
     });
     side
 }

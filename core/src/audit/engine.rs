@@ -39,10 +39,6 @@ const SERIES: [&str; 7] = [
     KV_USAGE[1],
 ];
 
-/// The longest gap between readable samples (run start, during-run scrapes, run end) that still
-/// counts as a series over the interval. Four default scrape intervals (250 ms).
-pub const OCCUPANCY_MAX_GAP_NS: i64 = 1_000_000_000;
-
 /// Engine counter deltas over the scrape envelope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EngineFacts {
@@ -161,10 +157,13 @@ struct Values {
     running: Option<f64>,
     waiting: Option<f64>,
     kv: Option<f64>,
+    /// The lessor's gauge: the lease ids it says hold (value 1); `None` when the scrape has no
+    /// such family (no lessor answered it), or no lessor family was asked for.
+    leases: Option<Vec<String>>,
 }
 
 impl Values {
-    fn of(m: &Exposition) -> Values {
+    fn of(m: &Exposition, lessor_family: Option<&str>) -> Values {
         let total = |name: &str| m.total(name).ok().flatten();
         Values {
             start: m.process_start_time().ok().flatten(),
@@ -173,6 +172,14 @@ impl Values {
             running: gauge(m, &[RUNNING]),
             waiting: gauge(m, &[WAITING]),
             kv: gauge(m, &KV_USAGE),
+            leases: lessor_family.and_then(|name| m.family(name)).map(|f| {
+                f.samples
+                    .iter()
+                    .filter(|s| s.value.finite().is_some_and(|v| v.to_f64() == 1.0))
+                    .filter_map(|s| s.label("lease_id"))
+                    .map(str::to_owned)
+                    .collect()
+            }),
         }
     }
 }
@@ -186,18 +193,41 @@ pub struct EngineSide {
     pub occupancy: OccupancyFacts,
     /// Readback of what the server says it is (model names, simulator info), by axis.
     pub readback: BTreeMap<String, String>,
+    /// What the lessor said in every readable scrape about which lease held.
+    pub leases: Vec<LeaseReading>,
+    /// Engine settings the server states in a `*config_info` family: name → (value, family).
+    pub settings: BTreeMap<String, (String, String)>,
+}
+
+/// One readable scrape's lessor gauge (the family the lease names in its `readback`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaseReading {
+    /// Index of the scrape in the receipt.
+    pub scrape: usize,
+    /// The URL scraped.
+    pub url: String,
+    /// Before, during or after.
+    pub phase: Phase,
+    /// The lease ids active; `None` when the scrape has no lessor family.
+    pub active: Option<Vec<String>>,
 }
 
 /// Reads the scrapes. `run_mono_ns` is the run's interval; `spans_ns` this client's requests
-/// in flight (native only) for the engine-vs-client population join.
+/// in flight (native only) for the engine-vs-client population join; `lessor_family` the gauge
+/// in which the lease's lessor reports it, read from every scrape.
 pub fn read(
     receipt: &Receipt,
     block: &super::client::BlockReader<'_>,
     run_mono_ns: Option<(i64, i64)>,
     spans_ns: &[(i64, i64)],
+    lessor_family: Option<&str>,
 ) -> EngineSide {
+    let mut series: Vec<&str> = SERIES.to_vec();
+    series.extend(lessor_family);
     let mut by_url: BTreeMap<&str, (Vec<Read>, Vec<String>)> = BTreeMap::new();
     let mut readback = BTreeMap::new();
+    let mut settings = BTreeMap::new();
+    let mut leases = Vec::new();
     for (i, s) in receipt.scrapes.iter().enumerate() {
         let entry = by_url.entry(s.url.as_str()).or_default();
         let why = match &s.outcome {
@@ -216,20 +246,27 @@ pub fn read(
                 Ok(bytes) => match if s.phase == Phase::During && !readback.is_empty() {
                     // A during-run scrape is read for six numbers: every line is still
                     // checked, only those families are kept (a third of a full parse).
-                    prometheus::scan(&bytes, &SERIES)
+                    prometheus::scan(&bytes, &series)
                 } else {
                     prometheus::parse(&bytes)
                 } {
                     Err(e) => Some(format!("scrape {i} ({:?}) {body}: {e}", s.phase)),
                     Ok(metrics) => {
                         if readback.is_empty() {
-                            readback_from(&metrics, &mut readback);
+                            readback_from(&metrics, &mut readback, &mut settings);
                         }
+                        let values = Values::of(&metrics, lessor_family);
+                        leases.push(LeaseReading {
+                            scrape: i,
+                            url: s.url.clone(),
+                            phase: s.phase,
+                            active: values.leases.clone(),
+                        });
                         entry.0.push(Read {
                             phase: s.phase,
                             requested_ns: s.requested.map(|t| t.mono_ns),
                             completed_ns: s.completed_mono_ns,
-                            values: Values::of(&metrics),
+                            values,
                             metrics: (s.phase != Phase::During).then_some(metrics),
                         });
                         None
@@ -341,6 +378,8 @@ pub fn read(
         engine,
         occupancy,
         readback,
+        leases,
+        settings,
     }
 }
 
@@ -384,7 +423,11 @@ fn incarnation(reads: &[Read]) -> Result<String, String> {
     })
 }
 
-fn readback_from(m: &Exposition, out: &mut BTreeMap<String, String>) {
+fn readback_from(
+    m: &Exposition,
+    out: &mut BTreeMap<String, String>,
+    settings: &mut BTreeMap<String, (String, String)>,
+) {
     for family in m.families() {
         if family.name.starts_with("vllm:") {
             // vLLM's exporter (or a simulator of it, which says so below and overrides this).
@@ -395,6 +438,27 @@ fn readback_from(m: &Exposition, out: &mut BTreeMap<String, String>) {
             for (k, v) in &s.labels {
                 if k == "model_name" && family.name.starts_with("vllm:") {
                     out.entry("model".to_owned()).or_insert_with(|| v.clone());
+                }
+            }
+            if s.name == "loadproof_gate_info" {
+                // What the gateway's operator (the lessor, not the claimant) states about the
+                // upstream; a simulator's own info wins.
+                for (k, v) in &s.labels {
+                    let axis = match k.as_str() {
+                        "model_revision" => "model_revision",
+                        "gpu_sku" => "gpu_sku",
+                        _ => continue,
+                    };
+                    out.entry(axis.to_owned()).or_insert_with(|| v.clone());
+                }
+            }
+            if family.name.ends_with("config_info") {
+                // Engine settings by name (`vllm:cache_config_info`,
+                // `loadproof_sim_config_info`): what a stated knob is read back from.
+                for (k, v) in &s.labels {
+                    settings
+                        .entry(k.clone())
+                        .or_insert_with(|| (v.clone(), family.name.clone()));
                 }
             }
             if s.name == "loadproof_sim_info" {

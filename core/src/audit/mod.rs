@@ -10,6 +10,7 @@
 
 mod client;
 mod engine;
+mod policy;
 mod standing;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,7 +21,8 @@ pub use client::{
     ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LATENCY_METRICS, LatencyFacts,
     LedgerFacts, bench_samples, native_samples,
 };
-pub use engine::{EngineFacts, OCCUPANCY_MAX_GAP_NS, OccupancyFacts};
+pub use engine::{EngineFacts, LeaseReading, OccupancyFacts};
+pub use policy::{POLICY_SCHEMA, Policy, PolicyError};
 
 /// The `/metrics` sample names the engine audit reads (the page plots the same series).
 pub mod metric_names {
@@ -30,7 +32,7 @@ pub mod metric_names {
 }
 pub use standing::{Qualification, STANDINGS, Standing};
 
-use crate::receipt::{Axis, Execution, Lease, Receipt, Subject};
+use crate::receipt::{Axis, Execution, Lease, Phase, Receipt, Subject, block};
 
 /// Schema identity of [`Audit`] (the `--json` interface).
 pub const AUDIT_SCHEMA: &str = "loadproof.audit/v1";
@@ -104,6 +106,40 @@ pub struct Audit {
     pub captured: bool,
     /// True when the endpoint was `loadproof sim`.
     pub simulator: bool,
+    /// The reviewer's standards every standing was judged against.
+    pub policy: Policy,
+    /// Every knob the receipt states, and whether the server's own `/metrics` read it back.
+    pub knobs: Vec<KnobFacts>,
+    /// What the receipt says that nothing in its evidence establishes: shown as the
+    /// claimant's statements, never used to make a standing positive.
+    pub statements: Vec<Statement>,
+}
+
+/// One knob: stated by the claimant, and read back from the server or not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KnobFacts {
+    /// The knob's name (`enable_prefix_caching`, `decode_step_ms`).
+    pub name: String,
+    /// Its value as the receipt states it.
+    pub stated: String,
+    /// Its value as the server states it, when a `*config_info` family names it.
+    pub read_back: Option<String>,
+    /// That family (`vllm:cache_config_info`, `loadproof_sim_config_info`).
+    pub source: Option<String>,
+    /// `read_back` (the server says the same), `contradicted` (it says another value) or
+    /// `stated` (nothing the server answered names it: the claimant's word only).
+    pub status: String,
+}
+
+/// A field of the receipt that only the claimant vouches for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Statement {
+    /// Where it is in the receipt (`subject.gpu_sku`, `provenance.caller.ticket`).
+    pub field: String,
+    /// What it says.
+    pub value: String,
+    /// Why it is only a statement.
+    pub why: String,
 }
 
 impl Audit {
@@ -151,8 +187,14 @@ impl Audit {
     }
 }
 
-/// Audits a receipt.
+/// Audits a receipt against the default [`Policy`].
 pub fn audit(receipt: &Receipt) -> Audit {
+    audit_with(receipt, &Policy::default())
+}
+
+/// Audits a receipt against the reviewer's `policy`: every threshold comes from it, never
+/// from the receipt.
+pub fn audit_with(receipt: &Receipt, policy: &Policy) -> Audit {
     // 1. Digests: a block that fails stops every fact that depends on it.
     let failures = receipt.verify_evidence();
     let mut bad: BTreeMap<String, String> = BTreeMap::new();
@@ -197,8 +239,21 @@ pub fn audit(receipt: &Receipt) -> Audit {
     };
 
     // 2. Facts.
-    let side = client::read(receipt, &block);
-    let eng = engine::read(receipt, &block, side.run_mono_ns, &side.spans_ns);
+    let side = client::read(receipt, &block, policy);
+    // The lessor's gauge, as the lease names it, is read from every scrape.
+    let lessor_family = receipt
+        .lease
+        .as_deref()
+        .and_then(|name| block(name).ok())
+        .and_then(|bytes| Lease::from_json(&bytes).ok())
+        .and_then(|lease| lease.readback);
+    let eng = engine::read(
+        receipt,
+        &block,
+        side.run_mono_ns,
+        &side.spans_ns,
+        lessor_family.as_deref(),
+    );
     let mut inconsistencies = side.inconsistencies.clone();
     if receipt.protocol.canonical_key() != receipt.protocol.key {
         inconsistencies.push(format!(
@@ -215,9 +270,16 @@ pub fn audit(receipt: &Receipt) -> Audit {
         inconsistencies
             .push("plan.json is not the plan the protocol names (plan_sha256 differs)".to_owned());
     }
+    if let Some(why) = capture_inconsistency(receipt, &block) {
+        inconsistencies.push(why);
+    }
     let foreign_work = foreign_work(side.client.as_ref(), &eng.engine);
     let simulator = receipt.subject.simulator
         || eng.readback.get("engine").map(String::as_str) == Some("loadproof sim");
+    let mut readback = eng.readback.clone();
+    endpoint_readback(receipt, &block, &mut readback);
+    let knobs = knob_facts(&receipt.subject.knobs, &eng.settings);
+    let statements = statements(receipt, &readback, &knobs);
 
     // 3. Standings.
     let gate = side.gate.clone().unwrap_or(Gate {
@@ -227,7 +289,7 @@ pub fn audit(receipt: &Receipt) -> Audit {
     let mut standings = BTreeMap::new();
     standings.insert(
         "subject".to_owned(),
-        subject_standing(&receipt.subject, &eng.readback),
+        subject_standing(&receipt.subject, &readback, &knobs),
     );
     standings.insert(
         "implementation".to_owned(),
@@ -235,15 +297,21 @@ pub fn audit(receipt: &Receipt) -> Audit {
     );
     standings.insert(
         "window".to_owned(),
-        window_standing(receipt, &block, side.run_unix_ns, &foreign_work),
+        window_standing(
+            receipt,
+            &block,
+            side.run_unix_ns,
+            &foreign_work,
+            &eng.leases,
+        ),
     );
     standings.insert(
         "arrival".to_owned(),
-        arrival_standing(&gate, side.arrival.as_ref()),
+        arrival_standing(&gate, side.arrival.as_ref(), policy),
     );
     standings.insert(
         "occupancy".to_owned(),
-        occupancy_standing(&eng.occupancy, receipt.protocol.max_concurrency),
+        occupancy_standing(&eng.occupancy, receipt.protocol.max_concurrency, policy),
     );
     standings.insert(
         "counter_agreement".to_owned(),
@@ -275,6 +343,9 @@ pub fn audit(receipt: &Receipt) -> Audit {
         refusals: Vec::new(),
         inconsistencies,
         simulator,
+        policy: policy.clone(),
+        knobs,
+        statements,
     };
     // 4. Derived numbers in the file are compared, never trusted.
     if let Some(stored) = &receipt.derived {
@@ -352,72 +423,303 @@ fn foreign_work(client: Option<&ClientFacts>, engine: &EngineFacts) -> ForeignWo
     }
 }
 
-fn subject_standing(subject: &Subject, readback: &BTreeMap<String, String>) -> Standing {
-    let axes = [
+const SUBJECT_SETTLE: &str = "fire at an endpoint whose own answers state every axis (its /metrics, GET /version, GET /v1/models; `loadproof gate --model-revision … --gpu-sku …` states what vLLM does not report), or accept the run as unestablished";
+
+/// Positive only when the server's own answers (verified blocks) establish all five axes and
+/// no knob is contradicted. A value the receipt states and nothing establishes is the
+/// claimant's statement: reported, never enough.
+fn subject_standing(
+    subject: &Subject,
+    readback: &BTreeMap<String, String>,
+    knobs: &[KnobFacts],
+) -> Standing {
+    let mut unknown = Vec::new();
+    let mut stated = Vec::new();
+    let mut established = Vec::new();
+    let mut contradicted = Vec::new();
+    for (name, axis) in subject_axes(subject) {
+        match axis {
+            Axis::Unknown { reason } => unknown.push(format!("{name} ({reason})")),
+            Axis::Known { value, .. } => match readback.get(name) {
+                Some(seen) if seen == value => established.push(format!("{name}={value}")),
+                Some(seen) => contradicted.push(format!(
+                    "{name}: stated {value:?}, the server says {seen:?}"
+                )),
+                None => stated.push(format!("{name}={value}")),
+            },
+        }
+    }
+    for k in knobs.iter().filter(|k| k.status == "contradicted") {
+        contradicted.push(format!(
+            "knob {}: stated {:?}, {} says {:?}",
+            k.name,
+            k.stated,
+            k.source.as_deref().unwrap_or("the server"),
+            k.read_back.as_deref().unwrap_or("")
+        ));
+    }
+    if !contradicted.is_empty() {
+        return Standing::refused(
+            format!(
+                "contradicted by the server's own answers: {}",
+                contradicted.join("; ")
+            ),
+            "fire at the subject the receipt names, or correct the stated axes and knobs",
+        );
+    }
+    if !unknown.is_empty() || !stated.is_empty() {
+        let mut parts = Vec::new();
+        if !unknown.is_empty() {
+            parts.push(format!("unknown {}", unknown.join(", ")));
+        }
+        if !stated.is_empty() {
+            parts.push(format!(
+                "stated by the receipt, established by nothing the server answered: {}",
+                stated.join(", ")
+            ));
+        }
+        return Standing::refused(
+            format!("not established: {}", parts.join("; ")),
+            SUBJECT_SETTLE,
+        );
+    }
+    Standing::positive(format!(
+        "established from the server: {}",
+        established.join(", ")
+    ))
+}
+
+fn subject_axes(subject: &Subject) -> [(&'static str, &Axis); 5] {
+    [
         ("model", &subject.model),
         ("model_revision", &subject.model_revision),
         ("gpu_sku", &subject.gpu_sku),
         ("engine", &subject.engine),
         ("engine_version", &subject.engine_version),
-    ];
-    let mut unknown = Vec::new();
-    let mut believed = Vec::new();
-    let mut established = Vec::new();
-    let mut contradicted = Vec::new();
-    for (name, axis) in axes {
-        match axis {
-            Axis::Unknown { reason } => unknown.push(format!("{name} ({reason})")),
-            Axis::Known { value, source } => {
-                if let Some(seen) = readback.get(name)
-                    && seen != value
-                {
-                    contradicted.push(format!(
-                        "{name}: stated {value:?}, the server says {seen:?}"
-                    ));
-                } else if source == "caller" && !readback.contains_key(name) {
-                    believed.push(format!("{name}={value}"));
-                } else {
-                    established.push(format!("{name}={value}"));
-                }
+    ]
+}
+
+/// What the endpoint answered besides `/metrics`, kept as verified blocks: `GET /version`'s
+/// version and `GET /v1/models`'s ids (a model it lists is the model it serves, when `/metrics`
+/// did not name one). Nothing here overrides the scrapes' readback.
+fn endpoint_readback(
+    receipt: &Receipt,
+    block: &client::BlockReader<'_>,
+    readback: &mut BTreeMap<String, String>,
+) {
+    if let Ok(bytes) = block(block::VERSION)
+        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
+        && let Some(version) = v.get("version").and_then(serde_json::Value::as_str)
+    {
+        readback
+            .entry("engine_version".to_owned())
+            .or_insert_with(|| version.to_owned());
+    }
+    if let (Ok(bytes), Axis::Known { value, .. }) = (block(block::MODELS), &receipt.subject.model)
+        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
+        && v.get("data")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|models| {
+                models
+                    .iter()
+                    .any(|m| m.get("id").and_then(serde_json::Value::as_str) == Some(value))
+            })
+    {
+        readback
+            .entry("model".to_owned())
+            .or_insert_with(|| value.clone());
+    }
+}
+
+/// Each stated knob against the server's `*config_info` settings.
+fn knob_facts(
+    stated: &BTreeMap<String, String>,
+    settings: &BTreeMap<String, (String, String)>,
+) -> Vec<KnobFacts> {
+    stated
+        .iter()
+        .map(|(name, value)| {
+            let read = settings.get(name);
+            let status = match read {
+                None => "stated",
+                Some((seen, _)) if same_setting(value, seen) => "read_back",
+                Some(_) => "contradicted",
+            };
+            KnobFacts {
+                name: name.clone(),
+                stated: value.clone(),
+                read_back: read.map(|(v, _)| v.clone()),
+                source: read.map(|(_, family)| family.clone()),
+                status: status.to_owned(),
             }
+        })
+        .collect()
+}
+
+/// One setting, two spellings: equal text, a boolean in any case (`true`/`True`), or the same
+/// finite number (`1`, `1.0`).
+fn same_setting(a: &str, b: &str) -> bool {
+    if a == b {
+        return true;
+    }
+    let boolean = |s: &str| match s.to_ascii_lowercase().as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    };
+    if let (Some(x), Some(y)) = (boolean(a), boolean(b)) {
+        return x == y;
+    }
+    match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
+        (Ok(x), Ok(y)) => x.is_finite() && x == y,
+        _ => false,
+    }
+}
+
+/// Everything the receipt says that its evidence does not establish.
+fn statements(
+    receipt: &Receipt,
+    readback: &BTreeMap<String, String>,
+    knobs: &[KnobFacts],
+) -> Vec<Statement> {
+    let mut out = Vec::new();
+    for (name, axis) in subject_axes(&receipt.subject) {
+        let Axis::Known { value, source } = axis else {
+            continue;
+        };
+        if readback.get(name) != Some(value) {
+            out.push(Statement {
+                field: format!("subject.{name}"),
+                value: value.clone(),
+                why: format!("stated ({source}); no verified answer of the server establishes it"),
+            });
+        } else {
+            out.push(Statement {
+                field: format!("subject.{name}.source"),
+                value: source.clone(),
+                why: "the writer's note of where the value came from; the value itself is established from the evidence, never from this".to_owned(),
+            });
         }
     }
-    if !contradicted.is_empty() {
-        return Standing::refused(
-            format!(
-                "contradicted by the server's own /metrics: {}",
-                contradicted.join("; ")
-            ),
-            "fire at the subject the receipt names, or correct the stated axes",
-        );
+    out.push(Statement {
+        field: "subject.simulator".to_owned(),
+        value: receipt.subject.simulator.to_string(),
+        why:
+            "the writer's flag; whether the endpoint is loadproof sim is read from its own /metrics"
+                .to_owned(),
+    });
+    for k in knobs.iter().filter(|k| k.status == "stated") {
+        out.push(Statement {
+            field: format!("subject.knobs.{}", k.name),
+            value: k.stated.clone(),
+            why: "no *config_info family of the server names this setting: the claimant's word"
+                .to_owned(),
+        });
     }
-    if !unknown.is_empty() {
-        return Standing::refused(
-            format!(
-                "partial: unknown {}{}",
-                unknown.join(", "),
-                if believed.is_empty() {
-                    String::new()
-                } else {
-                    format!("; believed (caller-stated) {}", believed.join(", "))
-                }
-            ),
-            "state every axis (--model-revision, --gpu-sku, --engine-version) or fire at an endpoint that reports them",
-        );
+    if let Execution::Native { lag_bound_ns, .. } = &receipt.execution {
+        out.push(Statement {
+            field: "execution.lag_bound_ns".to_owned(),
+            value: lag_bound_ns.to_string(),
+            why: "the firing client's own bound: its intent; arrival is judged against the reviewer's policy".to_owned(),
+        });
     }
-    Standing::positive(format!(
-        "established{}{}",
-        if established.is_empty() {
-            String::new()
-        } else {
-            format!(" from the server: {}", established.join(", "))
-        },
-        if believed.is_empty() {
-            String::new()
-        } else {
-            format!("; caller-stated: {}", believed.join(", "))
+    for (k, v) in &receipt.provenance.caller {
+        out.push(Statement {
+            field: format!("provenance.caller.{k}"),
+            value: v.clone(),
+            why: "the caller's note, verbatim".to_owned(),
+        });
+    }
+    out.push(Statement {
+        field: "provenance".to_owned(),
+        value: format!(
+            "{} by {}",
+            receipt.provenance.source, receipt.provenance.generator
+        ),
+        why: "the writer's account of itself (command, clock, generator): context, not evidence"
+            .to_owned(),
+    });
+    out.push(Statement {
+        field: "notes".to_owned(),
+        value: format!("{} note(s)", receipt.notes.len()),
+        why: "the writer's notes: context for a reader, never a fact the audit reads".to_owned(),
+    });
+    out
+}
+
+/// The receipt's capture fields against the block that was written with them: an edit after
+/// the fact is named; a receipt without the block has its capture in no digest.
+fn capture_inconsistency(receipt: &Receipt, block: &client::BlockReader<'_>) -> Option<String> {
+    if !receipt.evidence.contains_key(block::CAPTURE) {
+        return Some(format!(
+            "the receipt holds no {} block: its execution, scrapes, implementation and lease fields are in no digest (written before capture blocks, or removed)",
+            block::CAPTURE
+        ));
+    }
+    let bytes = block(block::CAPTURE).ok()?; // a failing block is already a refusal
+    let Ok(kept) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+        return Some(format!("{} is not JSON", block::CAPTURE));
+    };
+    let now: serde_json::Value =
+        serde_json::from_slice(&receipt.capture_json()).unwrap_or(serde_json::Value::Null);
+    let diffs = exact_differences("", &kept, &now);
+    (!diffs.is_empty()).then(|| {
+        format!(
+            "the receipt's capture fields differ from {} (edited after capture): {}{}",
+            block::CAPTURE,
+            diffs.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
+            if diffs.len() > 3 {
+                format!("; and {} more", diffs.len() - 3)
+            } else {
+                String::new()
+            }
+        )
+    })
+}
+
+/// Paths where two JSON values differ, exactly (an integer stamp 1 ns off is a difference).
+fn exact_differences(path: &str, a: &serde_json::Value, b: &serde_json::Value) -> Vec<String> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter()
+                .flat_map(|k| {
+                    let p = if path.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{path}.{k}")
+                    };
+                    exact_differences(
+                        &p,
+                        x.get(k).unwrap_or(&Value::Null),
+                        y.get(k).unwrap_or(&Value::Null),
+                    )
+                })
+                .collect()
         }
-    ))
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .flat_map(|(i, (u, v))| exact_differences(&format!("{path}[{i}]"), u, v))
+            .collect(),
+        _ if a == b => Vec::new(),
+        _ => vec![format!(
+            "{path} is {} in the block, {} in the receipt",
+            short(a),
+            short(b)
+        )],
+    }
+}
+
+fn short(v: &serde_json::Value) -> String {
+    let text = v.to_string();
+    if text.chars().count() <= 80 {
+        return text;
+    }
+    let head: String = text.chars().take(80).collect();
+    format!("{head}…")
 }
 
 fn implementation_standing(receipt: &Receipt) -> Standing {
@@ -454,6 +756,7 @@ fn window_standing(
     block: &client::BlockReader<'_>,
     run_unix_ns: Option<(i64, i64)>,
     foreign: &ForeignWork,
+    leases: &[LeaseReading],
 ) -> Standing {
     let Some(name) = &receipt.lease else {
         return Standing::refused(
@@ -543,6 +846,9 @@ fn window_standing(
             LEASE_SETTLE,
         );
     }
+    if let Err(why) = lessor_confirms(&lease, leases) {
+        return Standing::refused(why, LESSOR_SETTLE);
+    }
     let Some((start, end)) = run_unix_ns else {
         return Standing::refused(
             "the run's interval is not in the receipt: the lease cannot be placed over it",
@@ -581,7 +887,48 @@ fn window_standing(
     ))
 }
 
-fn arrival_standing(gate: &Gate, arrival: Option<&ArrivalFacts>) -> Standing {
+const LESSOR_SETTLE: &str = "fire at the lessor's route and scrape its /metrics before, during and after the run (loadproof sim and loadproof gate report the lease that holds in the gauge their leases name as readback)";
+
+/// The lessor's own word, from the run's verified scrapes: every scrape that carries the gauge
+/// the lease names (`readback`) shows `id` active, and they include a before- and an
+/// after-scrape. A lease file is the claimant's copy; only this readback ties it to this run.
+fn lessor_confirms(lease: &Lease, leases: &[LeaseReading]) -> Result<(), String> {
+    let id = &lease.id;
+    let Some(family) = &lease.readback else {
+        return Err(format!(
+            "lease {id} names no readback gauge: its lessor's own word cannot be checked in the scrapes, so the lease file is only the claimant's statement"
+        ));
+    };
+    let readings: Vec<&LeaseReading> = leases.iter().filter(|r| r.active.is_some()).collect();
+    if readings.is_empty() {
+        return Err(format!(
+            "lease {id} is not confirmed by its lessor: no scrape of this run carries {family} (the lessor's own readback), so the lease file is only the claimant's statement"
+        ));
+    }
+    for r in &readings {
+        let active = r.active.as_deref().unwrap_or_default();
+        if !active.iter().any(|a| a == id) {
+            let seen = match active {
+                [] => "no lease".to_owned(),
+                ids => format!("lease {}", ids.join(", ")),
+            };
+            return Err(format!(
+                "the lessor's {family} at scrape {} ({:?}, {}) shows {seen} active, not lease {id}: the lease did not hold across this run",
+                r.scrape, r.phase, r.url
+            ));
+        }
+    }
+    for phase in [Phase::Before, Phase::After] {
+        if !readings.iter().any(|r| r.phase == phase) {
+            return Err(format!(
+                "the lessor's readback does not cover the run: no {phase:?} scrape shows lease {id} active"
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn arrival_standing(gate: &Gate, arrival: Option<&ArrivalFacts>, policy: &Policy) -> Standing {
     let settle = "fire with the native engine (per-request send times against the schedule)";
     let Some(a) = arrival.filter(|_| gate.read) else {
         return Standing::refused(format!("unread: {}", gate.reason), settle);
@@ -592,7 +939,8 @@ fn arrival_standing(gate: &Gate, arrival: Option<&ArrivalFacts>) -> Standing {
             "retain per-request send times: --save-detailed on vLLM ≥ 0.15 (start_times) or the native engine",
         );
     }
-    let (Some(max), Some(bound)) = (a.lag_max_ms, a.bound_ms) else {
+    let bound = policy.max_send_lag_ms;
+    let Some(max) = a.lag_max_ms else {
         return Standing::refused(
             format!("observed but not joined to the schedule: {}", a.source),
             settle,
@@ -613,31 +961,43 @@ fn arrival_standing(gate: &Gate, arrival: Option<&ArrivalFacts>) -> Standing {
     if max > bound {
         return Standing::refused(
             format!(
-                "the client fell behind its schedule: largest send lag {max:.3} ms > the bound {bound:.3} ms"
+                "the client fell behind its schedule: largest send lag {max:.3} ms > the policy's bound {bound:.3} ms{}",
+                claimed_bound(a)
             ),
             "re-run on a less loaded client machine, or lower the offered rate",
         );
     }
     Standing::positive(format!(
-        "observed: {} sends, lag p50 {:.3} / p99 {:.3} / max {max:.3} ms within {bound:.3} ms",
+        "observed: {} sends, lag p50 {:.3} / p99 {:.3} / max {max:.3} ms within the policy's {bound:.3} ms{}",
         a.sent,
         a.lag_p50_ms.unwrap_or(f64::NAN),
-        a.lag_p99_ms.unwrap_or(f64::NAN)
+        a.lag_p99_ms.unwrap_or(f64::NAN),
+        claimed_bound(a)
     ))
 }
 
-fn occupancy_standing(o: &OccupancyFacts, cap: Option<u64>) -> Standing {
-    let settle = "scrape /metrics during the run (fire does every 250 ms) with no gap over 1 s";
+/// The receipt's own bound, when it states one: the claimant's intent, reported, never used.
+fn claimed_bound(a: &ArrivalFacts) -> String {
+    a.claimed_bound_ms.map_or(String::new(), |c| {
+        format!(" (the receipt's own bound, {c:.3} ms, is the claimant's intent, not the standard)")
+    })
+}
+
+fn occupancy_standing(o: &OccupancyFacts, cap: Option<u64>, policy: &Policy) -> Standing {
+    let max_gap_ms = policy.max_scrape_gap_ms;
+    let settle = format!(
+        "scrape /metrics during the run (fire does every 250 ms) with no gap over the policy's {max_gap_ms} ms"
+    );
+    let settle = settle.as_str();
     if o.samples == 0 {
         return Standing::refused(o.reason.clone(), settle);
     }
     if let Some(g) = o.max_gap_ms
-        && g > OCCUPANCY_MAX_GAP_NS as f64 / 1e6
+        && g > max_gap_ms
     {
         return Standing::refused(
             format!(
-                "the series has a {g:.0} ms gap (> {} ms): the interval is not covered",
-                OCCUPANCY_MAX_GAP_NS / 1_000_000
+                "the series has a {g:.0} ms gap (> the policy's {max_gap_ms} ms): the interval is not covered"
             ),
             settle,
         );
@@ -677,7 +1037,7 @@ fn occupancy_standing(o: &OccupancyFacts, cap: Option<u64>) -> Standing {
     // A queue seen in two scrapes in a row outlived a whole scrape interval: the engine did not
     // keep up. Waiting in isolated samples is what admission at the next scheduler step looks
     // like to a scrape; it is reported, not promoted to a saturation claim.
-    if o.waiting_longest_run >= 2 {
+    if o.waiting_longest_run >= u64::from(policy.max_waiting_scrapes) {
         return Standing::refused(
             format!(
                 "requests waited for admission in {} consecutive scrapes (up to {}): a queue that outlived the scrape interval, so the engine did not keep up with the offered load",
@@ -690,8 +1050,10 @@ fn occupancy_standing(o: &OccupancyFacts, cap: Option<u64>) -> Standing {
     let waiting = match o.waiting_samples {
         0 => "no waiting".to_owned(),
         n => format!(
-            "waiting > 0 in {n} isolated scrape(s) (up to {}), never two in a row: admission at the next scheduler step, not a queue",
-            o.max_waiting.map_or("-".to_owned(), |w| w.to_string())
+            "waiting > 0 in {n} isolated scrape(s) (up to {}), at most {} in a row, fewer than the policy's {}: admission at the next scheduler step, not a queue",
+            o.max_waiting.map_or("-".to_owned(), |w| w.to_string()),
+            o.waiting_longest_run,
+            policy.max_waiting_scrapes
         ),
     };
     Standing::positive(format!(

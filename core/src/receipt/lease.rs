@@ -37,9 +37,22 @@ pub struct Lease {
     /// How other traffic is kept out while the lease holds (e.g. "requests without the lease
     /// token are refused with 423"). Empty: no exclusion, so no isolation.
     pub exclusion: String,
-    /// The bearer token requests must carry, when the exclusion is token-based.
-    #[serde(default)]
+    /// The bearer token itself. Only leases written before tokens left the document carry it,
+    /// and a receipt holding one must not be published as it is (the token may still be live).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+    /// sha256 of the bearer token requests must carry, when the exclusion is token-based. The
+    /// token travels beside the document (the grant's `x-loadproof-lease-token` header), never
+    /// in it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_sha256: Option<String>,
+    /// The `/metrics` gauge in which the lessor reports the lease that holds:
+    /// `NAME{lease_id="ID"} 1` while lease ID holds, `NAME{lease_id=""} 0` when none does
+    /// (`loadproof_sim_lease_active`, `loadproof_gate_lease_active`). The audit reads it from the
+    /// run's own scrapes: a lease counts only when its lessor says it held across the run. A
+    /// lease that names none cannot be checked, so it isolates nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readback: Option<String>,
 }
 
 /// Why bytes are not a lease.

@@ -14,6 +14,7 @@ mod events;
 mod evidence;
 mod lease;
 mod protocol;
+mod strict_json;
 
 use std::collections::BTreeMap;
 
@@ -47,6 +48,12 @@ pub mod block {
     pub const LEASE: &str = "window/lease.json";
     /// The `timed_trace` file fired (the schedule), when small enough to embed.
     pub const TIMED_TRACE: &str = "plan/timed_trace.jsonl";
+    /// The endpoint's `GET /v1/models` answer (200 body): which models it serves.
+    pub const MODELS: &str = "endpoint/v1-models.json";
+    /// The endpoint's `GET /version` answer (200 body): `{"version": …}`.
+    pub const VERSION: &str = "endpoint/version.json";
+    /// The writer's capture of the run outside the other blocks (`Receipt::capture_json`).
+    pub const CAPTURE: &str = "run/capture.json";
 }
 
 /// A moment on the firing machine: monotonic nanoseconds since the run's start (for intervals)
@@ -340,23 +347,104 @@ pub enum ReceiptError {
         /// What the file says.
         found: String,
     },
+    /// A key twice in one object: readers that keep the first and readers that keep the last
+    /// would read two different receipts.
+    #[error(
+        "not a loadproof receipt: the key {path} appears twice in one object (ambiguous: refused)"
+    )]
+    DuplicateKey {
+        /// Where, as a JSON path.
+        path: String,
+    },
 }
 
 impl Receipt {
-    /// Parses a receipt. Digests are not checked here: see [`Receipt::verify_evidence`].
+    /// Parses a receipt, refusing a key twice in any object. Digests are not checked here:
+    /// see [`Receipt::verify_evidence`].
     pub fn from_json(bytes: &[u8]) -> Result<Receipt, ReceiptError> {
-        let receipt: Receipt =
-            serde_json::from_slice(bytes).map_err(|e| ReceiptError::Malformed {
-                line: e.line(),
-                column: e.column(),
-                detail: e.to_string(),
-            })?;
+        let malformed = |e: serde_json::Error| ReceiptError::Malformed {
+            line: e.line(),
+            column: e.column(),
+            detail: e.to_string(),
+        };
+        if let Some(path) = strict_json::first_duplicate_key(bytes).map_err(malformed)? {
+            return Err(ReceiptError::DuplicateKey { path });
+        }
+        let receipt: Receipt = serde_json::from_slice(bytes).map_err(malformed)?;
         if receipt.schema != RECEIPT_SCHEMA {
             return Err(ReceiptError::Schema {
                 found: receipt.schema,
             });
         }
         Ok(receipt)
+    }
+
+    /// What the firing client captured about the run outside the evidence blocks — the
+    /// execution (exit status, clock stamps, the offered count, its own lag bound), every
+    /// scrape's record, the implementation it bound and the lease block it names — as the
+    /// bytes of [`block::CAPTURE`]. A writer stores these bytes as evidence; the audit compares
+    /// the receipt's fields with them, so an edit to a capture field after the fact is a named
+    /// inconsistency, not a new fact.
+    pub fn capture_json(&self) -> Vec<u8> {
+        let value = serde_json::json!({
+            "execution": self.execution,
+            "implementation": self.implementation,
+            "lease": self.lease,
+            "scrapes": self.scrapes,
+        });
+        serde_json::to_vec(&value).unwrap_or_default()
+    }
+
+    /// The bearer token a lease block still holds (leases written before tokens left the
+    /// document): a secret that must not be published. `None` when the lease names only its
+    /// sha256, or there is no readable lease.
+    pub fn lease_token(&self) -> Option<String> {
+        let name = self.lease.as_deref().unwrap_or(block::LEASE);
+        let bytes = self.block(name).ok()?;
+        Lease::from_json(&bytes)
+            .ok()?
+            .token
+            .filter(|t| !t.is_empty())
+    }
+
+    /// The receipt with the bearer token taken out of its lease block: the document rewritten
+    /// with `token_sha256` in place of `token`, its evidence digest recomputed, and a note that
+    /// says so (with the digest of the bytes as received). The lease block is then no longer
+    /// the lessor's bytes; the audit's window standing rests on the lessor's readback in the
+    /// scrapes, which redaction does not touch. Unchanged when there is no token.
+    pub fn redact_lease_token(mut self) -> Receipt {
+        let Some(token) = self.lease_token() else {
+            return self;
+        };
+        let name = self
+            .lease
+            .clone()
+            .unwrap_or_else(|| block::LEASE.to_owned());
+        let Ok(bytes) = self.block(&name) else {
+            return self;
+        };
+        let Ok(mut lease) = Lease::from_json(&bytes) else {
+            return self;
+        };
+        let original = sha256_hex(&bytes);
+        lease.token = None;
+        lease.token_sha256 = Some(sha256_hex(token.as_bytes()));
+        let mut json = serde_json::to_string_pretty(&lease).unwrap_or_default();
+        json.push('\n');
+        self.evidence
+            .insert(name.clone(), Evidence::of(json.as_bytes()));
+        self.notes.push(format!(
+            "{name} was redacted when published: its bearer token replaced by token_sha256 (the block as received had sha256 {original})"
+        ));
+        self
+    }
+
+    /// The receipt with its [`block::CAPTURE`] block (re)written from its fields: the last
+    /// thing a writer does before the audit and the file.
+    pub fn with_capture(mut self) -> Receipt {
+        let capture = Evidence::of(&self.capture_json());
+        self.evidence.insert(block::CAPTURE.to_owned(), capture);
+        self
     }
 
     /// Pretty JSON, deterministic (maps are ordered).
