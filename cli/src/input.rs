@@ -133,12 +133,79 @@ pub(crate) fn concurrency_of(text: &str) -> Result<Concurrency> {
     })
 }
 
+// ---- Files ----
+
+/// The largest receipt, plan, policy or playbook read into memory (4 GiB): a receipt holds its
+/// evidence inline, and anything larger is refused by name rather than exhausting memory.
+pub(crate) const MAX_DOCUMENT_BYTES: u64 = 4 << 30;
+
+/// The largest file `receipt import` takes as one evidence block (1 GiB).
+pub(crate) const MAX_EVIDENCE_BYTES: u64 = 1 << 30;
+
+/// What is at `path`, when it is not a regular file loadproof can read: a FIFO with no writer
+/// would block forever, a directory or device is not a document.
+pub(crate) fn not_a_regular_file(path: &Path) -> Option<String> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(path).ok()?;
+    let kind = meta.file_type();
+    let what = if kind.is_file() {
+        return None;
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    };
+    Some(format!(
+        "{}: is {what}, not a regular file; loadproof reads files whose size it can know",
+        path.display()
+    ))
+}
+
+/// Opens a regular file for reading; anything else is bad input naming what it is.
+pub(crate) fn open_file(path: &Path) -> Result<File> {
+    if let Some(why) = not_a_regular_file(path) {
+        return Err(BadInput(why).into());
+    }
+    File::open(path).with_context(|| format!("opening {}", path.display()))
+}
+
+/// A whole regular file of at most `limit` bytes (`what` names it in the refusal). The limit
+/// is checked before reading and enforced while reading, so a file that grows or a sparse
+/// file of a terabyte costs at most `limit` bytes of memory.
+pub(crate) fn read_file(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
+    let file = open_file(path)?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let over = |n: u64| {
+        BadInput(format!(
+            "{}: {n} bytes, over the {limit}-byte limit for {what}",
+            path.display()
+        ))
+    };
+    if len > limit {
+        return Err(over(len).into());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("reading {}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        return Err(over(bytes.len() as u64).into());
+    }
+    Ok(bytes)
+}
+
 // ---- Receipts and plans ----
 
 /// A receipt file: its bytes (their sha256 is the file's digest) and the receipt they hold. A
 /// file that cannot be read, or is not a receipt, is the caller's.
 pub(crate) fn read_receipt(path: &Path) -> Result<(Vec<u8>, Receipt)> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = read_file(path, MAX_DOCUMENT_BYTES, "a receipt")?;
     let receipt =
         Receipt::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
     Ok((bytes, receipt))
@@ -149,13 +216,13 @@ pub(crate) fn read_policy(path: Option<&Path>) -> Result<Policy> {
     let Some(path) = path else {
         return Ok(Policy::default());
     };
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = read_file(path, MAX_DOCUMENT_BYTES, "an audit policy")?;
     Ok(Policy::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?)
 }
 
 /// A `plan.json`: its bytes (a receipt keeps them) and the plan they hold.
 pub(crate) fn read_plan_doc(path: &Path) -> Result<(Vec<u8>, PlanDoc)> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = read_file(path, MAX_DOCUMENT_BYTES, "a plan")?;
     let doc = serde_json::from_slice(&bytes)
         .map_err(|e| BadInput(format!("{}: not a loadproof plan: {e}", path.display())))?;
     Ok((bytes, doc))
@@ -165,7 +232,7 @@ pub(crate) fn read_plan_doc(path: &Path) -> Result<(Vec<u8>, PlanDoc)> {
 
 /// Reads `path` fully through an [`Ingester`], with a progress bar on a TTY stderr.
 pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
-    let mut file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut file = open_file(path)?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let bar = (std::io::stderr().is_terminal() && len >= PROGRESS_MIN_BYTES).then(|| {
         let bar = indicatif::ProgressBar::new(len);

@@ -4,7 +4,7 @@
 //! that was written. Exit codes: 0 PASS, 1 the check failed (the plan is written but marked
 //! `verified: false`), 2 bad input.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -82,7 +82,10 @@ pub fn check(args: &PlanCheckArgs, out: &mut impl Write) -> Result<ExitCode> {
         .trace
         .clone()
         .unwrap_or_else(|| PathBuf::from(&doc.source.path));
-    if !source.is_file() {
+    if let Some(why) = crate::input::not_a_regular_file(&source) {
+        return Err(BadInput(format!("{}: the source trace {why}", doc_path.display())).into());
+    }
+    if !source.exists() {
         return Err(BadInput(format!(
             "{}: the source trace {} is not there; pass --trace FILE",
             doc_path.display(),
@@ -205,7 +208,7 @@ fn failed_read(f: Fidelity, path: &Path, e: &str) -> Fidelity {
 /// Streams `path` through `reader`. A line vLLM would reject ends the read early: what was
 /// read so far is returned with the error, so the verdict can show both.
 fn read_back(path: &Path, mut reader: TimedTraceReader<'_>) -> Result<(ReadBack, Option<String>)> {
-    let mut file = File::open(path).with_context(|| format!("opening {}", path.display()))?;
+    let mut file = crate::input::open_file(path)?;
     let mut buf = vec![0u8; 4 << 20];
     loop {
         let n = read_full(&mut file, &mut buf)

@@ -5,18 +5,24 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use loadproof_core::receipt::{
     Axis, Engine, Evidence, Execution, ExitStatus, Phase, Protocol, Provenance, RECEIPT_SCHEMA,
     Receipt, ResultFile, Scrape, ScrapeOutcome, Subject, block, sha256_hex,
 };
 
 use crate::args::{ImportArgs, SubjectArgs, VerifyArgs};
-use crate::input::{pairs, read_plan_doc, read_receipt};
+use crate::input::{MAX_EVIDENCE_BYTES, pairs, read_file, read_plan_doc, read_receipt};
 use crate::output::write_atomically;
 
+/// One captured file, whole: at most [`MAX_EVIDENCE_BYTES`] (a larger or sparse file is
+/// refused by name before it is read, never read into memory to find out).
 fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+    read_file(
+        path,
+        MAX_EVIDENCE_BYTES,
+        "one evidence block of an imported run",
+    )
 }
 
 /// The subject as the caller states it; `engine` is what fired at it.
@@ -206,9 +212,7 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
         derived: None,
     }
     .with_capture();
-    write_atomically(&args.out, |w| {
-        Ok(w.write_all((receipt.to_json() + "\n").as_bytes())?)
-    })?;
+    write_atomically(&args.out, |w| Ok(receipt.write_json(w)?))?;
     writeln!(
         out,
         "wrote {} ({} evidence blocks, protocol {})",

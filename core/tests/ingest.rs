@@ -108,13 +108,79 @@ fn every_drop_reason_fires_on_the_dirty_csv_with_exact_counts() {
     .collect();
     assert_eq!(drops(&t), expected);
     // Every reason the enum names fires at least once across the dirty fixtures.
-    let jsonl = ingest(&data("mooncake/dirty.jsonl")).unwrap();
+    let others = [
+        ingest(&data("mooncake/dirty.jsonl")).unwrap(),
+        ingest(&data("mooncake/ambiguous.jsonl")).unwrap(),
+        ingest(&data("burstgpt/contradictory_total.csv")).unwrap(),
+    ];
     for reason in DropReason::ALL {
         assert!(
-            m.dropped.contains_key(&reason) || jsonl.meta().dropped.contains_key(&reason),
+            m.dropped.contains_key(&reason)
+                || others
+                    .iter()
+                    .any(|t| t.meta().dropped.contains_key(&reason)),
             "{reason} never fired"
         );
     }
+}
+
+/// issue 20: a BurstGPT row whose `Total tokens` contradicted its other two counts was kept.
+#[test]
+fn a_burstgpt_row_whose_total_contradicts_its_counts_is_dropped_as_inconsistent_total() {
+    let t = ingest(&data("burstgpt/contradictory_total.csv")).unwrap();
+    reconciles(&t);
+    assert_eq!(drops(&t), BTreeMap::from([("inconsistent_total", 1)]));
+    let e = &t.meta().drop_examples[&DropReason::InconsistentTotal][0];
+    assert_eq!((e.line, e.field.as_deref()), (3, Some("Total tokens")));
+    assert!(
+        e.detail
+            .contains("999 is not Request tokens 100 + Response tokens 50"),
+        "{}",
+        e.detail
+    );
+}
+
+/// issue 20: a Mooncake row with a key twice used the last value; a row of 100,000 `hash_ids`
+/// for 10 tokens was planned.
+#[test]
+fn ambiguous_json_rows_and_impossible_prefix_blocks_are_named_drops() {
+    let t = ingest(&data("mooncake/ambiguous.jsonl")).unwrap();
+    reconciles(&t);
+    assert_eq!(
+        drops(&t),
+        BTreeMap::from([("duplicate_key", 1), ("prefix_blocks_exceed_prompt", 1)])
+    );
+    let ex = &t.meta().drop_examples;
+    let dup = &ex[&DropReason::DuplicateKey][0];
+    assert_eq!((dup.line, dup.field.as_deref()), (2, Some("input_length")));
+    let blocks = &ex[&DropReason::PrefixBlocksExceedPrompt][0];
+    assert_eq!(blocks.line, 3);
+    assert!(
+        blocks
+            .detail
+            .contains("3 blocks of 512 tokens for a 10-token prompt (at most 1)"),
+        "{}",
+        blocks.detail
+    );
+    assert_eq!(t.meta().emitted, 2);
+    // The case as reported: 100,000 ids for 10 tokens.
+    let ids: Vec<String> = (0..100_000).map(|i| i.to_string()).collect();
+    let line = format!(
+        r#"{{"timestamp": 0, "input_length": 10, "output_length": 5, "hash_ids": [{}]}}"#,
+        ids.join(", ")
+    );
+    let t = ingest(
+        format!(
+            "{line}\n{}\n",
+            r#"{"timestamp": 1, "input_length": 10, "output_length": 5, "hash_ids": [1]}"#
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(
+        drops(&t),
+        BTreeMap::from([("prefix_blocks_exceed_prompt", 1)])
+    );
 }
 
 #[test]
@@ -455,4 +521,41 @@ fn timestamp_resolution_is_the_sources_grid_not_the_filtered_rows() {
         "{:?}",
         r.warnings
     );
+}
+
+/// issue 20: a header of 10⁶ columns never finished (the repeated-column check was quadratic),
+/// and the error listed every column.
+#[test]
+fn a_header_of_a_million_columns_is_read_in_one_pass_and_named_briefly() {
+    let header: Vec<String> = (0..1_000_000).map(|i| format!("c{i}")).collect();
+    let text = format!("{}\n1,2\n", header.join(","));
+    let e = ingest(text.as_bytes()).unwrap_err().to_string();
+    assert!(
+        e.contains("… and 999984 more"),
+        "{}",
+        &e[..200.min(e.len())]
+    );
+    assert!(e.len() < 2_000, "{} bytes", e.len());
+    let mut dup = header.clone();
+    dup.push("c7".to_owned());
+    let e = ingest(format!("{}\n", dup.join(",")).as_bytes())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("column [c7] appears more than once"), "{e}");
+}
+
+/// issue 20: a file whose first line was 50 MB of zeros was called "empty input"; a deeply
+/// nested first line gave a 200 KB message.
+#[test]
+fn a_file_of_overlong_lines_is_named_as_such_and_messages_stay_short() {
+    let zeros = [vec![b'0'; 9 << 20], b"\n".to_vec()].concat();
+    let e = ingest(&zeros).unwrap_err().to_string();
+    assert!(
+        e.contains("the 1 line(s) read are each longer than 8388608 bytes"),
+        "{e}"
+    );
+    assert!(!e.contains("empty input"));
+    let nested = format!("{}\n", "[".repeat(200_000));
+    let e = ingest(nested.as_bytes()).unwrap_err().to_string();
+    assert!(e.len() < 2_000, "{} bytes: {}", e.len(), &e[..200]);
 }

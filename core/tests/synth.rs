@@ -523,3 +523,18 @@ proptest! {
         }
     }
 }
+
+/// issue 20: `synth --input-p50 4294967295` was refused as a bad p95.
+#[test]
+fn a_median_beyond_the_largest_p95_is_blamed_on_the_median() {
+    let spec = SynthSpec {
+        input_tokens: Percentiles {
+            p50: 4_294_967_295.0,
+            p95: 5_000.0,
+        },
+        ..SynthSpec::DEFAULT
+    };
+    let e = Synthesizer::new(&spec).err().unwrap().to_string();
+    assert!(e.contains("p50 must be at most 262144"), "{e}");
+    assert!(!e.contains("p95 must be"), "{e}");
+}

@@ -12,12 +12,12 @@
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use hyper::Method;
 use loadproof_core::receipt::{Lease, block, sha256_hex};
 
 use super::http::Http;
-use crate::input::BadInput;
+use crate::input::{BadInput, MAX_DOCUMENT_BYTES, read_file};
 
 /// The lessor's path on the endpoint.
 pub const PATH: &str = "/loadproof/lease";
@@ -78,7 +78,7 @@ fn checked(raw: Vec<u8>, token: Option<String>, origin: String, what: &str) -> R
 /// Reads `--lease FILE` and the token from the environment variable `token_env` names (bad
 /// input naming the file when it is not a usable lease).
 pub fn read(path: &Path, token_env: Option<&str>) -> Result<Held> {
-    let raw = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let raw = read_file(path, MAX_DOCUMENT_BYTES, "a lease")?;
     let token = match token_env {
         Some(name) => Some(std::env::var(name).map_err(|_| {
             BadInput(format!(

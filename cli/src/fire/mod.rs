@@ -200,9 +200,7 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     let mut receipt = receipt.with_capture();
     let audit = loadproof_core::audit::audit(&receipt);
     receipt.derived = Some(audit.derived());
-    write_atomically(&args.out, |w| {
-        Ok(w.write_all((receipt.to_json() + "\n").as_bytes())?)
-    })?;
+    write_atomically(&args.out, |w| Ok(receipt.write_json(w)?))?;
     let (summary, clean) = report.unwrap_or_else(|| summarize(&receipt));
     writeln!(out, "{}", args.out.display())?;
     #[allow(clippy::print_stderr)]

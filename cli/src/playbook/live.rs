@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use loadproof_core::plan::PLAN_SCHEMA;
 use loadproof_core::playbook::{Prefixes, RegimeAxes, Traffic, traffic_of_notes};
 use loadproof_core::receipt::block;
@@ -57,7 +57,7 @@ pub(super) fn live_from_trace(args: &PlaybookMatchArgs, path: &Path) -> Result<L
 }
 
 pub(super) fn live_from_json(args: &PlaybookMatchArgs, path: &Path) -> Result<Live> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = crate::input::read_file(path, crate::input::MAX_DOCUMENT_BYTES, "a regime JSON")?;
     let bad = |why: String| BadInput(format!("{}: {why}", path.display()));
     let value: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|e| bad(format!("not JSON: {e}")))?;

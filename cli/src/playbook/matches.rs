@@ -23,7 +23,8 @@ pub fn matches(args: &PlaybookMatchArgs, out: &mut impl Write) -> Result<ExitCod
         .ok_or_else(|| BadInput(format!("{}: no playbook", args.playbook.display())))?;
     let policy = match &args.policy {
         Some(p) => {
-            let bytes = std::fs::read(p).with_context(|| format!("reading {}", p.display()))?;
+            let bytes =
+                crate::input::read_file(p, crate::input::MAX_DOCUMENT_BYTES, "a match policy")?;
             serde_json::from_slice::<MatchPolicy>(&bytes)
                 .map_err(|e| BadInput(format!("{}: not a match policy: {e}", p.display())))?
         }

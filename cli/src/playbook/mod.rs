@@ -35,11 +35,10 @@ pub use row::row;
 
 /// Reads a playbook file; `None` when there is none yet.
 pub(crate) fn read_playbook(path: &Path, must_exist: bool) -> Result<Option<Playbook>> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound && !must_exist => return Ok(None),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+    if !must_exist && !path.exists() && std::fs::symlink_metadata(path).is_err() {
+        return Ok(None);
+    }
+    let bytes = crate::input::read_file(path, crate::input::MAX_DOCUMENT_BYTES, "a playbook")?;
     let book =
         Playbook::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
     Ok(Some(book))

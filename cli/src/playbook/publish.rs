@@ -103,7 +103,7 @@ fn write_bundled(site: &Path, bundled: &[Bundled]) -> Result<()> {
 /// `loadproof playbook publish`.
 pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitCode> {
     let path = &args.playbook;
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let bytes = crate::input::read_file(path, crate::input::MAX_DOCUMENT_BYTES, "a playbook")?;
     let book = match Playbook::from_json(&bytes) {
         Ok(book) => book,
         Err(e) => return refused("publish", format!("{}: {e}", path.display())),

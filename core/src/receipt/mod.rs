@@ -447,6 +447,13 @@ impl Receipt {
         self
     }
 
+    /// [`Receipt::to_json`] and a final newline, written straight to `out` (a receipt of
+    /// hundreds of megabytes is not built as one string first).
+    pub fn write_json<W: std::io::Write>(&self, mut out: W) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut out, self).map_err(std::io::Error::other)?;
+        out.write_all(b"\n")
+    }
+
     /// Pretty JSON, deterministic (maps are ordered).
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))

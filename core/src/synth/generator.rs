@@ -111,6 +111,15 @@ fn check_tokens(parameter: &'static str, target: Percentiles) -> Result<(), Synt
             format!("p50 must be a number of tokens ≥ 1, got {p50}"),
         ));
     }
+    // A median above the largest p95 can be no one's p95's fault.
+    if p50 > MAX_TOKEN_P95 {
+        return Err(invalid(
+            parameter,
+            format!(
+                "p50 must be at most {MAX_TOKEN_P95} tokens (the p95 cannot be below it), got {p50}"
+            ),
+        ));
+    }
     if !(p95.is_finite() && p95 >= p50 && p95 <= MAX_TOKEN_P95) {
         return Err(invalid(
             parameter,

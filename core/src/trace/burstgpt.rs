@@ -28,6 +28,7 @@ pub(crate) struct BurstgptColumns {
     request: usize,
     response: usize,
     log_type: usize,
+    total: usize,
     session: Option<usize>,
 }
 
@@ -44,9 +45,9 @@ impl BurstgptColumns {
             request: position(names, REQUEST)?,
             response: position(names, RESPONSE)?,
             log_type: position(names, LOG_TYPE)?,
+            total: position(names, TOTAL)?,
             session: position(names, SESSION),
         })
-        .filter(|_| position(names, TOTAL).is_some())
     }
 
     pub(crate) fn missing_hint(names: &[String]) -> String {
@@ -100,6 +101,15 @@ impl BurstgptColumns {
         let ts_ns = timestamp_ns(cells.get(line, self.timestamp), TIMESTAMP, 9)?;
         let input = token_cell(cells.get(line, self.request), REQUEST)?;
         let output = token_cell(cells.get(line, self.response), RESPONSE)?;
+        // The three counts must agree: a row that contradicts itself is not one request.
+        let total = token_cell(cells.get(line, self.total), TOTAL)?;
+        if u64::from(total) != u64::from(input) + u64::from(output) {
+            return Err(Defect::new(
+                DropReason::InconsistentTotal,
+                Some(TOTAL),
+                format!("{total} is not Request tokens {input} + Response tokens {output}"),
+            ));
+        }
         Ok(Row {
             ts_ns,
             input,

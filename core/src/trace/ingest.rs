@@ -264,6 +264,12 @@ impl Ingester {
             }
         }
         let format = match &self.adapter {
+            Adapter::AwaitingHeader if self.acc.rows_read > 0 => {
+                return Err(TraceError::OnlyLongLines {
+                    lines: self.acc.rows_read,
+                    limit: self.opts.limits.max_line_bytes,
+                });
+            }
             Adapter::AwaitingHeader => return Err(TraceError::Empty),
             Adapter::Burstgpt(_) => Format::Burstgpt,
             Adapter::Azure(cols) => {
@@ -468,13 +474,14 @@ impl Ingester {
                 .collect(),
             Err(_) => vec![text.to_owned()],
         };
-        for (i, name) in names.iter().enumerate() {
-            if names.iter().skip(i + 1).any(|other| other == name) {
-                return Err(TraceError::DuplicateColumn {
-                    line: self.line_no,
-                    name: name.clone(),
-                });
-            }
+        // One pass with a set: a header of a million columns is linear, not quadratic.
+        let mut seen: std::collections::HashSet<&str> =
+            std::collections::HashSet::with_capacity(names.len());
+        if let Some(name) = names.iter().find(|n| !seen.insert(n.as_str())) {
+            return Err(TraceError::DuplicateColumn {
+                line: self.line_no,
+                name: name.clone(),
+            });
         }
         let want_burst = forced.is_none_or(|f| f == Format::Burstgpt);
         let want_azure = forced.is_none_or(|f| f == Format::Azure);

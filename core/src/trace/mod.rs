@@ -86,11 +86,20 @@ pub enum DropReason {
     NonMonotonicArrival,
     /// A copy of the header line inside the data (concatenated files).
     DuplicateHeader,
+    /// A JSON row with one key twice: readers that keep the first and readers that keep the
+    /// last would read two different rows.
+    DuplicateKey,
+    /// A row whose columns contradict each other (BurstGPT: `Total tokens` is not
+    /// `Request tokens` + `Response tokens`).
+    InconsistentTotal,
+    /// More prefix blocks than the row's prompt can fill (Mooncake: more 512-token `hash_ids`
+    /// than ⌈input_length / 512⌉): the ids cannot belong to this prompt.
+    PrefixBlocksExceedPrompt,
 }
 
 impl DropReason {
     /// Every reason, in a stable order.
-    pub const ALL: [DropReason; 10] = [
+    pub const ALL: [DropReason; 13] = [
         DropReason::MalformedRow,
         DropReason::MissingField,
         DropReason::NonNumeric,
@@ -101,6 +110,9 @@ impl DropReason {
         DropReason::ZeroOutputTokens,
         DropReason::NonMonotonicArrival,
         DropReason::DuplicateHeader,
+        DropReason::DuplicateKey,
+        DropReason::InconsistentTotal,
+        DropReason::PrefixBlocksExceedPrompt,
     ];
 
     /// The stable snake_case name used in reports.
@@ -116,6 +128,9 @@ impl DropReason {
             DropReason::ZeroOutputTokens => "zero_output_tokens",
             DropReason::NonMonotonicArrival => "non_monotonic_arrival",
             DropReason::DuplicateHeader => "duplicate_header",
+            DropReason::DuplicateKey => "duplicate_key",
+            DropReason::InconsistentTotal => "inconsistent_total",
+            DropReason::PrefixBlocksExceedPrompt => "prefix_blocks_exceed_prompt",
         }
     }
 }
@@ -413,8 +428,21 @@ pub enum TraceError {
     /// No header or first record at all.
     #[error("empty input: no header line or first record")]
     Empty,
+    /// Every line before a header could be found was over the line limit: not an empty file.
+    #[error(
+        "no header line or first record: the {lines} line(s) read are each longer than {limit} bytes (the line limit), so none can be a header; the file is not a trace in a known layout"
+    )]
+    OnlyLongLines {
+        /// Lines over the limit.
+        lines: u64,
+        /// The limit, bytes.
+        limit: usize,
+    },
     /// The header matches no known layout.
-    #[error("line {line}: unrecognised layout; {seen_kind} seen: [{}]{hint}", seen.join(", "))]
+    #[error(
+        "line {line}: unrecognised layout; {seen_kind} seen: [{}]{hint}",
+        shown_names(seen)
+    )]
     UnrecognisedLayout {
         /// Line of the header or first record.
         line: u64,
@@ -432,7 +460,10 @@ pub enum TraceError {
         line: u64,
     },
     /// The header repeats a column name, so columns cannot be found by name.
-    #[error("line {line}: column {name:?} appears more than once in the header")]
+    #[error(
+        "line {line}: column [{}] appears more than once in the header",
+        shown_names(std::slice::from_ref(name))
+    )]
     DuplicateColumn {
         /// Line of the header.
         line: u64,
@@ -454,3 +485,29 @@ pub enum TraceError {
     #[error(transparent)]
     Reconcile(#[from] ReconcileError),
 }
+
+/// At most [`SHOWN_NAMES`] names of at most [`SHOWN_NAME_CHARS`] characters each, and how many
+/// more there were: an error message stays readable whatever the header holds.
+fn shown_names(seen: &[String]) -> String {
+    let mut out: Vec<String> = seen
+        .iter()
+        .take(SHOWN_NAMES)
+        .map(|name| {
+            if name.chars().count() <= SHOWN_NAME_CHARS {
+                name.clone()
+            } else {
+                let head: String = name.chars().take(SHOWN_NAME_CHARS).collect();
+                format!("{head}… ({} bytes)", name.len())
+            }
+        })
+        .collect();
+    if seen.len() > SHOWN_NAMES {
+        out.push(format!("… and {} more", seen.len() - SHOWN_NAMES));
+    }
+    out.join(", ")
+}
+
+/// Names quoted in a layout error.
+const SHOWN_NAMES: usize = 16;
+/// Characters quoted of each.
+const SHOWN_NAME_CHARS: usize = 48;

@@ -141,19 +141,77 @@ fn hash_ids(map: &Map<String, Value>) -> Result<Option<Vec<u64>>, Defect> {
     }
 }
 
+/// A row's object, and the first of its keys that appears twice (serde_json keeps the last).
+struct Object {
+    map: Map<String, Value>,
+    duplicate: Option<String>,
+}
+
+impl<'de> serde::Deserialize<'de> for Object {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Object, D::Error> {
+        struct Keys;
+        impl<'de> serde::de::Visitor<'de> for Keys {
+            type Value = Object;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut a: A) -> Result<Object, A::Error> {
+                let mut map = Map::new();
+                let mut duplicate = None;
+                while let Some(key) = a.next_key::<String>()? {
+                    let value: Value = a.next_value()?;
+                    if map.contains_key(&key) && duplicate.is_none() {
+                        duplicate = Some(key.clone());
+                    }
+                    map.insert(key, value);
+                }
+                Ok(Object { map, duplicate })
+            }
+        }
+        d.deserialize_map(Keys)
+    }
+}
+
 /// Reads one line.
 pub(crate) fn read(line: &[u8]) -> Result<Row<'static>, Defect> {
-    let map: Map<String, Value> = serde_json::from_slice(line).map_err(|e| {
+    let Object { map, duplicate } = serde_json::from_slice(line).map_err(|e| {
         Defect::new(
             DropReason::MalformedRow,
             None,
             format!("not a JSON object: {e}"),
         )
     })?;
+    if let Some(key) = duplicate {
+        let field = KNOWN.iter().copied().find(|k| *k == key);
+        let shown: String = key.chars().take(40).collect();
+        return Err(Defect::new(
+            DropReason::DuplicateKey,
+            field,
+            format!(
+                "the key {shown:?} appears twice in the object (ambiguous: which value is the row's?)"
+            ),
+        ));
+    }
     let ts_ns = timestamp_ns(&map)?;
     let input = tokens(&map, "input_length")?;
     let output = tokens(&map, "output_length")?;
     let hash_ids = hash_ids(&map)?;
+    // Each id names a whole 512-token block of the prompt; more ids than the prompt has blocks
+    // cannot be this row's (a zero-token prompt is named by the zero-token check instead).
+    if let Some(ids) = &hash_ids
+        && input > 0
+        && ids.len() as u64 > u64::from(input.div_ceil(BLOCK_TOKENS))
+    {
+        return Err(Defect::new(
+            DropReason::PrefixBlocksExceedPrompt,
+            Some("hash_ids"),
+            format!(
+                "{} blocks of {BLOCK_TOKENS} tokens for a {input}-token prompt (at most {})",
+                ids.len(),
+                input.div_ceil(BLOCK_TOKENS)
+            ),
+        ));
+    }
     Ok(Row {
         ts_ns,
         input,
