@@ -10,10 +10,10 @@
 
 use leptos::prelude::*;
 
-use crate::components::compare::CompareView;
-use crate::components::playbook::PlaybookView;
-use crate::components::receipt::ReceiptView;
-use crate::components::trace::TraceView;
+use crate::views::compare::CompareView;
+use crate::views::playbook::PlaybookView;
+use crate::views::receipt::ReceiptView;
+use crate::views::trace::TraceView;
 
 /// Which view the URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

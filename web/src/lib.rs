@@ -7,15 +7,11 @@
 //! statistic it shows is computed by `loadproof_core`.
 
 pub mod app;
-pub mod components;
 pub mod ingest;
-pub mod number;
 pub mod offload;
 pub mod panic_report;
-pub mod plots;
-pub mod receipt_model;
-pub mod receipt_plots;
-pub mod series;
 pub mod site;
+pub mod views;
+pub mod widgets;
 
 pub use app::App;

@@ -27,7 +27,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::ingest::{ReadError, ingest_blob};
-use crate::receipt_model::{self, ReceiptModel, STAGES};
+use crate::views::receipt::model::{self as receipt_model, ReceiptModel, STAGES};
 
 /// How far a job is: `fraction` in 0..=1 and the stage's name.
 #[derive(Debug, Clone, PartialEq)]

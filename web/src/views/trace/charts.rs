@@ -2,7 +2,7 @@
 //!
 //! A canvas is a picture, invisible to screen readers and to tests, so every chart has a
 //! text alternative: a short table that is always shown, and the full data behind a
-//! `<details>`. Chart and table are rendered from the same [`crate::series`] value. Drawing is
+//! `<details>`. Chart and table are rendered from the same [`super::model`] value. Drawing is
 //! an `Effect` because the canvas is state outside Leptos; the series are `Memo`s, so changing
 //! the window redraws only the chart that depends on it.
 
@@ -12,10 +12,9 @@ use leptos::html;
 use leptos::prelude::*;
 use loadproof_core::Window;
 
-use super::trace::Loaded;
-use crate::number::js;
-use crate::plots::{draw_cdfs, draw_counts, draw_gaps};
-use crate::series::{GapHistogram, TokenCdf, WindowCounts};
+use super::draw::{draw_cdfs, draw_counts, draw_gaps};
+use super::model::{GapHistogram, Loaded, TokenCdf, WindowCounts};
+use crate::widgets::number::js;
 
 /// Bins of the inter-arrival histogram.
 const GAP_BINS: usize = 24;

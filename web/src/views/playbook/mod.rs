@@ -14,7 +14,7 @@
 //! and its prefixes and traffic come from the plan it embeds — what `playbook match --receipt`
 //! computes. The rows table filters by evidence, model, GPU, engine, knob and free text; every
 //! row's per-axis distances are drawn against their tolerances beside the table of the same
-//! numbers. Numbers are shown readable ([`crate::number::readable`]), the exact value in each
+//! numbers. Numbers are shown readable ([`crate::widgets::number::readable`]), the exact value in each
 //! element's `title`.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -41,8 +41,8 @@ use wasm_bindgen::JsValue;
 use web_sys::{File, HtmlCanvasElement, HtmlInputElement};
 
 use crate::ingest::{ReadError, ingest_blob};
-use crate::number::{count, fixed, js, readable};
 use crate::site::{Fetched, fetch_bytes, read_blob};
+use crate::widgets::number::{count, fixed, js, readable};
 
 /// A playbook as read, and where from.
 #[derive(Debug)]

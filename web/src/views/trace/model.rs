@@ -9,6 +9,18 @@ use loadproof_core::regime::{Window, counts_per_window};
 use loadproof_core::stats::Distribution;
 use loadproof_core::trace::Trace;
 
+/// A parsed source: the trace and the name it is reported under (`File.name`, no
+/// directories, as the CLI reports it).
+#[derive(Debug)]
+pub struct Loaded {
+    /// The source name in the report.
+    pub source: String,
+    /// The reconciled trace.
+    pub trace: Trace,
+    /// True for the generated sample.
+    pub synthetic: bool,
+}
+
 /// Most bars the requests-over-time chart draws.
 pub const MAX_COUNT_BARS: usize = 600;
 

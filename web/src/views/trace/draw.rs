@@ -1,6 +1,6 @@
 //! Drawing the charts on `<canvas>` elements with plotters.
 //!
-//! The charts are pictures of [`crate::series`] values and nothing else: every number they
+//! The charts are pictures of [`super::model`] values and nothing else: every number they
 //! show is also in the table printed beside them, which is what screen readers and tests read.
 //! Drawing can fail (no 2D context, a canvas detached mid-draw); failures come back as text
 //! for the page to show, never as a panic.
@@ -10,8 +10,8 @@ use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
-use crate::number::js;
-use crate::series::{GapHistogram, TokenCdf, WindowCounts};
+use super::model::{GapHistogram, TokenCdf, WindowCounts};
+use crate::widgets::number::js;
 
 const BAR: RGBColor = RGBColor(37, 99, 235);
 const INPUT: RGBColor = RGBColor(37, 99, 235);

@@ -25,10 +25,10 @@ use plotters_canvas::CanvasBackend;
 use wasm_bindgen::JsValue;
 use web_sys::{Blob, HtmlCanvasElement, HtmlInputElement};
 
-use crate::number::{ABSENT, fixed, js, readable};
 use crate::offload::{Job, Progress, audit_receipt};
-use crate::receipt_model::ReceiptModel;
 use crate::site::{Fetched, fetch_bytes};
+use crate::views::receipt::model::ReceiptModel;
+use crate::widgets::number::{ABSENT, fixed, js, readable};
 
 /// Reads `receipts.json` with core's rule: another schema or a path that leaves the site is
 /// refused.

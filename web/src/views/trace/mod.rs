@@ -8,35 +8,28 @@
 //! browser test can compare the page with the CLI byte for byte. Errors from core are shown
 //! as text naming the line and the columns seen, never as a blank page.
 
+mod charts;
+mod draw;
+pub mod model;
+
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
 use loadproof_core::synth::{SynthSpec, generate};
-use loadproof_core::trace::{RowIssue, Trace};
+use loadproof_core::trace::RowIssue;
 use wasm_bindgen::JsValue;
 use web_sys::{File, HtmlInputElement};
 
-use super::charts::Charts;
+use self::charts::Charts;
+use self::model::Loaded;
 use crate::ingest::ingest_bytes;
-use crate::number::{ABSENT, js, js_opt};
 use crate::offload::{Job, ingest_trace};
+use crate::widgets::number::{ABSENT, js, js_opt};
 
 /// The file name the synthetic sample is reported under.
 pub const SAMPLE_NAME: &str = "synthetic-burstgpt.csv";
-
-/// A parsed source: the trace and the name it is reported under (`File.name`, no
-/// directories, as the CLI reports it).
-#[derive(Debug)]
-pub struct Loaded {
-    /// The source name in the report.
-    pub source: String,
-    /// The reconciled trace.
-    pub trace: Trace,
-    /// True for the generated sample.
-    pub synthetic: bool,
-}
 
 /// A file being read: its name, bytes read and bytes in all.
 #[derive(Debug, Clone, PartialEq)]

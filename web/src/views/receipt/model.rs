@@ -847,7 +847,7 @@ fn metrics_series(
 mod tests {
     use super::*;
 
-    const NATIVE: &[u8] = include_bytes!("../../core/tests/data/receipt/native_sim.json");
+    const NATIVE: &[u8] = include_bytes!("../../../../core/tests/data/receipt/native_sim.json");
 
     fn model(bytes: &[u8]) -> ReceiptModel {
         let mut stages = Vec::new();

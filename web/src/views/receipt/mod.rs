@@ -6,12 +6,15 @@
 //! receipt's own evidence re-arranged for plots. This view computes nothing core computes: it
 //! lays the model out. The audit is published as `window.loadproofAudit` (the JSON `loadproof
 //! receipt audit --json` prints, parsed) so a browser test can compare the page with the CLI.
-//! Numbers are shown readable ([`crate::number::readable`]) with the exact value in the
+//! Numbers are shown readable ([`crate::widgets::number::readable`]) with the exact value in the
 //! element's `title`. Every chart has a table of the numbers it draws beside it.
 //!
 //! On first mount the view reads the site's `receipts.json` (what `loadproof playbook publish
 //! --receipt` writes beside the app), lists its receipts as buttons and opens the first. A
 //! site without one (404) says nothing.
+
+mod draw;
+pub mod model;
 
 use std::sync::Arc;
 
@@ -24,11 +27,11 @@ use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt, SiteReceipts};
 use wasm_bindgen::JsValue;
 use web_sys::{File, HtmlInputElement};
 
-use crate::number::{ABSENT, js, js_opt, readable};
+use self::draw as plots;
+use self::model::{MetricSamples, MetricsSeries, ReceiptModel, Timeline, TimelineRow};
 use crate::offload::{Job, Progress, audit_receipt};
-use crate::receipt_model::{MetricSamples, MetricsSeries, ReceiptModel, Timeline, TimelineRow};
-use crate::receipt_plots as plots;
 use crate::site::{Fetched, fetch_bytes};
+use crate::widgets::number::{ABSENT, js, js_opt, readable};
 
 /// Timeline rows written out as a table at most (the chart draws them all).
 const TABLE_ROWS: usize = 500;
@@ -1843,7 +1846,7 @@ fn EvidenceCard(m: Arc<ReceiptModel>) -> impl IntoView {
                                                     <p class="hint">
                                                         {format!(
                                                             "The first {} KiB of {} bytes{}.",
-                                                            crate::receipt_model::PREVIEW_BYTES / 1024,
+                                                            model::PREVIEW_BYTES / 1024,
                                                             int(b.bytes),
                                                             if b.binary { ", invalid UTF-8 shown as �" } else { "" },
                                                         )}
@@ -1863,7 +1866,7 @@ fn EvidenceCard(m: Arc<ReceiptModel>) -> impl IntoView {
                                             <p class="hint">
                                                 {format!(
                                                     "This block verified; its text is not kept in the page (previews stop at {} MiB in all). Read it in the receipt file.",
-                                                    crate::receipt_model::PREVIEW_TOTAL_BYTES / (1024 * 1024),
+                                                    model::PREVIEW_TOTAL_BYTES / (1024 * 1024),
                                                 )}
                                             </p>
                                         }

@@ -1,6 +1,6 @@
 //! Drawing the receipt view's charts on `<canvas>` elements with plotters.
 //!
-//! Each chart is a picture of a [`crate::receipt_model`] value and nothing else; the view
+//! Each chart is a picture of a [`super::model`] value and nothing else; the view
 //! prints the same numbers in a table beside it. Drawing can fail (no 2D context, a canvas
 //! detached mid-draw): failures come back as text for the page to show, never as a panic.
 //! A log-scaled axis is drawn as a linear axis over log10 of the values, labelled with the
@@ -11,8 +11,8 @@ use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
-use crate::number::readable;
-use crate::receipt_model::{MetricSamples, MetricsSeries, Timeline};
+use super::model::{MetricPoint, MetricSamples, MetricsSeries, Timeline};
+use crate::widgets::number::readable;
 
 const FONT: (&str, u32) = ("sans-serif", 13);
 const CAPTION: (&str, u32) = ("sans-serif", 15);
@@ -293,7 +293,7 @@ pub fn draw_series(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<
         });
     let (x0, x1) = span(lo, hi);
     let panels = root.split_evenly((3, 1));
-    let line = |pick: fn(&crate::receipt_model::MetricPoint) -> Option<f64>| -> Vec<(f64, f64)> {
+    let line = |pick: fn(&MetricPoint) -> Option<f64>| -> Vec<(f64, f64)> {
         points
             .iter()
             .filter_map(|(t, p)| pick(p).map(|v| (*t, v)))

@@ -1,0 +1,3 @@
+//! What the views share: number formatting and the page's common pieces.
+
+pub mod number;
