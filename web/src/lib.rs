@@ -10,6 +10,7 @@ pub mod app;
 pub mod ingest;
 pub mod offload;
 pub mod panic_report;
+pub mod publish;
 pub mod site;
 pub mod views;
 pub mod widgets;

@@ -22,10 +22,10 @@ use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt, SiteReceipts};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
-use wasm_bindgen::JsValue;
 use web_sys::{Blob, HtmlCanvasElement, HtmlInputElement};
 
 use crate::offload::{Job, Progress, audit_receipt};
+use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes};
 use crate::views::receipt::model::ReceiptModel;
 use crate::widgets::number::{ABSENT, fixed, js, readable};
@@ -267,7 +267,9 @@ pub fn CompareView() -> impl IntoView {
         let t = treatment.model.get()?;
         Some(Arc::new(compare(&side(&b), &side(&t))))
     });
-    Effect::new(move |_| comparison.with(|c| publish(c.as_deref())));
+    Effect::new(move |_| {
+        comparison.with(|c| publish("loadproofComparison", &json_value(c.as_deref())));
+    });
 
     view! {
         <section class="card wide compare-intro" aria-labelledby="compare-heading">
@@ -301,17 +303,6 @@ pub fn CompareView() -> impl IntoView {
             Some(c) => view! { <ComparisonView c=c /> }.into_any(),
         }}
     }
-}
-
-fn publish(c: Option<&Comparison>) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let value = c
-        .and_then(|c| serde_json::to_string(c).ok())
-        .and_then(|text| js_sys::JSON::parse(&text).ok())
-        .unwrap_or(JsValue::NULL);
-    let _ = js_sys::Reflect::set(&window, &JsValue::from_str("loadproofComparison"), &value);
 }
 
 /// One slot: the file input and drop zone, the site's receipts, progress, error and banner.

@@ -37,10 +37,10 @@ use loadproof_core::{Regime, Window};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
-use wasm_bindgen::JsValue;
 use web_sys::{File, HtmlCanvasElement, HtmlInputElement};
 
 use crate::ingest::{ReadError, ingest_blob};
+use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes, read_blob};
 use crate::widgets::number::{count, fixed, js, readable};
 
@@ -370,8 +370,10 @@ pub fn PlaybookView() -> impl IntoView {
         Some(run_match(&book.playbook, &live, &form))
     });
     Effect::new(move |_| {
-        outcome
-            .with(|o| publish_match(o.as_ref().and_then(|r| r.as_ref().map(|m| &m.report).ok())));
+        outcome.with(|o| {
+            let report = o.as_ref().and_then(|r| r.as_ref().map(|m| &m.report).ok());
+            publish("loadproofMatch", &json_value(report));
+        });
     });
 
     view! {
@@ -1375,16 +1377,4 @@ fn run_match(book: &Playbook, live: &Live, form: &Form) -> Result<Matched, Strin
     let report = match_rows(book.rows(), &query, &MatchPolicy::default())
         .map_err(|e| format!("the query's regime: {e}"))?;
     Ok(Matched { report, described })
-}
-
-/// `window.loadproofMatch`: the match report as `playbook match --json` prints it, or null.
-fn publish_match(report: Option<&MatchReport>) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let value = report
-        .and_then(|r| serde_json::to_string(r).ok())
-        .and_then(|text| js_sys::JSON::parse(&text).ok())
-        .unwrap_or(JsValue::NULL);
-    let _ = js_sys::Reflect::set(&window, &JsValue::from_str("loadproofMatch"), &value);
 }

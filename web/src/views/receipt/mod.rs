@@ -30,6 +30,7 @@ use web_sys::{File, HtmlInputElement};
 use self::draw as plots;
 use self::model::{MetricSamples, MetricsSeries, ReceiptModel, Timeline, TimelineRow};
 use crate::offload::{Job, Progress, audit_receipt};
+use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes};
 use crate::widgets::number::{ABSENT, js, js_opt, readable};
 
@@ -85,7 +86,14 @@ pub fn ReceiptView() -> impl IntoView {
     let generation = StoredValue::new(0u64);
 
     Effect::new(move |_| {
-        model.with(|m| publish(m.as_deref()));
+        model.with(|m| {
+            let m = m.as_deref();
+            publish("loadproofAudit", &json_value(m.map(|m| &m.audit)));
+            publish(
+                "loadproofAuditSource",
+                &m.map_or(JsValue::NULL, |m| JsValue::from_str(&m.source)),
+            );
+        });
         crate::ingest::mark("audit-published");
     });
 
@@ -364,21 +372,6 @@ fn blob_of(bytes: &[u8]) -> Result<web_sys::Blob, String> {
     let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));
     web_sys::Blob::new_with_u8_array_sequence(&parts)
         .map_err(|_| "the browser could not hold the file".to_owned())
-}
-
-/// Sets `window.loadproofAudit` to the audit (parsed from its JSON) and
-/// `window.loadproofAuditSource` to the file's name, or both to `null`.
-fn publish(model: Option<&ReceiptModel>) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let audit = model
-        .and_then(|m| serde_json::to_string(&m.audit).ok())
-        .and_then(|json| js_sys::JSON::parse(&json).ok())
-        .unwrap_or(JsValue::NULL);
-    let source = model.map_or(JsValue::NULL, |m| JsValue::from_str(&m.source));
-    let _ = js_sys::Reflect::set(&window, &JsValue::from_str("loadproofAudit"), &audit);
-    let _ = js_sys::Reflect::set(&window, &JsValue::from_str("loadproofAuditSource"), &source);
 }
 
 // --- formatting ---------------------------------------------------------------------------

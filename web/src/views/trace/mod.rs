@@ -19,13 +19,13 @@ use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
 use loadproof_core::synth::{SynthSpec, generate};
 use loadproof_core::trace::RowIssue;
-use wasm_bindgen::JsValue;
 use web_sys::{File, HtmlInputElement};
 
 use self::charts::Charts;
 use self::model::Loaded;
 use crate::ingest::ingest_bytes;
 use crate::offload::{Job, ingest_trace};
+use crate::publish::{parsed, publish};
 use crate::widgets::number::{ABSENT, js, js_opt};
 
 /// The file name the synthetic sample is reported under.
@@ -69,7 +69,12 @@ pub fn TraceView() -> impl IntoView {
     });
     // Syncs outside state: the report for tests and the console.
     Effect::new(move |_| {
-        report.with(|r| publish_report(r.as_ref()));
+        report.with(|r| {
+            publish(
+                "loadproofReport",
+                &parsed(r.as_ref().map(InspectReport::to_json).as_deref()),
+            );
+        });
         crate::ingest::mark("report-published");
     });
 
@@ -485,15 +490,4 @@ fn drop_rows(report: &InspectReport) -> Vec<(String, u64, Vec<RowIssue>)> {
 /// One example row as text: `line 12, field "Timestamp": not a number`.
 fn example_text(issue: &RowIssue) -> String {
     issue.to_string()
-}
-
-/// Sets `window.loadproofReport` to the parsed report JSON, or `null` when there is none.
-fn publish_report(report: Option<&InspectReport>) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
-    let value = report
-        .and_then(|r| js_sys::JSON::parse(&r.to_json()).ok())
-        .unwrap_or(JsValue::NULL);
-    let _ = js_sys::Reflect::set(&window, &JsValue::from_str("loadproofReport"), &value);
 }
