@@ -22,12 +22,13 @@ use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt, SiteReceipts};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
-use web_sys::{Blob, HtmlCanvasElement, HtmlInputElement};
+use web_sys::{Blob, HtmlCanvasElement};
 
 use crate::offload::{Job, Progress, audit_receipt};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes};
 use crate::views::receipt::model::ReceiptModel;
+use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::{ABSENT, fixed, js, readable};
 
 /// Reads `receipts.json` with core's rule: another schema or a path that leaves the site is
@@ -309,8 +310,6 @@ pub fn CompareView() -> impl IntoView {
 #[component]
 fn SlotCard(of: Slot, site: RwSignal<Vec<SiteReceipt>>) -> impl IntoView {
     let slot = of;
-    let dragging = RwSignal::new(false);
-    let file_id = slot.id("file");
     let site_id = slot.id("site");
     let progress_id = slot.id("progress");
     let what = match slot.arm {
@@ -320,38 +319,13 @@ fn SlotCard(of: Slot, site: RwSignal<Vec<SiteReceipt>>) -> impl IntoView {
     view! {
         <section class="card compare-slot" data-arm=slot.arm.to_string() aria-labelledby=slot.id("heading")>
             <h2 id=slot.id("heading")>{slot.title()} <span class="hint">" — " {what}</span></h2>
-            <div
-                class="dropzone"
-                class:dragging=move || dragging.get()
-                data-for=file_id.clone()
-                on:dragover=move |ev| {
-                    ev.prevent_default();
-                    dragging.set(true);
-                }
-                on:dragleave=move |_| dragging.set(false)
-                on:drop=move |ev| {
-                    ev.prevent_default();
-                    dragging.set(false);
-                    if let Some(file) = ev.data_transfer().and_then(|dt| dt.files()).and_then(|f| f.get(0)) {
-                        slot.load_file(file);
-                    }
-                }
+            <DropZone
+                id=slot.id("file")
+                accept=".json,application/json"
+                on_file=move |file| slot.load_file(file)
             >
-                <label for=file_id.clone()>
-                    {format!("Choose the {} receipt (loadproof.receipt/v1 JSON), or drop it here.", slot.arm)}
-                </label>
-                <input
-                    type="file"
-                    id=file_id.clone()
-                    accept=".json,application/json"
-                    on:change=move |ev| {
-                        let input: HtmlInputElement = event_target(&ev);
-                        if let Some(file) = input.files().and_then(|files| files.get(0)) {
-                            slot.load_file(file);
-                        }
-                    }
-                />
-            </div>
+                {format!("Choose the {} receipt (loadproof.receipt/v1 JSON), or drop it here.", slot.arm)}
+            </DropZone>
             {move || {
                 let list = site.get();
                 (!list.is_empty())

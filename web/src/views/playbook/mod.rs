@@ -37,11 +37,12 @@ use loadproof_core::{Regime, Window};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
-use web_sys::{File, HtmlCanvasElement, HtmlInputElement};
+use web_sys::{File, HtmlCanvasElement};
 
 use crate::ingest::{ReadError, ingest_blob};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes, read_blob};
+use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::{count, fixed, js, readable};
 
 /// A playbook as read, and where from.
@@ -384,11 +385,9 @@ pub fn PlaybookView() -> impl IntoView {
                 "Rows marked illustrative hold invented numbers and are never selected. "
                 "Numbers are rounded for reading; hover over one for its exact value."
             </p>
-            <FilePicker
-                id="playbook-file"
-                label="Choose a playbook file (loadproof.playbook/v1 JSON), or drop one here."
-                on_file=start_book
-            />
+            <DropZone id="playbook-file" on_file=start_book>
+                "Choose a playbook file (loadproof.playbook/v1 JSON), or drop one here."
+            </DropZone>
             <p id="playbook-status" class="hint" role="status">{move || book_status.get()}</p>
             {move || {
                 book_error
@@ -406,11 +405,9 @@ pub fn PlaybookView() -> impl IntoView {
                 <code>"loadproof playbook match"</code>
                 " (with "<code>"--trace"</code>" or "<code>"--receipt"</code>") with the default policy (every gate exact, rate not an axis, no calibrated tolerance)."
             </p>
-            <FilePicker
-                id="live-file"
-                label="Choose a live trace (BurstGPT CSV, Mooncake JSONL or Azure CSV) or a receipt (loadproof.receipt/v1 JSON), or drop one here."
-                on_file=start_live
-            />
+            <DropZone id="live-file" on_file=start_live>
+                "Choose a live trace (BurstGPT CSV, Mooncake JSONL or Azure CSV) or a receipt (loadproof.receipt/v1 JSON), or drop one here."
+            </DropZone>
             {move || {
                 live_reading
                     .get()
@@ -441,50 +438,6 @@ pub fn PlaybookView() -> impl IntoView {
         </section>
     }
 }
-/// A file input inside a drop zone.
-#[component]
-fn FilePicker(
-    /// The input's id.
-    id: &'static str,
-    /// What to choose.
-    label: &'static str,
-    /// Called with the chosen or dropped file.
-    on_file: impl Fn(File) + Copy + 'static,
-) -> impl IntoView {
-    let dragging = RwSignal::new(false);
-    view! {
-        <div
-            class="dropzone"
-            class:dragging=move || dragging.get()
-            data-for=id
-            on:dragover=move |ev| {
-                ev.prevent_default();
-                dragging.set(true);
-            }
-            on:dragleave=move |_| dragging.set(false)
-            on:drop=move |ev| {
-                ev.prevent_default();
-                dragging.set(false);
-                if let Some(file) = ev.data_transfer().and_then(|dt| dt.files()).and_then(|f| f.get(0)) {
-                    on_file(file);
-                }
-            }
-        >
-            <label for=id>{label}</label>
-            <input
-                type="file"
-                id=id
-                on:change=move |ev| {
-                    let input: HtmlInputElement = event_target(&ev);
-                    if let Some(file) = input.files().and_then(|files| files.get(0)) {
-                        on_file(file);
-                    }
-                }
-            />
-        </div>
-    }
-}
-
 /// The identity the query states, one labelled input per field.
 #[component]
 fn IdentityForm(form: Form) -> impl IntoView {

@@ -25,13 +25,14 @@ use loadproof_core::audit::{Audit, STANDINGS};
 use loadproof_core::receipt::{Axis, Encoding, Execution, Phase};
 use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt, SiteReceipts};
 use wasm_bindgen::JsValue;
-use web_sys::{File, HtmlInputElement};
+use web_sys::File;
 
 use self::draw as plots;
 use self::model::{MetricSamples, MetricsSeries, ReceiptModel, Timeline, TimelineRow};
 use crate::offload::{Job, Progress, audit_receipt};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes};
+use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::{ABSENT, js, js_opt, readable};
 
 /// Timeline rows written out as a table at most (the chart draws them all).
@@ -78,7 +79,6 @@ pub fn ReceiptView() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let status = RwSignal::new(None::<String>);
     let loading = RwSignal::new(None::<Loading>);
-    let dragging = RwSignal::new(false);
     let bundled = RwSignal::new(Vec::<SiteReceipt>::new());
     let bundled_state = RwSignal::new(Bundled::Pending);
     let job = StoredValue::new_local(None::<Job>);
@@ -232,51 +232,22 @@ pub fn ReceiptView() -> impl IntoView {
     view! {
         <section class="card load receipt-load" aria-labelledby="receipt-heading">
             <h2 id="receipt-heading">"Receipt"</h2>
-            <div
-                class="dropzone"
-                class:dragging=move || dragging.get()
-                data-for="receipt-file"
-                on:dragover=move |ev| {
-                    ev.prevent_default();
-                    dragging.set(true);
-                }
-                on:dragleave=move |_| dragging.set(false)
-                on:drop=move |ev| {
-                    ev.prevent_default();
-                    dragging.set(false);
-                    if let Some(file) = ev
-                        .data_transfer()
-                        .and_then(|dt| dt.files())
-                        .and_then(|files| files.get(0))
-                    {
-                        start_file(file);
-                    }
-                }
+            // Choosing the same file again is a new load (`rechoose`).
+            <DropZone
+                id="receipt-file"
+                accept=".json,application/json"
+                rechoose=true
+                on_file=start_file
             >
-                <label for="receipt-file">
-                    "Choose a receipt, or drop one here. "
-                    <span class="hint">
-                        "A loadproof.receipt/v1 JSON file, as "
-                        <code>"loadproof fire"</code>
-                        " or "
-                        <code>"loadproof receipt import"</code>
-                        " writes it. Files never leave this machine: the audit runs in this page."
-                    </span>
-                </label>
-                <input
-                    type="file"
-                    id="receipt-file"
-                    accept=".json,application/json"
-                    on:change=move |ev| {
-                        let input: HtmlInputElement = event_target(&ev);
-                        if let Some(file) = input.files().and_then(|files| files.get(0)) {
-                            start_file(file);
-                        }
-                        // Choosing the same file again is a new load.
-                        input.set_value("");
-                    }
-                />
-            </div>
+                "Choose a receipt, or drop one here. "
+                <span class="hint">
+                    "A loadproof.receipt/v1 JSON file, as "
+                    <code>"loadproof fire"</code>
+                    " or "
+                    <code>"loadproof receipt import"</code>
+                    " writes it. Files never leave this machine: the audit runs in this page."
+                </span>
+            </DropZone>
             <div id="bundled-receipts" data-state=move || bundled_state.get().word()>
                 {move || {
                     let list = bundled.get();

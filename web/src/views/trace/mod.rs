@@ -19,13 +19,14 @@ use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
 use loadproof_core::synth::{SynthSpec, generate};
 use loadproof_core::trace::RowIssue;
-use web_sys::{File, HtmlInputElement};
+use web_sys::File;
 
 use self::charts::Charts;
 use self::model::Loaded;
 use crate::ingest::ingest_bytes;
 use crate::offload::{Job, ingest_trace};
 use crate::publish::{parsed, publish};
+use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::{ABSENT, js, js_opt};
 
 /// The file name the synthetic sample is reported under.
@@ -45,7 +46,6 @@ pub fn TraceView() -> impl IntoView {
     let loaded: RwSignal<Option<Arc<Loaded>>> = RwSignal::new(None);
     let error = RwSignal::new(None::<String>);
     let reading = RwSignal::new(None::<Reading>);
-    let dragging = RwSignal::new(false);
     let window_text = RwSignal::new("1".to_owned());
     // Bumped by every load; a slower, older load sees the change and stops.
     let generation = StoredValue::new(0u64);
@@ -168,43 +168,12 @@ pub fn TraceView() -> impl IntoView {
         <section class="card load" aria-labelledby="load-heading">
             <h2 id="load-heading">"Trace"</h2>
             <div class="controls">
-                <div
-                    class="dropzone"
-                    class:dragging=move || dragging.get()
-                    on:dragover=move |ev| {
-                        ev.prevent_default();
-                        dragging.set(true);
-                    }
-                    on:dragleave=move |_| dragging.set(false)
-                    on:drop=move |ev| {
-                        ev.prevent_default();
-                        dragging.set(false);
-                        if let Some(file) = ev
-                            .data_transfer()
-                            .and_then(|dt| dt.files())
-                            .and_then(|files| files.get(0))
-                        {
-                            start_file(file);
-                        }
-                    }
-                >
-                    <label for="file">
-                        "Choose a trace file, or drop one here. "
-                        <span class="hint">
-                            "BurstGPT CSV, Mooncake JSONL or Azure LLM inference CSV; the format is detected from the header."
-                        </span>
-                    </label>
-                    <input
-                        type="file"
-                        id="file"
-                        on:change=move |ev| {
-                            let input: HtmlInputElement = event_target(&ev);
-                            if let Some(file) = input.files().and_then(|files| files.get(0)) {
-                                start_file(file);
-                            }
-                        }
-                    />
-                </div>
+                <DropZone id="file" data_for=false on_file=start_file>
+                    "Choose a trace file, or drop one here. "
+                    <span class="hint">
+                        "BurstGPT CSV, Mooncake JSONL or Azure LLM inference CSV; the format is detected from the header."
+                    </span>
+                </DropZone>
                 <div class="side">
                     <p class="sample">
                         <button id="sample" type="button" on:click=load_sample>
