@@ -12,7 +12,6 @@
 
 use std::sync::Arc;
 
-use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use loadproof_core::claim::Arm;
@@ -28,6 +27,7 @@ use crate::offload::{Job, Progress, audit_receipt};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes};
 use crate::views::receipt::model::ReceiptModel;
+use crate::widgets::canvas_figure::{CanvasFigure, DrawProblem};
 use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::{ABSENT, fixed, js, readable};
 
@@ -467,14 +467,8 @@ fn ComparisonView(c: Arc<Comparison>) -> impl IntoView {
         .filter_map(|m| m.relative_change.map(|r| (m.metric.clone(), r, m.better)))
         .collect();
     let canvas_height = (64 + 24 * charted.len().max(1)).to_string();
-    let canvas = NodeRef::<html::Canvas>::new();
     let chart_problem = RwSignal::new(None::<String>);
     let to_draw = charted.clone();
-    Effect::new(move |_| {
-        if let Some(el) = canvas.get() {
-            chart_problem.set(draw_changes(el, &to_draw).err());
-        }
-    });
     let protocol = if c.same_protocol {
         view! {
             <p id="compare-protocol" data-same="true">
@@ -595,21 +589,21 @@ fn ComparisonView(c: Arc<Comparison>) -> impl IntoView {
                     </div>
                 </div>
                 <figure class="compare-chart">
-                    <canvas
+                    <CanvasFigure
                         id="compare-chart"
-                        node_ref=canvas
                         width="600"
                         height=canvas_height
-                        role="img"
-                        aria-label="Bar chart of each metric's relative change, treatment against baseline; the numbers are in the table beside it."
-                    ></canvas>
+                        alt="Bar chart of each metric's relative change, treatment against baseline; the numbers are in the table beside it."
+                        problem=chart_problem
+                        draw=move |canvas| draw_changes(canvas, &to_draw)
+                    />
                     <figcaption class="hint">
                         {format!(
                             "Relative change of the {} metric(s) with a nonzero, readable baseline on both sides; the table is the text alternative.",
                             charted.len()
                         )}
                     </figcaption>
-                    {move || chart_problem.get().map(|p| view! { <p class="error">{p}</p> })}
+                    <DrawProblem problem=chart_problem />
                 </figure>
             </div>
             <ul id="compare-notes" class="hint">

@@ -20,7 +20,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use loadproof_core::claim::{Arm, Metric};
@@ -42,6 +41,7 @@ use web_sys::{File, HtmlCanvasElement};
 use crate::ingest::{ReadError, ingest_blob};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes, read_blob};
+use crate::widgets::canvas_figure::{CanvasFigure, DrawProblem};
 use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::{count, fixed, js, readable};
 
@@ -1057,14 +1057,8 @@ fn DistancePanel(row: RowDistance, policy: MatchPolicy, query: RegimeAxes) -> im
             limiting: row.distance.limiting == Some(a.axis),
         })
         .collect();
-    let canvas = NodeRef::<html::Canvas>::new();
     let problem = RwSignal::new(None::<String>);
     let drawn = lines.clone();
-    Effect::new(move |_| {
-        if let Some(c) = canvas.get() {
-            problem.set(draw_distances(c, &drawn).err());
-        }
-    });
     let linf = row.distance.linf;
     let limiting = row
         .distance
@@ -1107,15 +1101,15 @@ fn DistancePanel(row: RowDistance, policy: MatchPolicy, query: RegimeAxes) -> im
             </p>
             <div class="figure">
                 <div>
-                    <canvas
-                        node_ref=canvas
+                    <CanvasFigure
                         id="distance-chart"
                         width="640"
                         height=height
-                        role="img"
-                        aria-label="Bar chart of the distance per regime axis, limiting axis highlighted; the numbers are in the table beside it."
-                    ></canvas>
-                    {move || problem.get().map(|p| view! { <p class="error" role="alert">{p}</p> })}
+                        alt="Bar chart of the distance per regime axis, limiting axis highlighted; the numbers are in the table beside it."
+                        problem=problem
+                        draw=move |canvas| draw_distances(canvas, &drawn)
+                    />
+                    <DrawProblem problem=problem role="alert" />
                 </div>
                 <div class="numbers">
                     <table id="distance-table">

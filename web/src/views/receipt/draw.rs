@@ -6,16 +6,15 @@
 //! A log-scaled axis is drawn as a linear axis over log10 of the values, labelled with the
 //! values themselves.
 
-use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
 use super::model::{MetricPoint, MetricSamples, MetricsSeries, Timeline};
 use crate::widgets::number::readable;
+use crate::widgets::plot::{self, Area, Font, area, draw_error, legend_line};
 
-const FONT: (&str, u32) = ("sans-serif", 13);
-const CAPTION: (&str, u32) = ("sans-serif", 15);
+const FONT: Font = ("sans-serif", 13);
+const CAPTION: Font = ("sans-serif", 15);
 const BAR: RGBColor = RGBColor(37, 99, 235);
 const LAG: RGBColor = RGBColor(217, 119, 6);
 const WAIT: RGBColor = RGBColor(37, 99, 235);
@@ -24,27 +23,12 @@ const FAILED: RGBColor = RGBColor(200, 30, 30);
 const SECOND: RGBColor = RGBColor(217, 119, 6);
 const THIRD: RGBColor = RGBColor(124, 58, 237);
 
-type Area = DrawingArea<CanvasBackend, Shift>;
 /// One line of a panel: its label, colour and points.
 type Line<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
-fn area(canvas: HtmlCanvasElement) -> Result<Area, String> {
-    let backend = CanvasBackend::with_canvas_object(canvas)
-        .ok_or_else(|| "this browser gives the canvas no 2D context".to_owned())?;
-    let root = backend.into_drawing_area();
-    root.fill(&WHITE).map_err(text)?;
-    Ok(root)
-}
-
-fn text(err: impl std::fmt::Display) -> String {
-    format!("could not draw the chart: {err}")
-}
-
 /// A message where a chart would be.
 fn say(root: &Area, message: &str) -> Result<(), String> {
-    root.draw(&Text::new(message.to_owned(), (16, 24), FONT))
-        .map_err(text)?;
-    root.present().map_err(text)
+    plot::say(root, message, (16, 24), FONT)
 }
 
 /// A range that plotters can draw: widened when empty or a single point.
@@ -102,7 +86,7 @@ pub fn draw_histograms(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> 
             .x_label_area_size(34)
             .y_label_area_size(48)
             .build_cartesian_2d(x0..x1, 0f64..(peak * 1.08).ceil())
-            .map_err(text)?;
+            .map_err(draw_error)?;
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -113,7 +97,7 @@ pub fn draw_histograms(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> 
             .x_label_formatter(&|v| tick(*v, log))
             .y_label_formatter(&|v| readable(*v))
             .draw()
-            .map_err(text)?;
+            .map_err(draw_error)?;
         chart
             .draw_series(m.bins.iter().map(|b| {
                 Rectangle::new(
@@ -124,9 +108,9 @@ pub fn draw_histograms(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> 
                     BAR.filled(),
                 )
             }))
-            .map_err(text)?;
+            .map_err(draw_error)?;
     }
-    root.present().map_err(text)
+    root.present().map_err(draw_error)
 }
 
 /// One empirical CDF per latency metric, in a 2×2 grid.
@@ -151,7 +135,7 @@ pub fn draw_cdfs(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> Result
             .x_label_area_size(34)
             .y_label_area_size(48)
             .build_cartesian_2d(x0..x1, 0f64..1f64)
-            .map_err(text)?;
+            .map_err(draw_error)?;
         chart
             .configure_mesh()
             .x_desc("ms")
@@ -161,7 +145,7 @@ pub fn draw_cdfs(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> Result
             .x_label_formatter(&|v| tick(*v, log))
             .y_label_formatter(&|v| readable(*v))
             .draw()
-            .map_err(text)?;
+            .map_err(draw_error)?;
         // A step curve: flat until the next sample, then up.
         let mut steps = Vec::with_capacity(m.cdf.len() * 2 + 1);
         let mut below = 0.0;
@@ -173,9 +157,9 @@ pub fn draw_cdfs(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> Result
         }
         chart
             .draw_series(LineSeries::new(steps, BAR.stroke_width(2)))
-            .map_err(text)?;
+            .map_err(draw_error)?;
     }
-    root.present().map_err(text)
+    root.present().map_err(draw_error)
 }
 
 /// Every request as a horizontal line at its index: schedule → send (lag), send → first
@@ -202,7 +186,7 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
         .x_label_area_size(40)
         .y_label_area_size(56)
         .build_cartesian_2d(x0..x1, -0.5f64..(last + 0.5))
-        .map_err(text)?;
+        .map_err(draw_error)?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -216,7 +200,7 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
         .x_label_formatter(&|v| readable(*v))
         .y_label_formatter(&|v| readable(v.round()))
         .draw()
-        .map_err(text)?;
+        .map_err(draw_error)?;
     let width = if timeline.rows.len() > 400 { 1 } else { 2 };
     let segment =
         |a: Option<f64>, b: Option<f64>, y: f64| a.zip(b).map(|(a, b)| vec![(a, y), (b, y)]);
@@ -226,32 +210,32 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
             segment(r.scheduled_s, r.sent_s, r.index as f64)
                 .map(|p| PathElement::new(p, LAG.stroke_width(width)))
         }))
-        .map_err(text)?
+        .map_err(draw_error)?
         .label("schedule → send (lag)")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], LAG.stroke_width(3)));
+        .legend(legend_line(LAG, 18, 3));
     chart
         .draw_series(ok().filter_map(|r| {
             segment(r.sent_s, r.first_token_s, r.index as f64)
                 .map(|p| PathElement::new(p, WAIT.stroke_width(width)))
         }))
-        .map_err(text)?
+        .map_err(draw_error)?
         .label("send → first token")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], WAIT.stroke_width(3)));
+        .legend(legend_line(WAIT, 18, 3));
     chart
         .draw_series(ok().filter_map(|r| {
             segment(r.first_token_s, r.end_s, r.index as f64)
                 .map(|p| PathElement::new(p, DECODE.stroke_width(width)))
         }))
-        .map_err(text)?
+        .map_err(draw_error)?
         .label("first token → end")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], DECODE.stroke_width(3)));
+        .legend(legend_line(DECODE, 18, 3));
     let failed = || timeline.rows.iter().filter(|r| !r.ok());
     chart
         .draw_series(failed().filter_map(|r| {
             segment(r.sent_s.or(r.scheduled_s), r.end_s, r.index as f64)
                 .map(|p| PathElement::new(p, FAILED.stroke_width(width)))
         }))
-        .map_err(text)?;
+        .map_err(draw_error)?;
     chart
         .draw_series(failed().filter_map(|r| {
             r.end_s
@@ -259,7 +243,7 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
                 .or(r.scheduled_s)
                 .map(|t| Cross::new((t, r.index as f64), 5, FAILED.stroke_width(2)))
         }))
-        .map_err(text)?
+        .map_err(draw_error)?
         .label("failed")
         .legend(|(x, y)| Cross::new((x + 9, y), 5, FAILED.stroke_width(2)));
     chart
@@ -269,8 +253,8 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
         .border_style(BLACK)
         .label_font(FONT)
         .draw()
-        .map_err(text)?;
-    root.present().map_err(text)
+        .map_err(draw_error)?;
+    root.present().map_err(draw_error)
 }
 
 /// The `/metrics` series of the first URL, three panels stacked: requests running and
@@ -349,7 +333,7 @@ pub fn draw_series(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<
             .x_label_area_size(if bottom { 40 } else { 22 })
             .y_label_area_size(64)
             .build_cartesian_2d(x0..x1, 0f64..y_max)
-            .map_err(text)?;
+            .map_err(draw_error)?;
         chart
             .configure_mesh()
             .x_desc(if bottom {
@@ -363,24 +347,22 @@ pub fn draw_series(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<
             .x_label_formatter(&|v| readable(*v))
             .y_label_formatter(&|v| readable(*v))
             .draw()
-            .map_err(text)?;
+            .map_err(draw_error)?;
         let empty = lines.iter().all(|(_, _, pts)| pts.is_empty());
         for (label, color, pts) in lines {
             chart
                 .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-                .map_err(text)?
+                .map_err(draw_error)?
                 .label(label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                });
+                .legend(legend_line(color, 18, 3));
             chart
                 .draw_series(pts.iter().map(|&p| Circle::new(p, 2, color.filled())))
-                .map_err(text)?;
+                .map_err(draw_error)?;
         }
         if empty {
             panel
                 .draw(&Text::new("not exported by this server", (90, 40), FONT))
-                .map_err(text)?;
+                .map_err(draw_error)?;
         }
         chart
             .configure_series_labels()
@@ -389,7 +371,7 @@ pub fn draw_series(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<
             .border_style(BLACK)
             .label_font(FONT)
             .draw()
-            .map_err(text)?;
+            .map_err(draw_error)?;
     }
-    root.present().map_err(text)
+    root.present().map_err(draw_error)
 }

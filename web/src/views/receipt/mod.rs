@@ -18,7 +18,6 @@ pub mod model;
 
 use std::sync::Arc;
 
-use leptos::html;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use loadproof_core::audit::{Audit, STANDINGS};
@@ -32,11 +31,17 @@ use self::model::{MetricSamples, MetricsSeries, ReceiptModel, Timeline, Timeline
 use crate::offload::{Job, Progress, audit_receipt};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes};
+use crate::widgets::canvas_figure::FigureCard;
 use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::{ABSENT, js, js_opt, readable};
 
 /// Timeline rows written out as a table at most (the chart draws them all).
 const TABLE_ROWS: usize = 500;
+/// The classes of a chart's card in this view.
+const FIGURE_CLASS: &str = "card chart receipt-figure";
+/// A chart's canvas size unless it says otherwise, pixels.
+const FIGURE_W: &str = "960";
+const FIGURE_H: &str = "420";
 
 /// Reads `receipts.json` with core's rule: every path must stay on this site.
 fn parse_index(bytes: &[u8]) -> Result<Vec<SiteReceipt>, String> {
@@ -944,68 +949,11 @@ fn Latency(m: Arc<ReceiptModel>) -> impl IntoView {
     }
 }
 
-/// A chart beside the table of its numbers. Ids: `<slug>-heading`, `<slug>-chart`.
-#[component]
-fn Figure(
-    slug: &'static str,
-    title: &'static str,
-    alt: &'static str,
-    canvas: NodeRef<html::Canvas>,
-    problem: RwSignal<Option<String>>,
-    #[prop(default = "960")] width: &'static str,
-    #[prop(default = "420")] height: &'static str,
-    children: Children,
-) -> impl IntoView {
-    let heading = format!("{slug}-heading");
-    let labelled_by = heading.clone();
-    view! {
-        <section id=format!("receipt-{slug}") class="card chart receipt-figure" aria-labelledby=labelled_by>
-            <h2 id=heading>{title}</h2>
-            <div class="figure">
-                <canvas
-                    id=format!("{slug}-chart")
-                    node_ref=canvas
-                    width=width
-                    height=height
-                    role="img"
-                    aria-label=alt
-                ></canvas>
-                <div class="numbers">{children()}</div>
-            </div>
-            {move || {
-                problem
-                    .get()
-                    .map(|msg| {
-                        view! {
-                            <p class="error" role="status">
-                                {msg}
-                            </p>
-                        }
-                    })
-            }}
-        </section>
-    }
-}
-
 /// Histograms and CDFs of the latency samples.
 #[component]
 fn LatencyCharts(m: Arc<ReceiptModel>) -> impl IntoView {
-    let hist_canvas = NodeRef::<html::Canvas>::new();
-    let cdf_canvas = NodeRef::<html::Canvas>::new();
-    let hist_problem = RwSignal::new(None::<String>);
-    let cdf_problem = RwSignal::new(None::<String>);
     let for_hist = m.clone();
-    Effect::new(move |_| {
-        if let Some(canvas) = hist_canvas.get() {
-            hist_problem.set(plots::draw_histograms(canvas, &for_hist.latency.metrics).err());
-        }
-    });
     let for_cdf = m.clone();
-    Effect::new(move |_| {
-        if let Some(canvas) = cdf_canvas.get() {
-            cdf_problem.set(plots::draw_cdfs(canvas, &for_cdf.latency.metrics).err());
-        }
-    });
     let hist_tables = m
         .latency
         .metrics
@@ -1027,29 +975,31 @@ fn LatencyCharts(m: Arc<ReceiptModel>) -> impl IntoView {
         cdf_tables.into_any()
     };
     view! {
-            <Figure
-                slug="histograms"
-                title="Latency histograms"
-                alt="Histograms of TTFT, TPOT, ITL and end-to-end latency; the bins are in the tables beside it."
-                canvas=hist_canvas
-                problem=hist_problem
-                width="760"
-                height="480"
-            >
-    {hist_side}
-            </Figure>
-            <Figure
-                slug="cdfs"
-                title="Latency CDFs"
-                alt="Cumulative distributions of TTFT, TPOT, ITL and end-to-end latency; the quantiles are in the tables beside it."
-                canvas=cdf_canvas
-                problem=cdf_problem
-                width="760"
-                height="480"
-            >
-    {cdf_side}
-            </Figure>
-        }
+        <FigureCard
+            slug="histograms"
+            id="receipt-histograms"
+            class=FIGURE_CLASS
+            title="Latency histograms"
+            alt="Histograms of TTFT, TPOT, ITL and end-to-end latency; the bins are in the tables beside it."
+            width="760"
+            height="480"
+            draw=move |canvas| plots::draw_histograms(canvas, &for_hist.latency.metrics)
+        >
+            {hist_side}
+        </FigureCard>
+        <FigureCard
+            slug="cdfs"
+            id="receipt-cdfs"
+            class=FIGURE_CLASS
+            title="Latency CDFs"
+            alt="Cumulative distributions of TTFT, TPOT, ITL and end-to-end latency; the quantiles are in the tables beside it."
+            width="760"
+            height="480"
+            draw=move |canvas| plots::draw_cdfs(canvas, &for_cdf.latency.metrics)
+        >
+            {cdf_side}
+        </FigureCard>
+    }
 }
 
 #[component]
@@ -1225,14 +1175,7 @@ fn timeline_head() -> impl IntoView {
 /// The per-request timeline.
 #[component]
 fn TimelineChart(m: Arc<ReceiptModel>) -> impl IntoView {
-    let canvas = NodeRef::<html::Canvas>::new();
-    let problem = RwSignal::new(None::<String>);
     let for_draw = m.clone();
-    Effect::new(move |_| {
-        if let Some(c) = canvas.get() {
-            problem.set(plots::draw_timeline(c, &for_draw.timeline).err());
-        }
-    });
     let t: &Timeline = &m.timeline;
     let failed: Vec<&TimelineRow> = t.rows.iter().filter(|r| !r.ok()).collect();
     let shown_failed = failed
@@ -1320,29 +1263,25 @@ fn TimelineChart(m: Arc<ReceiptModel>) -> impl IntoView {
     }
     .into_any();
     view! {
-        <Figure
+        <FigureCard
             slug="timeline"
+            id="receipt-timeline"
+            class=FIGURE_CLASS
             title="Requests over time"
             alt="Each request as a line at its index: scheduled to sent, sent to first token, first token to end; failed requests in red with a cross. The numbers are in the tables beside it."
-            canvas=canvas
-            problem=problem
+            width=FIGURE_W
+            height=FIGURE_H
+            draw=move |canvas| plots::draw_timeline(canvas, &for_draw.timeline)
         >
             {side}
-        </Figure>
+        </FigureCard>
     }
 }
 
 /// The `/metrics` series.
 #[component]
 fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
-    let canvas = NodeRef::<html::Canvas>::new();
-    let problem = RwSignal::new(None::<String>);
     let for_draw = m.clone();
-    Effect::new(move |_| {
-        if let Some(c) = canvas.get() {
-            problem.set(plots::draw_series(c, &for_draw.metrics).err());
-        }
-    });
     let s: &MetricsSeries = &m.metrics;
     let o = &m.audit.occupancy;
     let rows = s
@@ -1452,16 +1391,18 @@ fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
     }
     .into_any();
     view! {
-        <Figure
+        <FigureCard
             slug="metrics"
+            id="receipt-metrics"
+            class=FIGURE_CLASS
             title="/metrics over the run"
             alt="Requests running and waiting, KV-cache usage, and generated and prompt tokens since the first scrape, over the run; the numbers are in the tables beside it."
-            canvas=canvas
-            problem=problem
+            width=FIGURE_W
             height="520"
+            draw=move |canvas| plots::draw_series(canvas, &for_draw.metrics)
         >
             {side}
-        </Figure>
+        </FigureCard>
     }
 }
 
