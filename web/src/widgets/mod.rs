@@ -5,3 +5,4 @@ pub mod canvas_figure;
 pub mod drop_zone;
 pub mod number;
 pub mod plot;
+pub mod readout;
