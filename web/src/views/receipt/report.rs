@@ -50,18 +50,7 @@ pub fn Report(model: Arc<ReceiptModel>) -> impl IntoView {
 #[component]
 fn Banner(m: Arc<ReceiptModel>) -> impl IntoView {
     let a = &m.audit;
-    let verdict = if a.qualified {
-        format!(
-            "QUALIFIED{}: every standing is positive",
-            if a.simulator {
-                " (of loadproof sim, a simulator)"
-            } else {
-                ""
-            }
-        )
-    } else {
-        format!("UNQUALIFIED: {} refusals", a.refusals.len())
-    };
+    let verdict = a.verdict();
     let class = if a.qualified {
         "card wide banner qualified"
     } else {
