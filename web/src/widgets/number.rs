@@ -7,6 +7,16 @@
 //! digits, no trailing `.0` on integral values, and exponent notation only outside
 //! `[1e-6, 1e21)`. Rust's `{}` already gives the shortest digits without `.0`; this module
 //! adds JavaScript's exponent ranges and spelling so the two never disagree.
+//!
+//! One number goes the other way: a burstiness window typed in seconds
+//! ([`window_from_text`]), read the same in the trace and playbook views.
+
+use loadproof_core::Window;
+
+/// A burstiness window typed in seconds (surrounding blanks ignored), when core accepts it.
+pub fn window_from_text(text: &str) -> Option<Window> {
+    text.trim().parse::<f64>().ok().and_then(Window::from_secs)
+}
 
 /// `x` written as JavaScript's `String(x)` writes it.
 pub fn js(x: f64) -> String {

@@ -27,7 +27,7 @@ use crate::ingest::ingest_bytes;
 use crate::offload::{Job, ingest_trace};
 use crate::publish::{parsed, publish};
 use crate::widgets::drop_zone::DropZone;
-use crate::widgets::number::{ABSENT, js, js_opt};
+use crate::widgets::number::{ABSENT, js, js_opt, window_from_text};
 
 /// The file name the synthetic sample is reported under.
 pub const SAMPLE_NAME: &str = "synthetic-burstgpt.csv";
@@ -50,11 +50,7 @@ pub fn TraceView() -> impl IntoView {
     // Bumped by every load; a slower, older load sees the change and stops.
     let generation = StoredValue::new(0u64);
 
-    let typed_window = Memo::new(move |_| {
-        window_text
-            .with(|t| t.trim().parse::<f64>().ok())
-            .and_then(Window::from_secs)
-    });
+    let typed_window = Memo::new(move |_| window_text.with(|t| window_from_text(t)));
     // An invalid entry keeps the last valid window rather than blanking the report.
     let window = Memo::new(move |prev: Option<&Window>| {
         typed_window
