@@ -7,8 +7,8 @@
 
 use std::fmt::Display;
 
-use plotters::coord::Shift;
 use plotters::coord::types::RangedCoordf64;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use plotters_canvas::CanvasBackend;
@@ -53,6 +53,22 @@ pub fn legend_line(
     move |(x, y)| PathElement::new(vec![(x, y), (x + length, y)], color.stroke_width(width))
 }
 
+/// Draws the chart's legend at `at`: on a lightened background, framed, in `font`.
+pub fn legend<CT: CoordTranslate>(
+    chart: &mut ChartContext<'_, CanvasBackend, CT>,
+    at: SeriesLabelPosition,
+    font: Font,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .label_font(font)
+        .draw()
+        .map_err(draw_error)
+}
+
 /// Text anchored at its left end and centred vertically (labels beside bars).
 pub fn left_middle(font: Font) -> TextStyle<'static> {
     TextStyle::from(font.into_font()).pos(Pos::new(HPos::Left, VPos::Center))
@@ -62,6 +78,30 @@ pub fn left_middle(font: Font) -> TextStyle<'static> {
 /// the row spans `[from_top(n, k), from_top(n, k) + 1)`.
 pub fn from_top(n: usize, k: usize) -> f64 {
     n as f64 - 1.0 - k as f64
+}
+
+/// The axes of a horizontal bar chart: no y ticks or grid (each row is named by
+/// [`row_labels`]), the x axis described by `x_desc` with ticks written by `x_tick` (at most
+/// `x_ticks` of them when given, else plotters' default).
+pub fn bar_axes(
+    chart: &mut Chart<'_>,
+    x_desc: &str,
+    x_ticks: Option<usize>,
+    x_tick: &dyn Fn(&f64) -> String,
+    font: Font,
+) -> Result<(), String> {
+    let mut mesh = chart.configure_mesh();
+    mesh.disable_y_mesh()
+        .y_labels(0)
+        .y_label_formatter(&|_| String::new());
+    if let Some(n) = x_ticks {
+        mesh.x_labels(n);
+    }
+    mesh.x_desc(x_desc)
+        .label_style(font)
+        .x_label_formatter(x_tick)
+        .draw()
+        .map_err(draw_error)
 }
 
 /// Writes each label at the canvas's left edge, level with the middle of its row (rows as

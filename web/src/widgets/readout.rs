@@ -1,5 +1,6 @@
-//! Small pieces of markup the views print numbers and lists with: a readable number with the
-//! exact one in its `title`, a list that says "none" when empty, a yes/no, a date.
+//! Small pieces of markup the views print numbers, lists and messages with: a readable number
+//! with the exact one in its `title`, a list that says "none" when empty, a table's column
+//! headings, a status or error paragraph shown while there is one, a yes/no, a date.
 //!
 //! They only format; every value comes from core (through a view's model). The digits follow
 //! [`super::number`]: [`super::number::readable`] for reading, [`super::number::js`] where a
@@ -85,6 +86,57 @@ pub fn list(id: &'static str, items: Vec<String>) -> impl IntoView {
                 items.into_iter().map(|i| view! { <li>{i}</li> }).collect_view().into_any()
             }}
         </ul>
+    }
+}
+
+/// One column heading of a table.
+#[derive(Debug, Clone, Copy)]
+pub enum Col {
+    /// A column of text.
+    Text(&'static str),
+    /// A column of numbers (`class="num"`, aligned right).
+    Num(&'static str),
+}
+
+/// `<thead>` with one `<th scope="col">` per column.
+pub fn thead(columns: &[Col]) -> impl IntoView + use<> {
+    let heads = columns
+        .iter()
+        .map(|c| match *c {
+            Col::Text(label) => view! { <th scope="col">{label}</th> }.into_any(),
+            Col::Num(label) => view! { <th scope="col" class="num">{label}</th> }.into_any(),
+        })
+        .collect_view();
+    view! {
+        <thead>
+            <tr>{heads}</tr>
+        </thead>
+    }
+}
+
+/// A paragraph (`<p id class role>`) showing `text` while there is one: a status, an error.
+#[component]
+pub fn Message(
+    /// The paragraph's id.
+    #[prop(into)]
+    id: String,
+    /// Its classes (`hint`, `error`).
+    class: &'static str,
+    /// Its ARIA role (`status`, `alert`), when it has one.
+    #[prop(optional)]
+    role: Option<&'static str>,
+    /// What it says, when it says anything.
+    #[prop(into)]
+    text: Signal<Option<String>>,
+) -> impl IntoView {
+    move || {
+        text.get().map(|text| {
+            view! {
+                <p id=id.clone() class=class role=role>
+                    {text}
+                </p>
+            }
+        })
     }
 }
 

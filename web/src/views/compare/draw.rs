@@ -6,7 +6,7 @@ use web_sys::HtmlCanvasElement;
 
 use super::model::{Bar, Tone};
 use crate::widgets::number::{percent_change, readable};
-use crate::widgets::plot::{Font, area, draw_error, from_top, row_labels, say};
+use crate::widgets::plot::{Font, area, bar_axes, draw_error, from_top, row_labels, say};
 
 const BETTER: RGBColor = RGBColor(6, 118, 71);
 const WORSE: RGBColor = RGBColor(180, 35, 24);
@@ -39,17 +39,13 @@ pub fn draw_changes(canvas: HtmlCanvasElement, bars: &[Bar]) -> Result<(), Strin
         .y_label_area_size(NAMES_PX)
         .build_cartesian_2d(-x_max..x_max, 0f64..n as f64)
         .map_err(draw_error)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(0)
-        .y_label_formatter(&|_| String::new())
-        .x_labels(5)
-        .x_desc("relative change, % (treatment vs baseline)")
-        .label_style(CHART_FONT)
-        .x_label_formatter(&|v| format!("{}%", readable(*v)))
-        .draw()
-        .map_err(draw_error)?;
+    bar_axes(
+        &mut chart,
+        "relative change, % (treatment vs baseline)",
+        Some(5),
+        &|v| format!("{}%", readable(*v)),
+        CHART_FONT,
+    )?;
     chart
         .draw_series(bars.iter().enumerate().map(|(k, b)| {
             let color = match b.tone {

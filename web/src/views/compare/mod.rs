@@ -30,7 +30,7 @@ use crate::site::{Fetched, SiteIndex, blob_of, fetch_bytes, fetch_site_receipts}
 use crate::views::receipt::loader::{Loading, ReceiptLoad};
 use crate::views::receipt::model::ReceiptModel;
 use crate::widgets::drop_zone::DropZone;
-use crate::widgets::readout::key_values;
+use crate::widgets::readout::{Message, key_values};
 
 /// One side: its receipt's load, and which of the site's receipts is chosen.
 #[derive(Clone, Copy)]
@@ -177,12 +177,8 @@ pub fn CompareView() -> impl IntoView {
                 <code>"loadproof receipt compare"</code>
                 ". One receipt per arm is an observation, not a measured effect."
             </p>
-            {move || site_status.get().map(|s| view! { <p id="compare-site" class="hint">{s}</p> })}
-            {move || {
-                site_error
-                    .get()
-                    .map(|e| view! { <p id="compare-site-error" class="error" role="alert">{e}</p> })
-            }}
+            <Message id="compare-site" class="hint" text=site_status />
+            <Message id="compare-site-error" class="error" role="alert" text=site_error />
         </section>
         <SlotCard of=baseline site=site />
         <SlotCard of=treatment site=site />
@@ -273,8 +269,8 @@ fn SlotCard(of: Slot, site: RwSignal<Vec<SiteReceipt>>) -> impl IntoView {
                         }
                     })
             }}
-            {move || slot.load.status.get().map(|s| view! { <p class="hint" id=slot.id("status") role="status">{s}</p> })}
-            {move || slot.load.error.get().map(|e| view! { <p class="error" id=slot.id("error") role="alert">{e}</p> })}
+            <Message id=slot.id("status") class="hint" role="status" text=slot.load.status />
+            <Message id=slot.id("error") class="error" role="alert" text=slot.load.error />
             {move || slot.load.model.get().map(|m| view! { <Banner of=slot model=m /> })}
         </section>
     }

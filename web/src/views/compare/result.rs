@@ -14,6 +14,7 @@ use super::draw::draw_changes;
 use super::model::{Tone, bars};
 use crate::widgets::canvas_figure::{CanvasFigure, DrawProblem};
 use crate::widgets::number::{ABSENT, js, percent_change, readable, signed};
+use crate::widgets::readout::{Col, thead};
 
 /// The verdict, the differences, the table and the chart.
 #[component]
@@ -132,15 +133,7 @@ pub fn ComparisonView(c: Arc<Comparison>) -> impl IntoView {
                     <div class="scroll">
                     <table id="compare-table" aria-describedby="compare-table-note">
                         <caption>"Every metric, baseline vs treatment"</caption>
-                        <thead>
-                            <tr>
-                                <th scope="col">"Metric"</th>
-                                <th scope="col" class="num">"Baseline"</th>
-                                <th scope="col" class="num">"Treatment"</th>
-                                <th scope="col" class="num">"Δ"</th>
-                                <th scope="col" class="num">"Δ%"</th>
-                            </tr>
-                        </thead>
+                        {thead(&[Col::Text("Metric"), Col::Num("Baseline"), Col::Num("Treatment"), Col::Num("Δ"), Col::Num("Δ%")])}
                         <tbody>
                             {c.metrics.iter().map(|m| view! { <MetricRow m=m.clone() /> }).collect_view()}
                         </tbody>
@@ -177,13 +170,7 @@ fn DifferenceTable(rows: Vec<Difference>, label: &'static str) -> impl IntoView 
     view! {
         <div class="scroll">
             <table class="differences">
-                <thead>
-                    <tr>
-                        <th scope="col">{label}</th>
-                        <th scope="col">"Baseline"</th>
-                        <th scope="col">"Treatment"</th>
-                    </tr>
-                </thead>
+                {thead(&[Col::Text(label), Col::Text("Baseline"), Col::Text("Treatment")])}
                 <tbody>
                     {rows
                         .into_iter()

@@ -7,7 +7,7 @@ use web_sys::HtmlCanvasElement;
 
 use super::model::AxisLine;
 use crate::widgets::number::{fixed, readable};
-use crate::widgets::plot::{Font, area, draw_error, from_top, left_middle, row_labels};
+use crate::widgets::plot::{Font, area, bar_axes, draw_error, from_top, left_middle, row_labels};
 
 const BAR: RGBColor = RGBColor(37, 99, 235);
 const LIMITING: RGBColor = RGBColor(217, 119, 6);
@@ -29,16 +29,13 @@ pub fn draw_distances(canvas: HtmlCanvasElement, lines: &[AxisLine]) -> Result<(
         .y_label_area_size(104)
         .build_cartesian_2d(0f64..x_max, 0f64..(n as f64).max(1.0))
         .map_err(draw_error)?;
-    chart
-        .configure_mesh()
-        .disable_y_mesh()
-        .y_labels(0)
-        .y_label_formatter(&|_| String::new())
-        .x_desc("|log2| distance, row vs query")
-        .label_style(CHART_FONT)
-        .x_label_formatter(&|v| readable(*v))
-        .draw()
-        .map_err(draw_error)?;
+    bar_axes(
+        &mut chart,
+        "|log2| distance, row vs query",
+        None,
+        &|v| readable(*v),
+        CHART_FONT,
+    )?;
     chart
         .draw_series(lines.iter().enumerate().map(|(k, l)| {
             let color = if l.limiting { LIMITING } else { BAR };

@@ -12,7 +12,7 @@ use super::draw::draw_distances;
 use super::model::{AxisLine, Book, Matched, RowDistance, default_row, row_distances};
 use crate::widgets::canvas_figure::{CanvasFigure, DrawProblem};
 use crate::widgets::number::{fixed, js};
-use crate::widgets::readout::num_span;
+use crate::widgets::readout::{Col, num_span, thead};
 
 /// Every row's verdict, in playbook order, and the chosen row's per-axis distances.
 #[component]
@@ -174,17 +174,7 @@ pub fn MatchTable(
         </p>
         <div class="scroll">
             <table id="match-results">
-                <thead>
-                    <tr>
-                        <th scope="col">"Row"</th>
-                        <th scope="col">"Verdict"</th>
-                        <th scope="col" class="num">"Distance (L∞)"</th>
-                        <th scope="col">"Limiting axis"</th>
-                        <th scope="col">"Floor"</th>
-                        <th scope="col">"Why not"</th>
-                        <th scope="col">"Distances"</th>
-                    </tr>
-                </thead>
+                {thead(&[Col::Text("Row"), Col::Text("Verdict"), Col::Num("Distance (L∞)"), Col::Text("Limiting axis"), Col::Text("Floor"), Col::Text("Why not"), Col::Text("Distances")])}
                 <tbody>{lines.into_values().collect_view()}</tbody>
             </table>
         </div>
@@ -261,16 +251,7 @@ fn DistancePanel(row: RowDistance, policy: MatchPolicy, query: RegimeAxes) -> im
                 <div class="numbers">
                     <table id="distance-table">
                         <caption>{format!("Distance per axis, row {} vs the query", row.id)}</caption>
-                        <thead>
-                            <tr>
-                                <th scope="col">"Axis"</th>
-                                <th scope="col" class="num">"Row"</th>
-                                <th scope="col" class="num">"Query"</th>
-                                <th scope="col" class="num">"|log2| distance"</th>
-                                <th scope="col" class="num">"Tolerance"</th>
-                                <th scope="col">"Standing"</th>
-                            </tr>
-                        </thead>
+                        {thead(&[Col::Text("Axis"), Col::Num("Row"), Col::Num("Query"), Col::Num("|log2| distance"), Col::Num("Tolerance"), Col::Text("Standing")])}
                         <tbody>
                             {lines
                                 .into_iter()

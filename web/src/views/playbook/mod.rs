@@ -40,6 +40,7 @@ use crate::ingest::{ReadError, ingest_blob};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes, read_blob};
 use crate::widgets::drop_zone::DropZone;
+use crate::widgets::readout::Message;
 
 /// The playbook table and the matcher.
 #[component]
@@ -175,11 +176,7 @@ pub fn PlaybookView() -> impl IntoView {
                 "Choose a playbook file (loadproof.playbook/v1 JSON), or drop one here."
             </DropZone>
             <p id="playbook-status" class="hint" role="status">{move || book_status.get()}</p>
-            {move || {
-                book_error
-                    .get()
-                    .map(|e| view! { <p id="playbook-error" class="error" role="alert">{e}</p> })
-            }}
+            <Message id="playbook-error" class="error" role="alert" text=book_error />
             {move || book.get().map(|b| view! { <RowsTable book=b filters=filters form=form /> })}
         </section>
         <section class="card wide" aria-labelledby="match-heading">
@@ -199,11 +196,7 @@ pub fn PlaybookView() -> impl IntoView {
                     .get()
                     .map(|n| view! { <p class="reading" role="status">"Reading " {n} "…"</p> })
             }}
-            {move || {
-                live_error
-                    .get()
-                    .map(|e| view! { <p id="live-error" class="error" role="alert">{e}</p> })
-            }}
+            <Message id="live-error" class="error" role="alert" text=live_error />
             <IdentityForm form=form />
             {move || match outcome.get() {
                 None => {

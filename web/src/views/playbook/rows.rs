@@ -15,7 +15,7 @@ use loadproof_core::playbook::{Evidence, RegimeAxis, Row, knobs_line};
 use super::form::Form;
 use super::model::{Book, RowFilter, RowKeys};
 use crate::widgets::number::{count, js, readable};
-use crate::widgets::readout::num_span;
+use crate::widgets::readout::{Col, num_span, thead};
 
 /// The row filters, as chosen (an empty string: any). `Copy`: every field is a signal.
 #[derive(Debug, Clone, Copy)]
@@ -168,15 +168,7 @@ pub fn RowsTable(book: Arc<Book>, filters: Filters, form: Form) -> impl IntoView
         </fieldset>
         <div class="scroll">
             <table id="playbook-rows">
-                <thead>
-                    <tr>
-                        <th scope="col">"Row"</th>
-                        <th scope="col">"Identity"</th>
-                        <th scope="col">"Regime"</th>
-                        <th scope="col">"Delta (medians; change = treatment vs baseline)"</th>
-                        <th scope="col">"Provenance"</th>
-                    </tr>
-                </thead>
+                {thead(&[Col::Text("Row"), Col::Text("Identity"), Col::Text("Regime"), Col::Text("Delta (medians; change = treatment vs baseline)"), Col::Text("Provenance")])}
                 <tbody>
                     {rows
                         .into_iter()
@@ -273,14 +265,7 @@ fn RowLine(row: Row, hidden: Signal<bool>, form: Form) -> impl IntoView {
             </td>
             <td>
                 <table class="delta">
-                    <thead>
-                        <tr>
-                            <th scope="col">"metric"</th>
-                            <th scope="col" class="num">"baseline"</th>
-                            <th scope="col" class="num">"treatment"</th>
-                            <th scope="col" class="num">"change"</th>
-                        </tr>
-                    </thead>
+                    {thead(&[Col::Text("metric"), Col::Num("baseline"), Col::Num("treatment"), Col::Num("change")])}
                     <tbody>
                         {Metric::ALL
                             .iter()

@@ -9,9 +9,9 @@
 use plotters::prelude::*;
 use web_sys::HtmlCanvasElement;
 
-use super::model::{MetricPoint, MetricSamples, MetricsSeries, Timeline};
+use super::model::{MetricPoint, MetricSamples, MetricsSeries, Timeline, TimelineRow};
 use crate::widgets::number::readable;
-use crate::widgets::plot::{self, Area, Font, area, draw_error, legend_line};
+use crate::widgets::plot::{self, Area, Font, area, draw_error, legend, legend_line};
 
 const FONT: Font = ("sans-serif", 13);
 const CAPTION: Font = ("sans-serif", 15);
@@ -23,6 +23,8 @@ const FAILED: RGBColor = RGBColor(200, 30, 30);
 const SECOND: RGBColor = RGBColor(217, 119, 6);
 const THIRD: RGBColor = RGBColor(124, 58, 237);
 
+/// The instants a leg of a request's line runs between.
+type Leg = fn(&TimelineRow) -> (Option<f64>, Option<f64>);
 /// One line of a panel: its label, colour and points.
 type Line<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
@@ -204,31 +206,23 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
     let width = if timeline.rows.len() > 400 { 1 } else { 2 };
     let segment =
         |a: Option<f64>, b: Option<f64>, y: f64| a.zip(b).map(|(a, b)| vec![(a, y), (b, y)]);
-    let ok = || timeline.rows.iter().filter(|r| r.ok());
-    chart
-        .draw_series(ok().filter_map(|r| {
-            segment(r.scheduled_s, r.sent_s, r.index as f64)
-                .map(|p| PathElement::new(p, LAG.stroke_width(width)))
-        }))
-        .map_err(draw_error)?
-        .label("schedule → send (lag)")
-        .legend(legend_line(LAG, 18, 3));
-    chart
-        .draw_series(ok().filter_map(|r| {
-            segment(r.sent_s, r.first_token_s, r.index as f64)
-                .map(|p| PathElement::new(p, WAIT.stroke_width(width)))
-        }))
-        .map_err(draw_error)?
-        .label("send → first token")
-        .legend(legend_line(WAIT, 18, 3));
-    chart
-        .draw_series(ok().filter_map(|r| {
-            segment(r.first_token_s, r.end_s, r.index as f64)
-                .map(|p| PathElement::new(p, DECODE.stroke_width(width)))
-        }))
-        .map_err(draw_error)?
-        .label("first token → end")
-        .legend(legend_line(DECODE, 18, 3));
+    // A completed request's three legs, each from one instant to the next.
+    let legs: [(Leg, RGBColor, &str); 3] = [
+        (|r| (r.scheduled_s, r.sent_s), LAG, "schedule → send (lag)"),
+        (|r| (r.sent_s, r.first_token_s), WAIT, "send → first token"),
+        (|r| (r.first_token_s, r.end_s), DECODE, "first token → end"),
+    ];
+    for (leg, color, label) in legs {
+        chart
+            .draw_series(timeline.rows.iter().filter(|r| r.ok()).filter_map(|r| {
+                let (from, to) = leg(r);
+                segment(from, to, r.index as f64)
+                    .map(|p| PathElement::new(p, color.stroke_width(width)))
+            }))
+            .map_err(draw_error)?
+            .label(label)
+            .legend(legend_line(color, 18, 3));
+    }
     let failed = || timeline.rows.iter().filter(|r| !r.ok());
     chart
         .draw_series(failed().filter_map(|r| {
@@ -246,14 +240,7 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
         .map_err(draw_error)?
         .label("failed")
         .legend(|(x, y)| Cross::new((x + 9, y), 5, FAILED.stroke_width(2)));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(FONT)
-        .draw()
-        .map_err(draw_error)?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft, FONT)?;
     root.present().map_err(draw_error)
 }
 
@@ -364,14 +351,7 @@ pub fn draw_series(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<
                 .draw(&Text::new("not exported by this server", (90, 40), FONT))
                 .map_err(draw_error)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font(FONT)
-            .draw()
-            .map_err(draw_error)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight, FONT)?;
     }
     root.present().map_err(draw_error)
 }

@@ -14,7 +14,7 @@ use super::draw as plots;
 use super::model::{MetricSamples, MetricsSeries, ReceiptModel, Timeline, TimelineRow};
 use crate::widgets::canvas_figure::FigureCard;
 use crate::widgets::number::readable;
-use crate::widgets::readout::{int, int_opt, list, td};
+use crate::widgets::readout::{Col, int, int_opt, list, td, thead};
 
 /// Timeline rows written out as a table at most (the chart draws them all).
 const TABLE_ROWS: usize = 500;
@@ -106,13 +106,7 @@ fn HistTable(s: MetricSamples) -> impl IntoView {
             </summary>
             <div class="scroll tall">
                 <table>
-                    <thead>
-                        <tr>
-                            <th scope="col" class="num">"from, ms"</th>
-                            <th scope="col" class="num">"to, ms"</th>
-                            <th scope="col" class="num">"samples"</th>
-                        </tr>
-                    </thead>
+                    {thead(&[Col::Num("from, ms"), Col::Num("to, ms"), Col::Num("samples")])}
                     <tbody>{rows}</tbody>
                 </table>
             </div>
@@ -166,12 +160,7 @@ fn CdfTable(metrics: Vec<MetricSamples>, audit: Audit) -> impl IntoView {
                     </summary>
                     <div class="scroll tall">
                         <table>
-                            <thead>
-                                <tr>
-                                    <th scope="col" class="num">"ms"</th>
-                                    <th scope="col" class="num">"share at or below"</th>
-                                </tr>
-                            </thead>
+                            {thead(&[Col::Num("ms"), Col::Num("share at or below")])}
                             <tbody>{rows}</tbody>
                         </table>
                     </div>
@@ -232,17 +221,7 @@ fn failure_row(r: &TimelineRow) -> impl IntoView {
 
 fn timeline_head() -> impl IntoView {
     view! {
-        <thead>
-            <tr>
-                <th scope="col" class="num">"request"</th>
-                <th scope="col" class="num">"scheduled, ms"</th>
-                <th scope="col" class="num">"sent, ms"</th>
-                <th scope="col" class="num">"first token, ms"</th>
-                <th scope="col" class="num">"end, ms"</th>
-                <th scope="col">"disposition"</th>
-                <th scope="col">"what went wrong"</th>
-            </tr>
-        </thead>
+        {thead(&[Col::Num("request"), Col::Num("scheduled, ms"), Col::Num("sent, ms"), Col::Num("first token, ms"), Col::Num("end, ms"), Col::Text("disposition"), Col::Text("what went wrong")])}
     }
 }
 
@@ -310,13 +289,7 @@ pub fn TimelineChart(m: Arc<ReceiptModel>) -> impl IntoView {
                         <div class="scroll tall">
                             <table id="timeline-failures">
                                 <caption>"Failed requests"</caption>
-                                <thead>
-                                    <tr>
-                                        <th scope="col" class="num">"request"</th>
-                                        <th scope="col">"disposition"</th>
-                                        <th scope="col">"what went wrong"</th>
-                                    </tr>
-                                </thead>
+                                {thead(&[Col::Num("request"), Col::Text("disposition"), Col::Text("what went wrong")])}
                                 <tbody>{shown_failed}</tbody>
                             </table>
                         </div>
@@ -446,18 +419,7 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
                 <summary>{format!("Every readable scrape ({})", s.points.len())}</summary>
                 <div class="scroll tall">
                     <table id="metrics-table">
-                        <thead>
-                            <tr>
-                                <th scope="col" class="num">"scrape"</th>
-                                <th scope="col">"phase"</th>
-                                <th scope="col" class="num">"t, s"</th>
-                                <th scope="col" class="num">"running"</th>
-                                <th scope="col" class="num">"waiting"</th>
-                                <th scope="col" class="num">"KV usage"</th>
-                                <th scope="col" class="num">"generation tokens"</th>
-                                <th scope="col" class="num">"prompt tokens"</th>
-                            </tr>
-                        </thead>
+                        {thead(&[Col::Num("scrape"), Col::Text("phase"), Col::Num("t, s"), Col::Num("running"), Col::Num("waiting"), Col::Num("KV usage"), Col::Num("generation tokens"), Col::Num("prompt tokens")])}
                         <tbody>{rows}</tbody>
                     </table>
                 </div>

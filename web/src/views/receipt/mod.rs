@@ -35,6 +35,7 @@ use crate::publish::{json_value, publish};
 use crate::site::{Fetched, SiteIndex, blob_of, fetch_bytes, fetch_site_receipts};
 use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::readable;
+use crate::widgets::readout::Message;
 
 /// What the bundled-receipts fetch found (`data-state` of `#bundled-receipts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,28 +249,8 @@ pub fn ReceiptView() -> impl IntoView {
                         }
                     })
             }}
-            {move || {
-                status
-                    .get()
-                    .map(|msg| {
-                        view! {
-                            <p id="receipt-status" class="hint" role="status">
-                                {msg}
-                            </p>
-                        }
-                    })
-            }}
-            {move || {
-                error
-                    .get()
-                    .map(|msg| {
-                        view! {
-                            <p id="receipt-error" class="error" role="alert">
-                                {msg}
-                            </p>
-                        }
-                    })
-            }}
+            <Message id="receipt-status" class="hint" role="status" text=status />
+            <Message id="receipt-error" class="error" role="alert" text=error />
         </section>
         {move || model.get().map(|m| view! { <Report model=m /> })}
     }

@@ -13,7 +13,7 @@ use loadproof_core::receipt::{Axis, Encoding, Execution};
 use super::figures::{LatencyCharts, SeriesChart, TimelineChart};
 use super::model::{self, ReceiptModel};
 use crate::widgets::number::{ABSENT, js, js_opt, readable};
-use crate::widgets::readout::{dd, int, int_opt, key_values, list, td, when, yes_no};
+use crate::widgets::readout::{Col, dd, int, int_opt, key_values, list, td, thead, when, yes_no};
 
 /// An id-safe version of a block name (`metrics/3` → `metrics-3`).
 fn slug(name: &str) -> String {
@@ -194,16 +194,7 @@ fn Digests(m: Arc<ReceiptModel>) -> impl IntoView {
                         <caption>
                             "Each evidence block's bytes hashed and compared with the digest the receipt records."
                         </caption>
-                        <thead>
-                            <tr>
-                                <th scope="col">"block"</th>
-                                <th scope="col" class="num">
-                                    "bytes"
-                                </th>
-                                <th scope="col">"sha256"</th>
-                                <th scope="col">"error"</th>
-                            </tr>
-                        </thead>
+                        {thead(&[Col::Text("block"), Col::Num("bytes"), Col::Text("sha256"), Col::Text("error")])}
                         <tbody>{rows}</tbody>
                     </table>
                 </div>
@@ -367,14 +358,7 @@ fn Ledger(m: Arc<ReceiptModel>) -> impl IntoView {
                         view! {
                             <table id="ledger-dispositions">
                                 <caption>"Terminal dispositions"</caption>
-                                <thead>
-                                    <tr>
-                                        <th scope="col">"kind"</th>
-                                        <th scope="col" class="num">
-                                            "requests"
-                                        </th>
-                                    </tr>
-                                </thead>
+                                {thead(&[Col::Text("kind"), Col::Num("requests")])}
                                 <tbody>{rows}</tbody>
                             </table>
                         }
@@ -503,18 +487,7 @@ fn Latency(m: Arc<ReceiptModel>) -> impl IntoView {
             <div class="scroll">
                 <table id="latency-table">
                     <caption>"Milliseconds; completed requests only"</caption>
-                    <thead>
-                        <tr>
-                            <th scope="col">"metric"</th>
-                            <th scope="col" class="num">"count"</th>
-                            <th scope="col" class="num">"mean"</th>
-                            <th scope="col" class="num">"p50"</th>
-                            <th scope="col" class="num">"p90"</th>
-                            <th scope="col" class="num">"p99"</th>
-                            <th scope="col" class="num">"max"</th>
-                            <th scope="col">"source"</th>
-                        </tr>
-                    </thead>
+                    {thead(&[Col::Text("metric"), Col::Num("count"), Col::Num("mean"), Col::Num("p50"), Col::Num("p90"), Col::Num("p99"), Col::Num("max"), Col::Text("source")])}
                     <tbody>
                         {if a.latency.is_empty() {
                             view! {
@@ -581,15 +554,7 @@ fn Engine(m: Arc<ReceiptModel>) -> impl IntoView {
                                 <caption>
                                     "The engine's own latency histograms over the envelope, ms (bucket bounds: an observation, not a cause)"
                                 </caption>
-                                <thead>
-                                    <tr>
-                                        <th scope="col">"family"</th>
-                                        <th scope="col" class="num">"count"</th>
-                                        <th scope="col" class="num">"mean"</th>
-                                        <th scope="col" class="num">"p50 ≤"</th>
-                                        <th scope="col" class="num">"p99 ≤"</th>
-                                    </tr>
-                                </thead>
+                                {thead(&[Col::Text("family"), Col::Num("count"), Col::Num("mean"), Col::Num("p50 ≤"), Col::Num("p99 ≤")])}
                                 <tbody>{hist}</tbody>
                             </table>
                         </div>

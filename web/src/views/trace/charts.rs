@@ -15,6 +15,7 @@ use super::draw::{draw_cdfs, draw_counts, draw_gaps};
 use super::model::{GapHistogram, Loaded, TokenCdf, WindowCounts};
 use crate::widgets::canvas_figure::FigureCard;
 use crate::widgets::number::js;
+use crate::widgets::readout::{Col, thead};
 
 /// Bins of the inter-arrival histogram.
 const GAP_BINS: usize = 24;
@@ -130,12 +131,7 @@ fn CountsTable(counts: WindowCounts) -> impl IntoView {
             <summary>"Every bar"</summary>
             <div class="scroll tall">
                 <table>
-                    <thead>
-                        <tr>
-                            <th scope="col">"starts at, s"</th>
-                            <th scope="col">"requests"</th>
-                        </tr>
-                    </thead>
+                    {thead(&[Col::Text("starts at, s"), Col::Text("requests")])}
                     <tbody>{rows}</tbody>
                 </table>
             </div>
@@ -162,13 +158,7 @@ fn GapsTable(hist: GapHistogram) -> impl IntoView {
         <div class="scroll tall">
             <table id="gaps-table">
                 <caption>"Gaps between consecutive requests"</caption>
-                <thead>
-                    <tr>
-                        <th scope="col">"from, s"</th>
-                        <th scope="col">"to, s"</th>
-                        <th scope="col">"gaps"</th>
-                    </tr>
-                </thead>
+                {thead(&[Col::Text("from, s"), Col::Text("to, s"), Col::Text("gaps")])}
                 <tbody>
                     <tr>
                         <td colspan="2">"0 (same timestamp)"</td>
@@ -200,13 +190,7 @@ fn CdfTable(input: TokenCdf, output: TokenCdf) -> impl IntoView {
     view! {
         <table id="cdf-table">
             <caption>"Tokens per request at each quantile (linear interpolation)"</caption>
-            <thead>
-                <tr>
-                    <th scope="col">"quantile"</th>
-                    <th scope="col">"input"</th>
-                    <th scope="col">"output"</th>
-                </tr>
-            </thead>
+            {thead(&[Col::Text("quantile"), Col::Text("input"), Col::Text("output")])}
             <tbody>{rows}</tbody>
         </table>
     }

@@ -5,13 +5,14 @@
 //! Drawing can fail (no 2D context, a canvas detached mid-draw); failures come back as text
 //! for the page to show, never as a panic.
 
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
 use super::model::{GapHistogram, TokenCdf, WindowCounts};
 use crate::widgets::number::js;
-use crate::widgets::plot::{Area, Font, area, draw_error, legend_line, say};
+use crate::widgets::plot::{Area, Font, area, draw_error, legend, legend_line, say};
 
 const BAR: RGBColor = RGBColor(37, 99, 235);
 const INPUT: RGBColor = RGBColor(37, 99, 235);
@@ -28,6 +29,31 @@ fn frame<'a, 'b>(root: &'a Area) -> ChartBuilder<'a, 'b, CanvasBackend> {
     builder
 }
 
+/// Draws the axes as every chart here does: described, ticks written by [`tick`], and the
+/// vertical grid lines only when `x_mesh`.
+fn axes<X, Y>(
+    chart: &mut ChartContext<'_, CanvasBackend, Cartesian2d<X, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+    x_mesh: bool,
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut mesh = chart.configure_mesh();
+    if !x_mesh {
+        mesh.disable_x_mesh();
+    }
+    mesh.x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(AXIS_FONT)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(draw_error)
+}
+
 /// Requests per window over time, one bar per (possibly merged) window.
 pub fn draw_counts(canvas: HtmlCanvasElement, series: &WindowCounts) -> Result<(), String> {
     let root = area(canvas)?;
@@ -37,16 +63,12 @@ pub fn draw_counts(canvas: HtmlCanvasElement, series: &WindowCounts) -> Result<(
     let mut chart = frame(&root)
         .build_cartesian_2d(0f64..x_max, 0f64..y_max)
         .map_err(draw_error)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_desc("seconds since the first request")
-        .y_desc(format!("requests per {} s", js(bar_s)))
-        .label_style(AXIS_FONT)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(draw_error)?;
+    axes(
+        &mut chart,
+        "seconds since the first request",
+        &format!("requests per {} s", js(bar_s)),
+        false,
+    )?;
     chart
         .draw_series(series.counts.iter().enumerate().map(|(idx, &count)| {
             let x0 = idx as f64 * bar_s;
@@ -74,16 +96,12 @@ pub fn draw_gaps(canvas: HtmlCanvasElement, hist: &GapHistogram) -> Result<(), S
             0f64..(peak as f64 * 1.08).ceil(),
         )
         .map_err(draw_error)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_desc("gap to the previous request, seconds (log scale)")
-        .y_desc("gaps")
-        .label_style(AXIS_FONT)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(draw_error)?;
+    axes(
+        &mut chart,
+        "gap to the previous request, seconds (log scale)",
+        "gaps",
+        false,
+    )?;
     chart
         .draw_series(hist.bins.iter().map(|bin| {
             Rectangle::new(
@@ -111,15 +129,12 @@ pub fn draw_cdfs(
     let mut chart = frame(&root)
         .build_cartesian_2d((1f64..max_tokens.max(2.0)).log_scale(), 0f64..1f64)
         .map_err(draw_error)?;
-    chart
-        .configure_mesh()
-        .x_desc("tokens (log scale)")
-        .y_desc("share of requests at or below")
-        .label_style(AXIS_FONT)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(draw_error)?;
+    axes(
+        &mut chart,
+        "tokens (log scale)",
+        "share of requests at or below",
+        true,
+    )?;
     for (cdf, color, label) in [(input, INPUT, "input"), (output, OUTPUT, "output")] {
         chart
             .draw_series(LineSeries::new(
@@ -130,14 +145,7 @@ pub fn draw_cdfs(
             .label(label)
             .legend(legend_line(color, 20, 2));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(AXIS_FONT)
-        .draw()
-        .map_err(draw_error)?;
+    legend(&mut chart, SeriesLabelPosition::LowerRight, AXIS_FONT)?;
     root.present().map_err(draw_error)
 }
 

@@ -29,6 +29,7 @@ use crate::offload::{Job, ingest_trace};
 use crate::publish::{parsed, publish};
 use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::{js, window_from_text};
+use crate::widgets::readout::Message;
 
 /// The file name the synthetic sample is reported under.
 pub const SAMPLE_NAME: &str = "synthetic-burstgpt.csv";
@@ -229,17 +230,7 @@ pub fn TraceView() -> impl IntoView {
                         }
                     })
             }}
-            {move || {
-                error
-                    .get()
-                    .map(|msg| {
-                        view! {
-                            <p id="error" class="error" role="alert">
-                                {msg}
-                            </p>
-                        }
-                    })
-            }}
+            <Message id="error" class="error" role="alert" text=error />
         </section>
         {move || {
             let synthetic = loaded.with(|l| l.as_ref().is_some_and(|l| l.synthetic));

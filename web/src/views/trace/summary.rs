@@ -9,7 +9,7 @@ use loadproof_core::report::InspectReport;
 
 use super::model::drop_rows;
 use crate::widgets::number::{ABSENT, js, js_opt};
-use crate::widgets::readout::list;
+use crate::widgets::readout::{Col, list, thead};
 
 /// Accounting, drops and regime of one report.
 #[component]
@@ -125,15 +125,7 @@ pub fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
                     <caption>
                         "One row per drop reason, with the first rows of each (line from 1)."
                     </caption>
-                    <thead>
-                        <tr>
-                            <th scope="col">"reason"</th>
-                            <th scope="col" class="num">
-                                "rows"
-                            </th>
-                            <th scope="col">"examples"</th>
-                        </tr>
-                    </thead>
+                    {thead(&[Col::Text("reason"), Col::Num("rows"), Col::Text("examples")])}
                     <tbody>
                         {if drops.is_empty() {
                             view! {
