@@ -236,6 +236,23 @@ export function collectErrors(page, errors, { prefix = '', quiet = () => false }
   });
 }
 
+/**
+ * Starts measuring, in `page`, the longest gap between animation frames (how long the page was
+ * unresponsive at worst) into `window.__maxGap`, until `window[until]` is set.
+ */
+export function watchFrameGaps(page, until) {
+  return page.evaluate((name) => {
+    window.__maxGap = 0;
+    let last = performance.now();
+    const tick = (now) => {
+      window.__maxGap = Math.max(window.__maxGap, now - last);
+      last = now;
+      if (!window[name]) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  }, until);
+}
+
 /** Throws with every error collected, if any (the last check of a script). */
 export function noErrors(errors) {
   if (errors.length > 0) throw new Error(errors.join('\n'));

@@ -2,9 +2,14 @@
 //!
 //! The page reads a trace file in slices, pushes them through core's `Ingester`, and shows
 //! core's `InspectReport` — so a number in the page and the same number printed by
-//! `loadproof trace inspect --json` come from one implementation. Nothing is uploaded. This
-//! crate holds only browser glue (reading blobs, drawing on canvases, formatting text); any
-//! statistic it shows is computed by `loadproof_core`.
+//! `loadproof trace inspect --json` come from one implementation; likewise core's audit,
+//! comparison and playbook matcher for receipts and playbooks. Nothing is uploaded. This crate
+//! holds only browser glue (reading blobs, drawing on canvases, formatting text); any statistic
+//! it shows is computed by `loadproof_core`.
+//!
+//! Layout: [`app`] routes between the four [`views`] (one folder each: the view, its model,
+//! its drawing); [`widgets`] holds what the views share; [`ingest`], [`offload`], [`site`],
+//! [`publish`] and [`panic_report`] are the browser glue under them.
 
 pub mod app;
 pub mod ingest;

@@ -1,5 +1,7 @@
 //! What the views share: the chart on a canvas ([`canvas_figure`]) and the plotters plumbing
-//! under it ([`plot`]), the file input ([`drop_zone`]), and numbers as text ([`number`]).
+//! under it ([`plot`]), the file input ([`drop_zone`]), numbers as text ([`number`]), and the
+//! small pieces of markup that print them ([`readout`]: cells, lists, column headings, status
+//! and error paragraphs).
 
 pub mod canvas_figure;
 pub mod drop_zone;

@@ -5,8 +5,8 @@
 //! progress and a cancel). The comparison itself is core's `compare::compare` on the two
 //! audits — the same code as `loadproof receipt compare --json`, published as
 //! `window.loadproofComparison` so a browser test can compare the page with the CLI; it is laid
-//! out by [`result`]. Every number shown is in the table; the bar chart of relative changes
-//! ([`draw`]) is a picture of that table.
+//! out by `result.rs`. Every number shown is in the table; the bar chart of relative changes
+//! (`draw.rs`) is a picture of that table.
 //!
 //! A comparison of one receipt per arm is an observation, not a measured effect; the page says
 //! so beside the numbers, as the JSON does.

@@ -6,15 +6,15 @@
 //! live trace goes through the trace view's ingestion path ([`crate::ingest::ingest_blob`]) and
 //! core's `Regime::of`, so its regime is the one `trace inspect` and `playbook match --trace`
 //! compute. The verdicts are core's `match_rows` with `MatchPolicy::default()`
-//! ([`model::run_match`]); the report is also published as `window.loadproofMatch` (the JSON
+//! (`model::run_match`); the report is also published as `window.loadproofMatch` (the JSON
 //! `playbook match --json` prints), so a browser test can compare the page with the CLI.
 //!
 //! The live traffic may also be a receipt (`loadproof.receipt/v1` JSON, told apart from a
 //! trace by its content): its regime is core's `RegimeAxes::of_receipt`, the schedule it fired,
 //! and its prefixes and traffic come from the plan it embeds — what `playbook match --receipt`
-//! computes. The rows table ([`rows`]) filters by evidence, model, GPU, engine, knob and free
+//! computes. The rows table (`rows.rs`) filters by evidence, model, GPU, engine, knob and free
 //! text; every row's per-axis distances are drawn against their tolerances beside the table of
-//! the same numbers ([`matches`]). Numbers are shown readable
+//! the same numbers (`matches.rs`). Numbers are shown readable
 //! ([`crate::widgets::number::readable`]), the exact value in each element's `title`.
 
 mod draw;

@@ -11,7 +11,7 @@ use web_sys::HtmlCanvasElement;
 
 use super::model::{MetricPoint, MetricSamples, MetricsSeries, Timeline, TimelineRow};
 use crate::widgets::number::readable;
-use crate::widgets::plot::{self, Area, Font, area, draw_error, legend, legend_line};
+use crate::widgets::plot::{self, Area, Chart, Font, area, draw_error, legend, legend_line};
 
 const FONT: Font = ("sans-serif", 13);
 const CAPTION: Font = ("sans-serif", 15);
@@ -61,6 +61,38 @@ fn tick(v: f64, log: bool) -> String {
     readable(if log { 10f64.powf(v) } else { v })
 }
 
+/// One latency metric's panel of a 2×2 grid: `caption` above, x in ms over `x` (log10 of ms
+/// when `log`), y from 0 to `y_max`; the vertical grid lines only when `x_mesh`.
+fn latency_panel(
+    panel: &Area,
+    caption: String,
+    (x0, x1): (f64, f64),
+    y_max: f64,
+    log: bool,
+    x_mesh: bool,
+) -> Result<Chart<'_>, String> {
+    let mut chart = ChartBuilder::on(panel)
+        .caption(caption, CAPTION)
+        .margin(8)
+        .x_label_area_size(34)
+        .y_label_area_size(48)
+        .build_cartesian_2d(x0..x1, 0f64..y_max)
+        .map_err(draw_error)?;
+    let mut mesh = chart.configure_mesh();
+    if !x_mesh {
+        mesh.disable_x_mesh();
+    }
+    mesh.x_desc("ms")
+        .x_labels(5)
+        .y_labels(5)
+        .label_style(FONT)
+        .x_label_formatter(&|v| tick(*v, log))
+        .y_label_formatter(&|v| readable(*v))
+        .draw()
+        .map_err(draw_error)?;
+    Ok(chart)
+}
+
 /// One histogram per latency metric, in a 2×2 grid.
 pub fn draw_histograms(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> Result<(), String> {
     let root = area(canvas)?;
@@ -74,32 +106,13 @@ pub fn draw_histograms(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> 
         };
         let (x0, x1) = span(axis(first.lo_ms, log), axis(last.hi_ms, log));
         let peak = m.bins.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64;
-        let mut chart = ChartBuilder::on(panel)
-            .caption(
-                format!(
-                    "{} ({} samples{})",
-                    m.metric.to_uppercase(),
-                    m.count,
-                    if log { ", log scale" } else { "" }
-                ),
-                CAPTION,
-            )
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(48)
-            .build_cartesian_2d(x0..x1, 0f64..(peak * 1.08).ceil())
-            .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_desc("ms")
-            .x_labels(5)
-            .y_labels(5)
-            .label_style(FONT)
-            .x_label_formatter(&|v| tick(*v, log))
-            .y_label_formatter(&|v| readable(*v))
-            .draw()
-            .map_err(draw_error)?;
+        let caption = format!(
+            "{} ({} samples{})",
+            m.metric.to_uppercase(),
+            m.count,
+            if log { ", log scale" } else { "" }
+        );
+        let mut chart = latency_panel(panel, caption, (x0, x1), (peak * 1.08).ceil(), log, false)?;
         chart
             .draw_series(m.bins.iter().map(|b| {
                 Rectangle::new(
@@ -124,30 +137,12 @@ pub fn draw_cdfs(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> Result
     for (panel, m) in root.split_evenly((2, 2)).iter().zip(metrics) {
         let log = m.log_bins;
         let (x0, x1) = span(axis(m.min_ms, log), axis(m.max_ms, log));
-        let mut chart = ChartBuilder::on(panel)
-            .caption(
-                format!(
-                    "{} CDF{}",
-                    m.metric.to_uppercase(),
-                    if log { " (log scale)" } else { "" }
-                ),
-                CAPTION,
-            )
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(48)
-            .build_cartesian_2d(x0..x1, 0f64..1f64)
-            .map_err(draw_error)?;
-        chart
-            .configure_mesh()
-            .x_desc("ms")
-            .x_labels(5)
-            .y_labels(5)
-            .label_style(FONT)
-            .x_label_formatter(&|v| tick(*v, log))
-            .y_label_formatter(&|v| readable(*v))
-            .draw()
-            .map_err(draw_error)?;
+        let caption = format!(
+            "{} CDF{}",
+            m.metric.to_uppercase(),
+            if log { " (log scale)" } else { "" }
+        );
+        let mut chart = latency_panel(panel, caption, (x0, x1), 1.0, log, true)?;
         // A step curve: flat until the next sample, then up.
         let mut steps = Vec::with_capacity(m.cdf.len() * 2 + 1);
         let mut below = 0.0;

@@ -2,13 +2,13 @@
 //! audit of it.
 //!
 //! The file is audited off the page's thread by [`loader::ReceiptLoad`] (progress bar,
-//! Cancel), which builds one [`ReceiptModel`]: core's `Audit` verbatim plus the receipt's own
-//! evidence re-arranged for plots. This view computes nothing core computes: it lays the model
-//! out ([`report`], [`figures`]). The audit is published as `window.loadproofAudit` (the JSON
-//! `loadproof receipt audit --json` prints, parsed) so a browser test can compare the page
-//! with the CLI. Numbers are shown readable ([`crate::widgets::number::readable`]) with the
-//! exact value in the element's `title`. Every chart has a table of the numbers it draws beside
-//! it.
+//! Cancel), which builds one [`model::ReceiptModel`]: core's `Audit` verbatim plus the
+//! receipt's own evidence re-arranged for plots. This view computes nothing core computes: it
+//! lays the model out (`report.rs`, `figures.rs`). The audit is published as
+//! `window.loadproofAudit` (the JSON `loadproof receipt audit --json` prints, parsed) so a
+//! browser test can compare the page with the CLI. Numbers are shown readable
+//! ([`crate::widgets::number::readable`]) with the exact value in the element's `title`. Every
+//! chart has a table of the numbers it draws beside it.
 //!
 //! On first mount the view reads the site's `receipts.json` (what `loadproof playbook publish
 //! --receipt` writes beside the app), lists its receipts as buttons and opens the first. A

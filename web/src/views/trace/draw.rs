@@ -1,4 +1,4 @@
-//! Drawing the charts on `<canvas>` elements with plotters.
+//! Drawing the trace view's charts on `<canvas>` elements with plotters.
 //!
 //! The charts are pictures of [`super::model`] values and nothing else: every number they
 //! show is also in the table printed beside them, which is what screen readers and tests read.
