@@ -131,7 +131,9 @@ export async function startSim({ port = 0, args = [] } = {}) {
       const timer = setTimeout(() => resolve(null), 15_000);
       child.stderr.on('data', (d) => {
         buf += d;
-        const listening = /^loadproof sim listening on (http:\/\/\S+)/m.exec(buf);
+        // Only whole lines: a chunk may end inside the URL.
+        const lines = buf.slice(0, buf.lastIndexOf('\n') + 1);
+        const listening = /^loadproof sim listening on (http:\/\/\S+)/m.exec(lines);
         if (listening) {
           clearTimeout(timer);
           resolve(listening);
