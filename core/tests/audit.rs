@@ -303,6 +303,21 @@ fn the_positive_path_is_reachable() {
 }
 
 #[test]
+fn the_verdict_is_one_line_naming_the_qualification() {
+    let mut a = Native::positive().audit();
+    assert!(a.qualified && !a.simulator);
+    assert_eq!(a.verdict(), "QUALIFIED: every standing is positive");
+    a.simulator = true;
+    assert_eq!(
+        a.verdict(),
+        "QUALIFIED (of loadproof sim, a simulator): every standing is positive"
+    );
+    a.qualified = false;
+    a.refusals = vec!["one".to_owned(), "two".to_owned()];
+    assert_eq!(a.verdict(), "UNQUALIFIED: 2 refusals");
+}
+
+#[test]
 fn cap_2_peak_4_foreign_0_the_bucket_peak_is_not_engine_concurrency() {
     let mut n = Native::positive();
     n.cap = Some(2);

@@ -16,104 +16,32 @@
 // dist), CHROMIUM (default /usr/bin/chromium).
 // Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
 
-import { spawn, spawnSync } from 'node:child_process';
 import { deepStrictEqual } from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
-import { fromRoot, launch, serve } from './harness.mjs';
+import {
+  FAST_SIM, TIMEOUT_MS, bailOnCrash, check, cleanUp, collectErrors, dist, expectEqual, finish, freePort,
+  fromRoot, mustRun, noErrors, openSite, run, shots, startSim,
+} from './harness.mjs';
 
-const bin = fromRoot(process.env.LOADPROOF_BIN ?? 'target/release/loadproof');
-const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
-const shots = fromRoot('target/screenshots');
+bailOnCrash();
+
 const docShot = fromRoot('docs/compare-view.png');
-const TIMEOUT_MS = 60_000;
 
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    failed += 1;
-    const msg = String(err?.message ?? err).split('\n').slice(0, 14).join('\n     ');
-    console.log(`FAIL ${name}\n     ${msg}`);
-  }
-}
-function expectEqual(actual, expected, what) {
-  if (actual !== expected) {
-    throw new Error(`${what}: page shows ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
-  }
-}
-function bail(message) {
-  console.log(`FAIL ${message}`);
-  console.log(`${passed} passed, ${failed + 1} failed`);
-  process.exit(1);
-}
-
-function run(args, opts = {}) {
-  const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 64 << 20, ...opts });
-  return r;
-}
-function mustRun(args, opts) {
-  const r = run(args, opts);
-  if (r.status !== 0) bail(`loadproof ${args.join(' ')} exited ${r.status}\n     ${r.stderr}`);
-  return r;
-}
-
-/** A port that was free a moment ago. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.on('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** `loadproof sim --port PORT --max-num-seqs N` (fast model); resolves once it listens. */
-async function startSim(port, maxNumSeqs) {
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    const child = spawn(
-      bin,
-      ['sim', '--port', String(port), '--max-num-seqs', String(maxNumSeqs),
-        '--prefill-tokens-per-s', '100000000', '--decode-step-ms', '1', '--decode-ms-per-seq', '0'],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
-    const line = await new Promise((resolve) => {
-      let buf = '';
-      child.stderr.on('data', (d) => {
-        buf += d;
-        if (buf.includes('\n')) resolve(buf.split('\n')[0]);
-      });
-      child.on('exit', () => resolve(buf));
-    });
-    if (line.startsWith('loadproof sim listening on ')) return child;
-    child.kill();
-    await new Promise((r) => setTimeout(r, 100)); // the previous sim's socket may linger
-  }
-  bail(`loadproof sim could not listen on port ${port}`);
-}
-
+/** Fires `plan` at a fresh fast sim on `port` (`--max-num-seqs N`, stated as a knob). */
 async function fire(port, plan, out, maxNumSeqs) {
-  const sim = await startSim(port, maxNumSeqs);
+  const sim = await startSim({ port, args: ['--max-num-seqs', String(maxNumSeqs), ...FAST_SIM] });
   try {
-    const r = run([
+    mustRun([
       'fire', plan, '--endpoint', `http://127.0.0.1:${port}`, '--engine', 'native',
       '--acquire-lease', '120', '--scrape-interval-ms', '100', '--lag-bound-ms', '50',
       '--knob', `max_num_seqs=${maxNumSeqs}`, '--out', out,
     ]);
-    if (r.status !== 0) bail(`fire ${path.basename(out)} exited ${r.status}\n     ${r.stderr}`);
   } finally {
-    sim.kill();
-    await new Promise((r) => sim.once('exit', r));
+    await sim.stop();
   }
 }
 
@@ -163,27 +91,15 @@ const pair = cli(names.baseline, names.treatment);
 const twoPlans = cli(names.baseline, names.other);
 
 // --- the page -------------------------------------------------------------------------------
-const server = await serve(site);
-const host = `127.0.0.1:${server.address().port}`;
-const base = `http://${host}/`;
-fs.mkdirSync(shots, { recursive: true });
-const browser = await launch();
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 let offline = false;
-const blocked = [];
-await context.route('**/*', (route) => {
-  const url = new URL(route.request().url());
-  if (!offline && (url.host === host || url.protocol === 'data:')) return route.continue();
-  blocked.push(url.href);
-  return route.abort();
+const { server, base, browser, context, blocked } = await openSite(site, {
+  allowed: (url, host) => !offline && (url.host === host || url.protocol === 'data:'),
 });
+fs.mkdirSync(shots, { recursive: true });
 const pageErrors = [];
 const page = await context.newPage();
 page.setDefaultTimeout(TIMEOUT_MS);
-page.on('pageerror', (err) => pageErrors.push(String(err)));
-page.on('console', (msg) => {
-  if (msg.type() === 'error') pageErrors.push(msg.text());
-});
+collectErrors(page, pageErrors);
 
 async function shown() {
   return page.evaluate(() => window.loadproofComparison ?? null);
@@ -391,15 +307,10 @@ try {
     const after = blocked.filter((u) => u.startsWith(base) && !u.includes('/receipts/'));
     if (after.length > 0) throw new Error(`requests after the block: ${after.join('\n')}`);
   });
-  await check('no page errors or console errors', async () => {
-    const real = pageErrors.filter((e) => !/Failed to load resource|ERR_FAILED/.test(e));
-    if (real.length > 0) throw new Error(real.join('\n'));
-  });
+  await check('no page errors or console errors', () =>
+    noErrors(pageErrors.filter((e) => !/Failed to load resource|ERR_FAILED/.test(e))));
 } finally {
-  await browser.close();
-  server.close();
-  fs.rmSync(tmp, { recursive: true, force: true });
+  await cleanUp({ browser, server, tmp });
 }
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 ? 1 : 0);
+finish();

@@ -7,11 +7,10 @@
 
 import path from 'node:path';
 
-import { fromRoot, launch, serve } from './harness.mjs';
+import { dist, launch, serve, watchFrameGaps } from './harness.mjs';
 
 const file = path.resolve(process.argv[2] ?? '');
 const runs = Number(process.argv[3] ?? 3);
-const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
 
 const server = await serve(dist);
 const browser = await launch();
@@ -26,15 +25,8 @@ for (let i = 0; i < runs; i += 1) {
   await page.evaluate(() => {
     // The moment the page learns of the file: what a user's choice costs, minus the harness.
     document.addEventListener('change', () => performance.mark('loadproof:file-chosen'), true);
-    window.__maxGap = 0;
-    let last = performance.now();
-    const tick = (now) => {
-      window.__maxGap = Math.max(window.__maxGap, now - last);
-      last = now;
-      if (!window.loadproofReport) requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
   });
+  await watchFrameGaps(page, 'loadproofReport');
   const t0 = Date.now();
   await page.setInputFiles('#file', file);
   await page.waitForFunction(

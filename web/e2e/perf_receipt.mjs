@@ -9,11 +9,10 @@
 
 import path from 'node:path';
 
-import { fromRoot, launch, serve } from './harness.mjs';
+import { dist, launch, serve, watchFrameGaps } from './harness.mjs';
 
 const file = path.resolve(process.argv[2] ?? '');
 const runs = Number(process.argv[3] ?? 3);
-const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
 const input = process.env.RECEIPT_INPUT ?? '#receipt-file';
 
 const server = await serve(dist);
@@ -27,15 +26,8 @@ for (let i = 0; i < runs; i += 1) {
   await page.waitForSelector(input, { state: 'attached' });
   await page.evaluate(() => {
     document.addEventListener('change', () => { window.__chosen = performance.now(); }, true);
-    window.__maxGap = 0;
-    let last = performance.now();
-    const tick = (now) => {
-      window.__maxGap = Math.max(window.__maxGap, now - last);
-      last = now;
-      if (!window.loadproofAudit) requestAnimationFrame(tick);
-    };
-    requestAnimationFrame(tick);
   });
+  await watchFrameGaps(page, 'loadproofAudit');
   await page.setInputFiles(input, file);
   await page.waitForFunction(() => window.loadproofAudit != null);
   const r = await page.evaluate(() => ({

@@ -17,46 +17,26 @@
 // target/release/loadproof), LOADPROOF_DIST (default dist), CHROMIUM (default /usr/bin/chromium).
 // Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
 
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { deepStrictEqual } from 'node:assert/strict';
 import fs from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
-import { fromRoot, launch } from './harness.mjs';
+import {
+  FAST_SIM, TIMEOUT_MS, bail, bailOnCrash, check, cleanUp, collectErrors, dist, expectEqual, finish, fromRoot,
+  mustRun, noErrors, openSite, run, shared, shots, startSim,
+} from './harness.mjs';
 
-const shared = fromRoot(process.env.LOADPROOF_SHARED ?? '../shared');
-const bin = fromRoot(process.env.LOADPROOF_BIN ?? 'target/release/loadproof');
-const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
+bailOnCrash();
+
 const examples = fromRoot('fixtures/playbook/examples.json');
 const site = fromRoot('target/site-examples');
-const shots = fromRoot('target/screenshots');
 const liveTrace = path.join(shared, 'traces/burstgpt/BurstGPT_1.first400.csv');
 const PREFIX = '/published/under/a/path/'; // not the server root: asset URLs must be relative
-const TIMEOUT_MS = 60_000;
-
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    failed += 1;
-    const msg = String(err?.message ?? err).split('\n').slice(0, 14).join('\n     ');
-    console.log(`FAIL ${name}\n     ${msg}`);
-  }
-}
-function expectEqual(actual, expected, what) {
-  if (actual !== expected) {
-    throw new Error(`${what}: page shows ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
-  }
-}
 
 /**
- * The page's readable form of `x` (web/src/number.rs `readable`): at most 4 significant digits
+ * The page's readable form of `x` (web/src/widgets/number.rs `readable`): at most 4 significant digits
  * beyond the integer part, thousands separated by commas, and within rounding of `x`.
  */
 function expectReadable(text, x, what) {
@@ -68,49 +48,9 @@ function expectReadable(text, x, what) {
   if (Math.abs(shown - x) > Math.abs(x) * 6e-4 + 1e-12) throw new Error(`${what}: ${text} is not ${x} rounded`);
 }
 
-const MIME = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json',
-};
-
-/** A static server for `dir` mounted at PREFIX on 127.0.0.1 (everything else is 404). */
-function serveUnder(dir) {
-  const server = http.createServer((req, res) => {
-    const urlPath = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    let file = null;
-    if (urlPath.startsWith(PREFIX)) {
-      const rel = urlPath.slice(PREFIX.length) || 'index.html';
-      const candidate = path.resolve(dir, rel);
-      if (candidate.startsWith(dir + path.sep) && fs.existsSync(candidate) && fs.statSync(candidate).isFile()) {
-        file = candidate;
-      }
-    }
-    if (file === null) {
-      res.writeHead(404, { 'content-type': 'text/plain' });
-      res.end('not found');
-      return;
-    }
-    res.writeHead(200, {
-      'content-type': MIME[path.extname(file)] ?? 'application/octet-stream',
-      'cache-control': 'no-store',
-    });
-    fs.createReadStream(file).pipe(res);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
-
 // --- the site, as the CLI publishes it --------------------------------------------------------
-const published = spawnSync(bin, ['playbook', 'publish', examples, '--out', site, '--app', dist], {
-  encoding: 'utf8',
-});
-if (published.status !== 0) {
-  console.log(`FAIL loadproof playbook publish exited ${published.status}\n     ${published.stderr}`);
-  console.log('0 passed, 1 failed');
-  process.exit(1);
-}
+const published = run(['playbook', 'publish', examples, '--out', site, '--app', dist]);
+if (published.status !== 0) bail(`loadproof playbook publish exited ${published.status}\n     ${published.stderr}`);
 const book = JSON.parse(fs.readFileSync(examples, 'utf8'));
 const first = book.rows[0].identity;
 const identityArgs = [
@@ -123,12 +63,8 @@ const identityArgs = [
   ...Object.entries(first.knobs).flatMap(([k, v]) => ['--knob', `${k}=${v}`]),
 ];
 function cliMatch(extra) {
-  const r = spawnSync(bin, ['playbook', 'match', examples, '--trace', liveTrace, ...identityArgs, ...extra], {
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-  });
-  if (r.status !== 0 && r.status !== 1) throw new Error(`playbook match exited ${r.status}: ${r.stderr}`);
-  return r.stdout;
+  const args = ['playbook', 'match', examples, '--trace', liveTrace, ...identityArgs, ...extra];
+  return mustRun(args, { allow: [0, 1] }).stdout;
 }
 
 /**
@@ -137,100 +73,56 @@ function cliMatch(extra) {
  * sim restarted per fire, as cli/tests/playbook.rs does), `playbook row` appended to a copy of
  * the examples. Returns the playbook, a baseline receipt and its request count.
  */
-function makeMeasured() {
+async function makeMeasured() {
   const dir = path.join(tmp, 'measured');
   fs.mkdirSync(dir, { recursive: true });
-  const run = (args) => {
-    const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 64 << 20 });
-    if (r.status !== 0) throw new Error(`loadproof ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-    return r.stdout;
-  };
   const trace = path.join(dir, 'synth.csv');
-  run(['trace', 'synth', '--out', trace, '--rows', '400', '--input-p50', '40', '--input-p95', '200',
+  mustRun(['trace', 'synth', '--out', trace, '--rows', '400', '--input-p50', '40', '--input-p95', '200',
     '--output-p50', '4', '--output-p95', '12']);
   const plan = path.join(dir, 'plan');
-  run(['plan', trace, '--out', plan, '--max-requests', '60', '--time-scale', '20', '--window', '0.1']);
+  mustRun(['plan', trace, '--out', plan, '--max-requests', '60', '--time-scale', '20', '--window', '0.1']);
   let port = 0;
   // On a busy machine a dispatch can fall behind the lag bound, which makes the run invalid
   // (exit 1) and its receipt unqualified: fire again, up to three times.
-  const fire = (name, seqs, knob) => {
+  const fire = async (name, seqs, knob) => {
     const out = path.join(dir, `${name}.json`);
     let last = null;
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      const sim = startSim(port, seqs);
+      const sim = await startSim({ port, args: ['--max-num-seqs', seqs, ...FAST_SIM] });
       port = sim.port;
       try {
-        last = spawnSync(bin, ['fire', plan, '--endpoint', `http://127.0.0.1:${port}`, '--engine', 'native',
+        last = run(['fire', plan, '--endpoint', `http://127.0.0.1:${port}`, '--engine', 'native',
           '--acquire-lease', '120', '--scrape-interval-ms', '100', '--lag-bound-ms', '100',
-          '--knob', knob, '--out', out], { encoding: 'utf8' });
+          '--knob', knob, '--out', out]);
       } finally {
-        sim.stop();
+        await sim.stop();
       }
       if (last.status === 0) return out;
     }
     throw new Error(`loadproof fire (${name}) exited ${last.status} three times: ${last.stderr}`);
   };
-  const b = [fire('b1', '64', 'max_num_seqs=64'), fire('b2', '64', 'max_num_seqs=64')];
-  const t = [fire('t1', '2', 'max_num_seqs=2'), fire('t2', '2', 'max_num_seqs=2')];
+  const b = [await fire('b1', '64', 'max_num_seqs=64'), await fire('b2', '64', 'max_num_seqs=64')];
+  const t = [await fire('t1', '2', 'max_num_seqs=2'), await fire('t2', '2', 'max_num_seqs=2')];
   const book = path.join(dir, 'examples-and-measured.json');
   fs.copyFileSync(examples, book);
-  run(['playbook', 'row', '--baseline', ...b, '--treatment', ...t, '--knob', 'max_num_seqs=2',
+  mustRun(['playbook', 'row', '--baseline', ...b, '--treatment', ...t, '--knob', 'max_num_seqs=2',
     '--id', 'sim-max-num-seqs-2', '--playbook', book, '--window', '0.1']);
   return { book, receipt: b[0], requests: 60 };
 }
 
-/** `loadproof sim` on `port` (0: a free one), fast; `stop()` kills it and waits. */
-function startSim(port, maxNumSeqs) {
-  for (let attempt = 0; attempt < 50; attempt += 1) {
-    const r = spawnSync('bash', ['-c', `
-      "$0" sim --port "$1" --max-num-seqs "$2" --prefill-tokens-per-s 100000000 --decode-step-ms 1 --decode-ms-per-seq 0 2>"$3" >/dev/null &
-      pid=$!
-      for _ in $(seq 100); do
-        if grep -q "listening on" "$3"; then echo "$pid"; exit 0; fi
-        if ! kill -0 "$pid" 2>/dev/null; then exit 1; fi
-        sleep 0.05
-      done
-      kill "$pid"; exit 1`, bin, String(port), maxNumSeqs, path.join(tmp, 'sim.log')], { encoding: 'utf8' });
-    if (r.status === 0) {
-      const pid = Number(r.stdout.trim());
-      const log = fs.readFileSync(path.join(tmp, 'sim.log'), 'utf8');
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
-      return {
-        port: Number(m[1]),
-        stop() {
-          try { process.kill(pid); } catch { /* already gone */ }
-          spawnSync('bash', ['-c', 'while kill -0 "$0" 2>/dev/null; do sleep 0.05; done', String(pid)]);
-        },
-      };
-    }
-    spawnSync('sleep', ['0.1']);
-  }
-  throw new Error(`loadproof sim could not listen on port ${port}`);
-}
-
-const server = await serveUnder(site);
-const host = `127.0.0.1:${server.address().port}`;
-const base = `http://${host}${PREFIX}`;
+const { server, base, browser, context, blocked } = await openSite(site, {
+  prefix: PREFIX,
+  viewport: { width: 1400, height: 900 },
+  allowed: (url, host) => url.host === host || url.protocol === 'data:',
+});
 fs.mkdirSync(shots, { recursive: true });
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadproof-e2e-playbook-'));
-const browser = await launch();
-const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-const blocked = [];
-await context.route('**/*', (route) => {
-  const url = new URL(route.request().url());
-  if (url.host === host || url.protocol === 'data:') return route.continue();
-  blocked.push(url.href);
-  return route.abort();
-});
 const pageErrors = [];
 
 async function freshPage(hash) {
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT_MS);
-  page.on('pageerror', (err) => pageErrors.push(String(err)));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
+  collectErrors(page, pageErrors);
   await page.goto(base + hash);
   return page;
 }
@@ -379,7 +271,7 @@ try {
   await check('editing the identity recomputes: --knob enable_prefix_caching=false equals the CLI', async () => {
     await page.fill('#q-knobs', 'enable_prefix_caching=false');
     const args = identityArgs.map((a) => (a === 'enable_prefix_caching=true' ? 'enable_prefix_caching=false' : a));
-    const r = spawnSync(bin, ['playbook', 'match', examples, '--trace', liveTrace, ...args, '--json'], { encoding: 'utf8' });
+    const r = run(['playbook', 'match', examples, '--trace', liveTrace, ...args, '--json']);
     const fromCli = JSON.parse(r.stdout);
     expectEqual(fromCli.query.identity.knobs.enable_prefix_caching, 'false', 'CLI query knob');
     await page.waitForFunction(
@@ -401,9 +293,7 @@ try {
     const broken = JSON.parse(fs.readFileSync(examples, 'utf8'));
     delete broken.rows[2].provenance.trace_sha256;
     fs.writeFileSync(bad, JSON.stringify(broken, null, 2));
-    const cli = spawnSync(bin, ['playbook', 'publish', bad, '--out', path.join(tmp, 'site'), '--app', dist], {
-      encoding: 'utf8',
-    });
+    const cli = run(['playbook', 'publish', bad, '--out', path.join(tmp, 'site'), '--app', dist]);
     expectEqual(cli.status, 1, 'publish exit code for the invalid playbook');
     await page.setInputFiles('#playbook-file', bad);
     await page.waitForSelector('#playbook-error');
@@ -435,7 +325,7 @@ try {
   // --- a measured row, made for real, beside the examples ------------------------------------
   let made = null;
   await check('a measured row made for real (synth, plan, 4 fires at loadproof sim, playbook row)', async () => {
-    made = makeMeasured();
+    made = await makeMeasured();
   });
   if (made === null) throw new Error('no measured row: the checks that need it cannot run');
   const bookPath = made.book;
@@ -453,10 +343,7 @@ try {
     '--window', String(measuredRow.regime.window_s),
   ];
   function cliMatchBook(live, extra) {
-    const r = spawnSync(bin, ['playbook', 'match', bookPath, ...live, ...measuredArgs, ...extra, '--json'], {
-      encoding: 'utf8',
-      maxBuffer: 64 << 20,
-    });
+    const r = run(['playbook', 'match', bookPath, ...live, ...measuredArgs, ...extra, '--json']);
     if (r.status !== 0 && r.status !== 1) throw new Error(`playbook match exited ${r.status}: ${r.stderr}`);
     return JSON.parse(r.stdout);
   }
@@ -618,8 +505,8 @@ try {
     const noChart = await p2.innerText(`#match-results tr[data-row-id="${other.id}"] td:last-child`);
     if (!noChart.includes('windows differ')) throw new Error(`at 0.1 s the example row reads ${noChart}`);
     await p2.fill('#q-window', '1');
-    const atOne = spawnSync(bin, ['playbook', 'match', bookPath, '--trace', liveTrace,
-      ...measuredArgs.slice(0, -2), '--window', '1', '--traffic', 'synthetic', '--json'], { encoding: 'utf8' });
+    const atOne = run(['playbook', 'match', bookPath, '--trace', liveTrace,
+      ...measuredArgs.slice(0, -2), '--window', '1', '--traffic', 'synthetic', '--json']);
     const cliAtOne = JSON.parse(atOne.stdout);
     await p2.waitForFunction(() => window.loadproofMatch?.query?.regime?.window_s === 1);
     deepStrictEqual(await p2.evaluate(() => window.loadproofMatch), cliAtOne);
@@ -713,14 +600,9 @@ try {
   await check('no request left 127.0.0.1', async () => {
     if (blocked.length > 0) throw new Error(blocked.join('\n'));
   });
-  await check('no page errors or console errors', async () => {
-    if (pageErrors.length > 0) throw new Error(pageErrors.join('\n'));
-  });
+  await check('no page errors or console errors', () => noErrors(pageErrors));
 } finally {
-  await browser.close();
-  server.close();
-  fs.rmSync(tmp, { recursive: true, force: true });
+  await cleanUp({ browser, server, tmp });
 }
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 ? 1 : 0);
+finish();

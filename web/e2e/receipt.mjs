@@ -20,85 +20,36 @@
 // Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
 // Screenshots: target/screenshots/receipt-view*.png, and docs/receipt-view.png (1280×800).
 
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { deepStrictEqual } from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { fromRoot, launch, serve } from './harness.mjs';
+import {
+  TIMEOUT_MS, bailOnCrash, check, cleanUp, cliJson, collectErrors, dist, expectEqual, expectIncludes, finish,
+  fromRoot, mustRun, noErrors, openSite, run, shots, startSim,
+} from './harness.mjs';
 
-const bin = fromRoot(process.env.LOADPROOF_BIN ?? 'target/release/loadproof');
-const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
-const shots = fromRoot('target/screenshots');
+bailOnCrash();
+
 const docs = fromRoot('docs');
-const TIMEOUT_MS = 60_000;
 const EVENTS = 'native/events.jsonl';
 
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    failed += 1;
-    const msg = String(err?.message ?? err).split('\n').slice(0, 14).join('\n     ');
-    console.log(`FAIL ${name}\n     ${msg}`);
-  }
-}
-function expectEqual(actual, expected, what) {
-  if (actual !== expected) {
-    throw new Error(`${what}: page shows ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
-  }
-}
-function expectIncludes(text, part, what) {
-  if (!text.includes(part)) throw new Error(`${what}: ${JSON.stringify(text)} lacks ${JSON.stringify(part)}`);
-}
 
-function run(args, { allow = [0] } = {}) {
-  const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 256 << 20 });
-  if (!allow.includes(r.status)) {
-    throw new Error(`loadproof ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  }
-  return r;
-}
-const cliAudit = (file) => JSON.parse(run(['receipt', 'audit', '--json', file]).stdout);
-const cliVerdict = (file) => run(['receipt', 'qualify', file], { allow: [0, 1] }).stdout.trimEnd().split('\n');
-
-/** Starts `loadproof sim --port 0 ...extra`; resolves to { url, stop }. */
-function startSim(extra) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['sim', '--port', '0', ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`sim did not start: ${err}`)), 15_000);
-    child.stderr.on('data', (chunk) => {
-      err += chunk;
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`sim exited ${code}: ${err}`)));
-  });
-}
+const cliAudit = (file) => cliJson(['receipt', 'audit', '--json', file], { allow: [0] });
+const cliVerdict = (file) => mustRun(['receipt', 'qualify', file], { allow: [0, 1] }).stdout.trimEnd().split('\n');
 
 /** Fires `plan` at a fresh sim started with `simArgs`; returns the receipt path. */
 async function fire(plan, simArgs, out) {
-  const sim = await startSim(simArgs);
+  const sim = await startSim({ args: simArgs });
   try {
     // A run with failed requests is still a receipt (fire may exit 1 for it).
-    const r = spawnSync(
-      bin,
-      ['fire', plan, '--endpoint', sim.url, '--engine', 'native', '--acquire-lease', '120', '--out', out],
-      { encoding: 'utf8' },
-    );
+    const r = run(['fire', plan, '--endpoint', sim.url, '--engine', 'native', '--acquire-lease', '120', '--out', out]);
     if (!fs.existsSync(out)) throw new Error(`fire wrote no receipt (exit ${r.status}): ${r.stderr}`);
   } finally {
-    sim.stop();
+    await sim.stop();
   }
   return out;
 }
@@ -109,9 +60,9 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadproof-e2e-receipt-'));
 // The synthetic trace (seeded, BurstGPT layout) at 20×: 60 requests fire in about 6 s. A real
 // BurstGPT prefix would do as well but spans minutes at any readable speed-up.
 const trace = path.join(tmp, 'synthetic-burstgpt.csv');
-run(['trace', 'synth', '--out', trace]);
+mustRun(['trace', 'synth', '--out', trace]);
 const plan = path.join(tmp, 'plan');
-run(['plan', trace, '--out', plan, '--max-requests', '60', '--time-scale', '20']);
+mustRun(['plan', trace, '--out', plan, '--max-requests', '60', '--time-scale', '20']);
 const good = await fire(plan, [], path.join(tmp, 'baseline.json'));
 const faulty = await fire(plan, ['--fault', 'http500:5'], path.join(tmp, 'faulty.json'));
 
@@ -158,29 +109,15 @@ const expected = {
 };
 
 // --- the browser ----------------------------------------------------------------------------
-const server = await serve(site);
-const host = `127.0.0.1:${server.address().port}`;
-const base = `http://${host}/`;
-fs.mkdirSync(shots, { recursive: true });
-const browser = await launch();
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 let offline = false;
-const blocked = [];
-await context.route('**/*', (route) => {
-  const url = new URL(route.request().url());
-  if (!offline && (url.host === host || url.protocol === 'data:' || url.protocol === 'blob:')) {
-    return route.continue();
-  }
-  blocked.push(url.href);
-  return route.abort();
+const { server, base, browser, context, blocked } = await openSite(site, {
+  allowed: (url, host) => !offline && (url.host === host || url.protocol === 'data:' || url.protocol === 'blob:'),
 });
+fs.mkdirSync(shots, { recursive: true });
 const pageErrors = [];
 const page = await context.newPage();
 page.setDefaultTimeout(TIMEOUT_MS);
-page.on('pageerror', (err) => pageErrors.push(String(err)));
-page.on('console', (msg) => {
-  if (msg.type() === 'error' && !offline) pageErrors.push(msg.text());
-});
+collectErrors(page, pageErrors, { quiet: () => offline });
 
 /** Waits until the page published the audit of `name` (or shows an error); returns it. */
 async function waitForAudit(name) {
@@ -390,7 +327,7 @@ try {
     await page.setInputFiles('#receipt-file', notReceipt);
     await page.waitForSelector('#receipt-error');
     const text = await page.innerText('#receipt-error');
-    const cli = spawnSync(bin, ['receipt', 'audit', notReceipt], { encoding: 'utf8' });
+    const cli = run(['receipt', 'audit', notReceipt]);
     expectEqual(cli.status, 2, 'CLI exit code');
     expectIncludes(text, 'not-a-receipt.json: not a loadproof receipt', '#receipt-error');
     const detail = text.replace(/^not-a-receipt\.json: /, '');
@@ -464,14 +401,9 @@ try {
     if (after.length > 0) throw new Error(after.join('\n'));
   });
 
-  await check('no page errors or console errors', async () => {
-    if (pageErrors.length > 0) throw new Error(pageErrors.join('\n'));
-  });
+  await check('no page errors or console errors', () => noErrors(pageErrors));
 } finally {
-  await browser.close();
-  server.close();
-  fs.rmSync(tmp, { recursive: true, force: true });
+  await cleanUp({ browser, server, tmp });
 }
 
-console.log(`${passed} passed, ${failed} failed (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
-process.exit(failed > 0 ? 1 : 0);
+finish(` (${((Date.now() - t0) / 1000).toFixed(1)} s)`);

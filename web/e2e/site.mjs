@@ -13,78 +13,39 @@
 // target/quickstart), LOADPROOF_SHARED (default ../shared), CHROMIUM (default /usr/bin/chromium).
 // Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
 
-import { spawnSync } from 'node:child_process';
 import { deepStrictEqual } from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 
-import { fromRoot, launch, serve } from './harness.mjs';
+import {
+  TIMEOUT_MS, bail, bailOnCrash, check, cleanUp, cliJson, collectErrors, finish, fromRoot, openSite, shared,
+  shots,
+} from './harness.mjs';
 
-const bin = fromRoot(process.env.LOADPROOF_BIN ?? 'target/release/loadproof');
+bailOnCrash();
+
 const out = fromRoot(process.env.QUICKSTART_OUT ?? 'target/quickstart');
 const site = path.join(out, 'site');
-const shots = fromRoot('target/screenshots');
 const docs = fromRoot('docs');
-const TIMEOUT_MS = 60_000;
-const shared = fromRoot(process.env.LOADPROOF_SHARED ?? '../shared');
 const realTrace = path.join(shared, 'traces/burstgpt/BurstGPT_1.first400.csv');
 
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    failed += 1;
-    const msg = String(err?.message ?? err).split('\n').slice(0, 14).join('\n     ');
-    console.log(`FAIL ${name}\n     ${msg}`);
-  }
-}
-
-/** The CLI's `--json` for `args` (exit 0 or 1 are answers; anything else is a failure). */
-function cliJson(args, cwd = undefined) {
-  const r = spawnSync(bin, args, { encoding: 'utf8', maxBuffer: 256 << 20, cwd });
-  if (r.status !== 0 && r.status !== 1) {
-    throw new Error(`loadproof ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  }
-  return JSON.parse(r.stdout);
-}
-
 for (const f of ['index.html', 'playbook.json', 'receipts.json', 'site.sha256']) {
-  if (!fs.existsSync(path.join(site, f))) {
-    console.log(`FAIL ${site}/${f} is missing: run SERVE=0 bash tools/quickstart.sh first`);
-    console.log('0 passed, 1 failed');
-    process.exit(1);
-  }
+  if (!fs.existsSync(path.join(site, f))) bail(`${site}/${f} is missing: run SERVE=0 bash tools/quickstart.sh first`);
 }
 const baseline = path.join(out, 'baseline.json');
 const treatment = path.join(out, 'treatment.json');
 
-const server = await serve(site);
-const host = `127.0.0.1:${server.address().port}`;
-const base = `http://${host}/`;
+const { server, base, browser, context, blocked } = await openSite(site, {
+  allowed: (url, host) => url.host === host || url.protocol === 'data:' || url.protocol === 'blob:',
+});
 fs.mkdirSync(shots, { recursive: true });
 fs.mkdirSync(docs, { recursive: true });
-const browser = await launch();
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-const blocked = [];
-await context.route('**/*', (route) => {
-  const url = new URL(route.request().url());
-  if (url.host === host || url.protocol === 'data:' || url.protocol === 'blob:') return route.continue();
-  blocked.push(url.href);
-  return route.abort();
-});
 const pageErrors = [];
 
 async function open(hash) {
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT_MS);
-  page.on('pageerror', (err) => pageErrors.push(`${hash}: ${err}`));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(`${hash}: ${msg.text()}`);
-  });
+  collectErrors(page, pageErrors, { prefix: `${hash}: ` });
   await page.goto(base + hash);
   return page;
 }
@@ -130,7 +91,7 @@ try {
     // only the file name.
     const expected = cliJson(
       ['receipt', 'compare', path.basename(baseline), path.basename(treatment), '--json'],
-      out,
+      { cwd: out },
     );
     const page = await open('#/compare');
     await page.waitForFunction(() => window.loadproofComparison != null);
@@ -156,8 +117,6 @@ try {
     if (pageErrors.length) throw new Error(pageErrors.join('\n'));
   });
 } finally {
-  await browser.close();
-  server.close();
+  await cleanUp({ browser, server });
 }
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed ? 1 : 0);
+finish();

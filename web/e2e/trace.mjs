@@ -12,18 +12,18 @@
 // target/release/loadproof), LOADPROOF_DIST (default dist), CHROMIUM (default /usr/bin/chromium).
 // Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
 
-import { execFileSync } from 'node:child_process';
 import { deepStrictEqual } from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-import { fromRoot, launch, serve } from './harness.mjs';
-const shared = fromRoot(process.env.LOADPROOF_SHARED ?? '../shared');
-const bin = fromRoot(process.env.LOADPROOF_BIN ?? 'target/release/loadproof');
-const dist = fromRoot(process.env.LOADPROOF_DIST ?? 'dist');
-const shots = fromRoot('target/screenshots');
-const TIMEOUT_MS = 60_000;
+import {
+  TIMEOUT_MS, bailOnCrash, check, cleanUp, cliJson, collectErrors, dist, expectEqual, finish, mustRun, noErrors,
+  openSite, shared, shots,
+} from './harness.mjs';
+
+bailOnCrash();
+
 const ABSENT = '—'; // what the page shows where the JSON holds null
 
 const TRACES = [
@@ -53,31 +53,8 @@ const FIELDS = {
 };
 const asText = (v) => (v === null ? ABSENT : String(v));
 
-let passed = 0;
-let failed = 0;
-async function check(name, fn) {
-  try {
-    await fn();
-    passed += 1;
-    console.log(`ok   ${name}`);
-  } catch (err) {
-    failed += 1;
-    const msg = String(err?.message ?? err).split('\n').slice(0, 12).join('\n     ');
-    console.log(`FAIL ${name}\n     ${msg}`);
-  }
-}
-function expectEqual(actual, expected, what) {
-  if (actual !== expected) {
-    throw new Error(`${what}: page shows ${JSON.stringify(actual)}, expected ${JSON.stringify(expected)}`);
-  }
-}
-
 function cli(file, extra = []) {
-  const out = execFileSync(bin, ['trace', 'inspect', file, '--json', ...extra], {
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-  });
-  return JSON.parse(out);
+  return cliJson(['trace', 'inspect', file, '--json', ...extra], { allow: [0] });
 }
 
 // Waits until the page has published the report for `source` (or an error appeared).
@@ -134,21 +111,15 @@ async function canvasPainted(page, id) {
   });
 }
 
-const server = await serve(dist);
-const base = `http://127.0.0.1:${server.address().port}/`;
+const { server, base, browser, context } = await openSite(dist);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadproof-e2e-'));
 fs.mkdirSync(shots, { recursive: true });
-const browser = await launch();
-const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 const pageErrors = [];
 
 async function freshPage() {
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT_MS);
-  page.on('pageerror', (err) => pageErrors.push(String(err)));
-  page.on('console', (msg) => {
-    if (msg.type() === 'error') pageErrors.push(msg.text());
-  });
+  collectErrors(page, pageErrors);
   await page.goto(base);
   await page.waitForSelector('#file', { state: 'attached' });
   return page;
@@ -221,7 +192,7 @@ try {
 
   await check('synthetic sample: #sample equals the CLI on `trace synth` output', async () => {
     const synthFile = path.join(tmp, 'synthetic-burstgpt.csv');
-    execFileSync(bin, ['trace', 'synth', '--out', synthFile], { stdio: 'ignore' });
+    mustRun(['trace', 'synth', '--out', synthFile]);
     // The CLI notes a synth sidecar beside the file; the page only ever sees the file.
     fs.rmSync(synthFile + '.synth.json', { force: true });
     const expected = cli(synthFile);
@@ -239,9 +210,7 @@ try {
 
   await check('multi-chunk file (over 4 MiB) equals the CLI', async () => {
     const bigFile = path.join(tmp, 'big-synthetic.csv');
-    execFileSync(bin, ['trace', 'synth', '--out', bigFile, '--rows', '250000', '--seed', '7'], {
-      stdio: 'ignore',
-    });
+    mustRun(['trace', 'synth', '--out', bigFile, '--rows', '250000', '--seed', '7']);
     const size = fs.statSync(bigFile).size;
     if (size <= 4 << 20) throw new Error(`test file is only ${size} bytes`);
     fs.rmSync(bigFile + '.synth.json', { force: true });
@@ -287,14 +256,9 @@ try {
     await page.close();
   });
 
-  await check('no page errors or console errors', async () => {
-    if (pageErrors.length > 0) throw new Error(pageErrors.join('\n'));
-  });
+  await check('no page errors or console errors', () => noErrors(pageErrors));
 } finally {
-  await browser.close();
-  server.close();
-  fs.rmSync(tmp, { recursive: true, force: true });
+  await cleanUp({ browser, server, tmp });
 }
 
-console.log(`${passed} passed, ${failed} failed`);
-process.exit(failed > 0 ? 1 : 0);
+finish();

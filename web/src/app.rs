@@ -10,10 +10,10 @@
 
 use leptos::prelude::*;
 
-use crate::components::compare::CompareView;
-use crate::components::playbook::PlaybookView;
-use crate::components::receipt::ReceiptView;
-use crate::components::trace::TraceView;
+use crate::views::compare::CompareView;
+use crate::views::playbook::PlaybookView;
+use crate::views::receipt::ReceiptView;
+use crate::views::trace::TraceView;
 
 /// Which view the URL names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +29,34 @@ pub enum Route {
 }
 
 impl Route {
+    /// Every view, in the navigation's order.
+    pub const ALL: [Route; 4] = [
+        Route::Trace,
+        Route::Receipt,
+        Route::Compare,
+        Route::Playbook,
+    ];
+
+    /// The route's word: in its hash (`#/receipt`) and its ids (`nav-receipt`, `view-receipt`).
+    pub fn slug(self) -> &'static str {
+        match self {
+            Route::Trace => "trace",
+            Route::Receipt => "receipt",
+            Route::Compare => "compare",
+            Route::Playbook => "playbook",
+        }
+    }
+
+    /// The navigation link's text.
+    pub fn label(self) -> &'static str {
+        match self {
+            Route::Trace => "Trace",
+            Route::Receipt => "Receipt",
+            Route::Compare => "Compare",
+            Route::Playbook => "Playbook",
+        }
+    }
+
     /// The route a `location.hash` names.
     pub fn of_hash(hash: &str) -> Route {
         match hash.trim_start_matches('#').trim_end_matches('/') {
@@ -53,14 +81,20 @@ pub fn App() -> impl IntoView {
     let route = RwSignal::new(current_route());
     // The listener lives as long as the page (the handle is not removed).
     let _ = window_event_listener(leptos::ev::hashchange, move |_| route.set(current_route()));
-    // Once shown, a view stays mounted.
-    let shown = move |r: Route| {
-        Memo::new(move |prev: Option<&bool>| prev.copied().unwrap_or(false) || route.get() == r)
-    };
-    let receipt_shown = shown(Route::Receipt);
-    let compare_shown = shown(Route::Compare);
-    let playbook_shown = shown(Route::Playbook);
-    let current = move |r: Route| move || (route.get() == r).then_some("page");
+    let links = Route::ALL
+        .into_iter()
+        .map(|r| {
+            view! {
+                <a
+                    id=format!("nav-{}", r.slug())
+                    href=format!("#/{}", r.slug())
+                    aria-current=move || (route.get() == r).then_some("page")
+                >
+                    {r.label()}
+                </a>
+            }
+        })
+        .collect_view();
     view! {
         <header class="top">
             <h1>"loadproof"</h1>
@@ -73,39 +107,22 @@ pub fn App() -> impl IntoView {
                 "Files never leave this machine: everything is computed in your browser."
             </p>
             <nav class="views" aria-label="Views">
-                <a id="nav-trace" href="#/trace" aria-current=current(Route::Trace)>
-                    "Trace"
-                </a>
-                <a id="nav-receipt" href="#/receipt" aria-current=current(Route::Receipt)>
-                    "Receipt"
-                </a>
-                <a id="nav-compare" href="#/compare" aria-current=current(Route::Compare)>
-                    "Compare"
-                </a>
-                <a id="nav-playbook" href="#/playbook" aria-current=current(Route::Playbook)>
-                    "Playbook"
-                </a>
+                {links}
             </nav>
         </header>
         <main>
             <div class="view" id="view-trace" hidden=move || route.get() != Route::Trace>
                 <TraceView />
             </div>
-            <div class="view" id="view-receipt" hidden=move || route.get() != Route::Receipt>
-                <Show when=move || receipt_shown.get()>
-                    <ReceiptView />
-                </Show>
-            </div>
-            <div class="view" id="view-compare" hidden=move || route.get() != Route::Compare>
-                <Show when=move || compare_shown.get()>
-                    <CompareView />
-                </Show>
-            </div>
-            <div class="view" id="view-playbook" hidden=move || route.get() != Route::Playbook>
-                <Show when=move || playbook_shown.get()>
-                    <PlaybookView />
-                </Show>
-            </div>
+            <Pane of=Route::Receipt current=route>
+                <ReceiptView />
+            </Pane>
+            <Pane of=Route::Compare current=route>
+                <CompareView />
+            </Pane>
+            <Pane of=Route::Playbook current=route>
+                <PlaybookView />
+            </Pane>
         </main>
         <footer class="foot">
             "The numbers here come from the same code as "
@@ -116,5 +133,32 @@ pub fn App() -> impl IntoView {
             <code>"loadproof playbook match --json"</code>
             ", compiled to WebAssembly."
         </footer>
+    }
+}
+
+/// A view's pane (`#view-<slug>`): hidden unless its route is current, and mounted only once
+/// first shown (then kept, with its file and results).
+#[component]
+fn Pane(of: Route, current: RwSignal<Route>, children: ChildrenFn) -> impl IntoView {
+    let shown =
+        Memo::new(move |prev: Option<&bool>| prev.copied().unwrap_or(false) || current.get() == of);
+    view! {
+        <div class="view" id=format!("view-{}", of.slug()) hidden=move || current.get() != of>
+            <Show when=move || shown.get()>{children()}</Show>
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Route;
+
+    #[test]
+    fn every_link_names_its_own_route() {
+        for r in Route::ALL {
+            assert_eq!(Route::of_hash(&format!("#/{}", r.slug())), r);
+        }
+        assert_eq!(Route::of_hash(""), Route::Trace);
+        assert_eq!(Route::of_hash("#/nowhere"), Route::Trace);
     }
 }

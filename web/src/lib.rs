@@ -2,20 +2,22 @@
 //!
 //! The page reads a trace file in slices, pushes them through core's `Ingester`, and shows
 //! core's `InspectReport` — so a number in the page and the same number printed by
-//! `loadproof trace inspect --json` come from one implementation. Nothing is uploaded. This
-//! crate holds only browser glue (reading blobs, drawing on canvases, formatting text); any
-//! statistic it shows is computed by `loadproof_core`.
+//! `loadproof trace inspect --json` come from one implementation; likewise core's audit,
+//! comparison and playbook matcher for receipts and playbooks. Nothing is uploaded. This crate
+//! holds only browser glue (reading blobs, drawing on canvases, formatting text); any statistic
+//! it shows is computed by `loadproof_core`.
+//!
+//! Layout: [`app`] routes between the four [`views`] (one folder each: the view, its model,
+//! its drawing); [`widgets`] holds what the views share; [`ingest`], [`offload`], [`site`],
+//! [`publish`] and [`panic_report`] are the browser glue under them.
 
 pub mod app;
-pub mod components;
 pub mod ingest;
-pub mod number;
 pub mod offload;
 pub mod panic_report;
-pub mod plots;
-pub mod receipt_model;
-pub mod receipt_plots;
-pub mod series;
+pub mod publish;
 pub mod site;
+pub mod views;
+pub mod widgets;
 
 pub use app::App;

@@ -27,7 +27,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::ingest::{ReadError, ingest_blob};
-use crate::receipt_model::{self, ReceiptModel, STAGES};
+use crate::views::receipt::model::{self as receipt_model, ReceiptModel, STAGES};
 
 /// How far a job is: `fraction` in 0..=1 and the stage's name.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,20 +182,13 @@ pub fn worker_audit_receipt(
 /// file into the worker; `build_ms`: parse, digests, audit and series in wasm), so
 /// `web/e2e/perf_receipt.mjs` can report where a load's time goes.
 fn publish_timing(data: &JsValue) {
-    let Some(window) = web_sys::window() else {
-        return;
-    };
     let timing = js_sys::Object::new();
     for key in ["read_ms", "build_ms"] {
         if let Some(v) = field(data, key) {
             let _ = js_sys::Reflect::set(&timing, &JsValue::from_str(key), &v);
         }
     }
-    let _ = js_sys::Reflect::set(
-        &window,
-        &JsValue::from_str("loadproofWorkerTiming"),
-        &timing,
-    );
+    crate::publish::publish("loadproofWorkerTiming", &timing);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,11 +1,16 @@
-//! Reading a file from the page's own origin (a published site's `playbook.json`).
+//! Reading files in the browser: from the page's own origin (a published site's
+//! `playbook.json`, `receipts.json` and the receipts it lists) and from a chosen or dropped
+//! file.
 //!
 //! The URL is relative, so it resolves against the page wherever the site is served; nothing
 //! is sent anywhere else. `web_sys`'s `fetch` is used directly (features `Response`, `Window`):
-//! one GET does not justify an HTTP crate in the bundle.
+//! one GET does not justify an HTTP crate in the bundle. The receipts index is read with
+//! core's `SiteReceipts` (every listed path must stay on the site), for the receipt and compare
+//! views alike.
 
 use js_sys::Uint8Array;
-use wasm_bindgen::JsCast;
+use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt, SiteReceipts};
+use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 /// What a same-origin GET found.
@@ -40,6 +45,46 @@ pub async fn read_blob(blob: &web_sys::Blob) -> Result<Vec<u8>, String> {
         .await
         .map_err(|e| js_message(&e))?;
     Ok(Uint8Array::new(&buffer).to_vec())
+}
+
+/// What this site's `receipts.json` says.
+#[derive(Debug)]
+pub enum SiteIndex {
+    /// The receipts it lists, in order.
+    Listed(Vec<SiteReceipt>),
+    /// Not served (any status but 200): the site bundles none.
+    Missing,
+    /// Served, but refused by core's reader (`error` says why); `html` when the body is a page
+    /// (a development server answers every path with the app's HTML).
+    Invalid {
+        /// Core's reason.
+        error: String,
+        /// True when the body starts with `<`.
+        html: bool,
+    },
+    /// The request itself failed.
+    Failed(String),
+}
+
+/// Fetches and reads this site's `receipts.json`.
+pub async fn fetch_site_receipts() -> SiteIndex {
+    match fetch_bytes(SITE_RECEIPTS).await {
+        Ok(Fetched::Body(bytes)) => match SiteReceipts::from_json(&bytes) {
+            Ok(index) => SiteIndex::Listed(index.receipts),
+            Err(e) => SiteIndex::Invalid {
+                error: e.to_string(),
+                html: bytes.trim_ascii_start().starts_with(b"<"),
+            },
+        },
+        Ok(Fetched::Status(_)) => SiteIndex::Missing,
+        Err(e) => SiteIndex::Failed(e),
+    }
+}
+
+/// A `Blob` holding `bytes` (a receipt fetched from the site, to audit like a chosen file).
+pub fn blob_of(bytes: &[u8]) -> Result<web_sys::Blob, JsValue> {
+    let parts = js_sys::Array::of1(&Uint8Array::from(bytes));
+    web_sys::Blob::new_with_u8_array_sequence(&parts)
 }
 
 fn js_message(value: &wasm_bindgen::JsValue) -> String {

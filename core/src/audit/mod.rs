@@ -148,6 +148,24 @@ impl Audit {
         Qualification::from_standings(&self.standings, &self.receipt_refusals())
     }
 
+    /// The verdict in one line, as `receipt qualify` prints it first and the Receipt view heads
+    /// its banner with: `QUALIFIED: every standing is positive` (naming a simulator), or
+    /// `UNQUALIFIED: N refusals`.
+    pub fn verdict(&self) -> String {
+        if self.qualified {
+            format!(
+                "QUALIFIED{}: every standing is positive",
+                if self.simulator {
+                    " (of loadproof sim, a simulator)"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            format!("UNQUALIFIED: {} refusals", self.refusals.len())
+        }
+    }
+
     fn receipt_refusals(&self) -> Vec<String> {
         let mut out = Vec::new();
         for d in self.digests.iter().filter(|d| !d.ok) {

@@ -1,21 +1,20 @@
 //! Drawing the receipt view's charts on `<canvas>` elements with plotters.
 //!
-//! Each chart is a picture of a [`crate::receipt_model`] value and nothing else; the view
+//! Each chart is a picture of a [`super::model`] value and nothing else; the view
 //! prints the same numbers in a table beside it. Drawing can fail (no 2D context, a canvas
 //! detached mid-draw): failures come back as text for the page to show, never as a panic.
 //! A log-scaled axis is drawn as a linear axis over log10 of the values, labelled with the
 //! values themselves.
 
-use plotters::coord::Shift;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
-use crate::number::readable;
-use crate::receipt_model::{MetricSamples, MetricsSeries, Timeline};
+use super::model::{MetricPoint, MetricSamples, MetricsSeries, Timeline, TimelineRow};
+use crate::widgets::number::readable;
+use crate::widgets::plot::{self, Area, Chart, Font, area, draw_error, legend, legend_line};
 
-const FONT: (&str, u32) = ("sans-serif", 13);
-const CAPTION: (&str, u32) = ("sans-serif", 15);
+const FONT: Font = ("sans-serif", 13);
+const CAPTION: Font = ("sans-serif", 15);
 const BAR: RGBColor = RGBColor(37, 99, 235);
 const LAG: RGBColor = RGBColor(217, 119, 6);
 const WAIT: RGBColor = RGBColor(37, 99, 235);
@@ -24,27 +23,14 @@ const FAILED: RGBColor = RGBColor(200, 30, 30);
 const SECOND: RGBColor = RGBColor(217, 119, 6);
 const THIRD: RGBColor = RGBColor(124, 58, 237);
 
-type Area = DrawingArea<CanvasBackend, Shift>;
+/// The instants a leg of a request's line runs between.
+type Leg = fn(&TimelineRow) -> (Option<f64>, Option<f64>);
 /// One line of a panel: its label, colour and points.
 type Line<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
-fn area(canvas: HtmlCanvasElement) -> Result<Area, String> {
-    let backend = CanvasBackend::with_canvas_object(canvas)
-        .ok_or_else(|| "this browser gives the canvas no 2D context".to_owned())?;
-    let root = backend.into_drawing_area();
-    root.fill(&WHITE).map_err(text)?;
-    Ok(root)
-}
-
-fn text(err: impl std::fmt::Display) -> String {
-    format!("could not draw the chart: {err}")
-}
-
 /// A message where a chart would be.
 fn say(root: &Area, message: &str) -> Result<(), String> {
-    root.draw(&Text::new(message.to_owned(), (16, 24), FONT))
-        .map_err(text)?;
-    root.present().map_err(text)
+    plot::say(root, message, (16, 24), FONT)
 }
 
 /// A range that plotters can draw: widened when empty or a single point.
@@ -75,6 +61,38 @@ fn tick(v: f64, log: bool) -> String {
     readable(if log { 10f64.powf(v) } else { v })
 }
 
+/// One latency metric's panel of a 2×2 grid: `caption` above, x in ms over `x` (log10 of ms
+/// when `log`), y from 0 to `y_max`; the vertical grid lines only when `x_mesh`.
+fn latency_panel(
+    panel: &Area,
+    caption: String,
+    (x0, x1): (f64, f64),
+    y_max: f64,
+    log: bool,
+    x_mesh: bool,
+) -> Result<Chart<'_>, String> {
+    let mut chart = ChartBuilder::on(panel)
+        .caption(caption, CAPTION)
+        .margin(8)
+        .x_label_area_size(34)
+        .y_label_area_size(48)
+        .build_cartesian_2d(x0..x1, 0f64..y_max)
+        .map_err(draw_error)?;
+    let mut mesh = chart.configure_mesh();
+    if !x_mesh {
+        mesh.disable_x_mesh();
+    }
+    mesh.x_desc("ms")
+        .x_labels(5)
+        .y_labels(5)
+        .label_style(FONT)
+        .x_label_formatter(&|v| tick(*v, log))
+        .y_label_formatter(&|v| readable(*v))
+        .draw()
+        .map_err(draw_error)?;
+    Ok(chart)
+}
+
 /// One histogram per latency metric, in a 2×2 grid.
 pub fn draw_histograms(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> Result<(), String> {
     let root = area(canvas)?;
@@ -88,32 +106,13 @@ pub fn draw_histograms(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> 
         };
         let (x0, x1) = span(axis(first.lo_ms, log), axis(last.hi_ms, log));
         let peak = m.bins.iter().map(|b| b.count).max().unwrap_or(0).max(1) as f64;
-        let mut chart = ChartBuilder::on(panel)
-            .caption(
-                format!(
-                    "{} ({} samples{})",
-                    m.metric.to_uppercase(),
-                    m.count,
-                    if log { ", log scale" } else { "" }
-                ),
-                CAPTION,
-            )
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(48)
-            .build_cartesian_2d(x0..x1, 0f64..(peak * 1.08).ceil())
-            .map_err(text)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_desc("ms")
-            .x_labels(5)
-            .y_labels(5)
-            .label_style(FONT)
-            .x_label_formatter(&|v| tick(*v, log))
-            .y_label_formatter(&|v| readable(*v))
-            .draw()
-            .map_err(text)?;
+        let caption = format!(
+            "{} ({} samples{})",
+            m.metric.to_uppercase(),
+            m.count,
+            if log { ", log scale" } else { "" }
+        );
+        let mut chart = latency_panel(panel, caption, (x0, x1), (peak * 1.08).ceil(), log, false)?;
         chart
             .draw_series(m.bins.iter().map(|b| {
                 Rectangle::new(
@@ -124,9 +123,9 @@ pub fn draw_histograms(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> 
                     BAR.filled(),
                 )
             }))
-            .map_err(text)?;
+            .map_err(draw_error)?;
     }
-    root.present().map_err(text)
+    root.present().map_err(draw_error)
 }
 
 /// One empirical CDF per latency metric, in a 2×2 grid.
@@ -138,30 +137,12 @@ pub fn draw_cdfs(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> Result
     for (panel, m) in root.split_evenly((2, 2)).iter().zip(metrics) {
         let log = m.log_bins;
         let (x0, x1) = span(axis(m.min_ms, log), axis(m.max_ms, log));
-        let mut chart = ChartBuilder::on(panel)
-            .caption(
-                format!(
-                    "{} CDF{}",
-                    m.metric.to_uppercase(),
-                    if log { " (log scale)" } else { "" }
-                ),
-                CAPTION,
-            )
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(48)
-            .build_cartesian_2d(x0..x1, 0f64..1f64)
-            .map_err(text)?;
-        chart
-            .configure_mesh()
-            .x_desc("ms")
-            .x_labels(5)
-            .y_labels(5)
-            .label_style(FONT)
-            .x_label_formatter(&|v| tick(*v, log))
-            .y_label_formatter(&|v| readable(*v))
-            .draw()
-            .map_err(text)?;
+        let caption = format!(
+            "{} CDF{}",
+            m.metric.to_uppercase(),
+            if log { " (log scale)" } else { "" }
+        );
+        let mut chart = latency_panel(panel, caption, (x0, x1), 1.0, log, true)?;
         // A step curve: flat until the next sample, then up.
         let mut steps = Vec::with_capacity(m.cdf.len() * 2 + 1);
         let mut below = 0.0;
@@ -173,9 +154,9 @@ pub fn draw_cdfs(canvas: HtmlCanvasElement, metrics: &[MetricSamples]) -> Result
         }
         chart
             .draw_series(LineSeries::new(steps, BAR.stroke_width(2)))
-            .map_err(text)?;
+            .map_err(draw_error)?;
     }
-    root.present().map_err(text)
+    root.present().map_err(draw_error)
 }
 
 /// Every request as a horizontal line at its index: schedule → send (lag), send → first
@@ -202,7 +183,7 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
         .x_label_area_size(40)
         .y_label_area_size(56)
         .build_cartesian_2d(x0..x1, -0.5f64..(last + 0.5))
-        .map_err(text)?;
+        .map_err(draw_error)?;
     chart
         .configure_mesh()
         .disable_y_mesh()
@@ -216,42 +197,34 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
         .x_label_formatter(&|v| readable(*v))
         .y_label_formatter(&|v| readable(v.round()))
         .draw()
-        .map_err(text)?;
+        .map_err(draw_error)?;
     let width = if timeline.rows.len() > 400 { 1 } else { 2 };
     let segment =
         |a: Option<f64>, b: Option<f64>, y: f64| a.zip(b).map(|(a, b)| vec![(a, y), (b, y)]);
-    let ok = || timeline.rows.iter().filter(|r| r.ok());
-    chart
-        .draw_series(ok().filter_map(|r| {
-            segment(r.scheduled_s, r.sent_s, r.index as f64)
-                .map(|p| PathElement::new(p, LAG.stroke_width(width)))
-        }))
-        .map_err(text)?
-        .label("schedule → send (lag)")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], LAG.stroke_width(3)));
-    chart
-        .draw_series(ok().filter_map(|r| {
-            segment(r.sent_s, r.first_token_s, r.index as f64)
-                .map(|p| PathElement::new(p, WAIT.stroke_width(width)))
-        }))
-        .map_err(text)?
-        .label("send → first token")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], WAIT.stroke_width(3)));
-    chart
-        .draw_series(ok().filter_map(|r| {
-            segment(r.first_token_s, r.end_s, r.index as f64)
-                .map(|p| PathElement::new(p, DECODE.stroke_width(width)))
-        }))
-        .map_err(text)?
-        .label("first token → end")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], DECODE.stroke_width(3)));
+    // A completed request's three legs, each from one instant to the next.
+    let legs: [(Leg, RGBColor, &str); 3] = [
+        (|r| (r.scheduled_s, r.sent_s), LAG, "schedule → send (lag)"),
+        (|r| (r.sent_s, r.first_token_s), WAIT, "send → first token"),
+        (|r| (r.first_token_s, r.end_s), DECODE, "first token → end"),
+    ];
+    for (leg, color, label) in legs {
+        chart
+            .draw_series(timeline.rows.iter().filter(|r| r.ok()).filter_map(|r| {
+                let (from, to) = leg(r);
+                segment(from, to, r.index as f64)
+                    .map(|p| PathElement::new(p, color.stroke_width(width)))
+            }))
+            .map_err(draw_error)?
+            .label(label)
+            .legend(legend_line(color, 18, 3));
+    }
     let failed = || timeline.rows.iter().filter(|r| !r.ok());
     chart
         .draw_series(failed().filter_map(|r| {
             segment(r.sent_s.or(r.scheduled_s), r.end_s, r.index as f64)
                 .map(|p| PathElement::new(p, FAILED.stroke_width(width)))
         }))
-        .map_err(text)?;
+        .map_err(draw_error)?;
     chart
         .draw_series(failed().filter_map(|r| {
             r.end_s
@@ -259,18 +232,11 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
                 .or(r.scheduled_s)
                 .map(|t| Cross::new((t, r.index as f64), 5, FAILED.stroke_width(2)))
         }))
-        .map_err(text)?
+        .map_err(draw_error)?
         .label("failed")
         .legend(|(x, y)| Cross::new((x + 9, y), 5, FAILED.stroke_width(2)));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(FONT)
-        .draw()
-        .map_err(text)?;
-    root.present().map_err(text)
+    legend(&mut chart, SeriesLabelPosition::UpperLeft, FONT)?;
+    root.present().map_err(draw_error)
 }
 
 /// The `/metrics` series of the first URL, three panels stacked: requests running and
@@ -293,7 +259,7 @@ pub fn draw_series(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<
         });
     let (x0, x1) = span(lo, hi);
     let panels = root.split_evenly((3, 1));
-    let line = |pick: fn(&crate::receipt_model::MetricPoint) -> Option<f64>| -> Vec<(f64, f64)> {
+    let line = |pick: fn(&MetricPoint) -> Option<f64>| -> Vec<(f64, f64)> {
         points
             .iter()
             .filter_map(|(t, p)| pick(p).map(|v| (*t, v)))
@@ -349,7 +315,7 @@ pub fn draw_series(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<
             .x_label_area_size(if bottom { 40 } else { 22 })
             .y_label_area_size(64)
             .build_cartesian_2d(x0..x1, 0f64..y_max)
-            .map_err(text)?;
+            .map_err(draw_error)?;
         chart
             .configure_mesh()
             .x_desc(if bottom {
@@ -363,33 +329,24 @@ pub fn draw_series(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<
             .x_label_formatter(&|v| readable(*v))
             .y_label_formatter(&|v| readable(*v))
             .draw()
-            .map_err(text)?;
+            .map_err(draw_error)?;
         let empty = lines.iter().all(|(_, _, pts)| pts.is_empty());
         for (label, color, pts) in lines {
             chart
                 .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-                .map_err(text)?
+                .map_err(draw_error)?
                 .label(label)
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                });
+                .legend(legend_line(color, 18, 3));
             chart
                 .draw_series(pts.iter().map(|&p| Circle::new(p, 2, color.filled())))
-                .map_err(text)?;
+                .map_err(draw_error)?;
         }
         if empty {
             panel
                 .draw(&Text::new("not exported by this server", (90, 40), FONT))
-                .map_err(text)?;
+                .map_err(draw_error)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .label_font(FONT)
-            .draw()
-            .map_err(text)?;
+        legend(&mut chart, SeriesLabelPosition::UpperRight, FONT)?;
     }
-    root.present().map_err(text)
+    root.present().map_err(draw_error)
 }

@@ -1,33 +1,57 @@
-//! Drawing the charts on `<canvas>` elements with plotters.
+//! Drawing the trace view's charts on `<canvas>` elements with plotters.
 //!
-//! The charts are pictures of [`crate::series`] values and nothing else: every number they
+//! The charts are pictures of [`super::model`] values and nothing else: every number they
 //! show is also in the table printed beside them, which is what screen readers and tests read.
 //! Drawing can fail (no 2D context, a canvas detached mid-draw); failures come back as text
 //! for the page to show, never as a panic.
 
-use plotters::coord::Shift;
+use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
-use crate::number::js;
-use crate::series::{GapHistogram, TokenCdf, WindowCounts};
+use super::model::{GapHistogram, TokenCdf, WindowCounts};
+use crate::widgets::number::js;
+use crate::widgets::plot::{Area, Font, area, draw_error, legend, legend_line, say};
 
 const BAR: RGBColor = RGBColor(37, 99, 235);
 const INPUT: RGBColor = RGBColor(37, 99, 235);
 const OUTPUT: RGBColor = RGBColor(217, 119, 6);
-const AXIS_FONT: (&str, u32) = ("sans-serif", 14);
+const AXIS_FONT: Font = ("sans-serif", 14);
 
 /// The margins and label areas every chart shares.
-fn frame<'a, 'b>(
-    root: &'a DrawingArea<CanvasBackend, Shift>,
-) -> ChartBuilder<'a, 'b, CanvasBackend> {
+fn frame<'a, 'b>(root: &'a Area) -> ChartBuilder<'a, 'b, CanvasBackend> {
     let mut builder = ChartBuilder::on(root);
     builder
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(64);
     builder
+}
+
+/// Draws the axes as every chart here does: described, ticks written by [`tick`], and the
+/// vertical grid lines only when `x_mesh`.
+fn axes<X, Y>(
+    chart: &mut ChartContext<'_, CanvasBackend, Cartesian2d<X, Y>>,
+    x_desc: &str,
+    y_desc: &str,
+    x_mesh: bool,
+) -> Result<(), String>
+where
+    X: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let mut mesh = chart.configure_mesh();
+    if !x_mesh {
+        mesh.disable_x_mesh();
+    }
+    mesh.x_desc(x_desc)
+        .y_desc(y_desc)
+        .label_style(AXIS_FONT)
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(draw_error)
 }
 
 /// Requests per window over time, one bar per (possibly merged) window.
@@ -38,37 +62,32 @@ pub fn draw_counts(canvas: HtmlCanvasElement, series: &WindowCounts) -> Result<(
     let y_max = (series.peak().max(1) as f64 * 1.08).ceil();
     let mut chart = frame(&root)
         .build_cartesian_2d(0f64..x_max, 0f64..y_max)
-        .map_err(text)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_desc("seconds since the first request")
-        .y_desc(format!("requests per {} s", js(bar_s)))
-        .label_style(AXIS_FONT)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(text)?;
+        .map_err(draw_error)?;
+    axes(
+        &mut chart,
+        "seconds since the first request",
+        &format!("requests per {} s", js(bar_s)),
+        false,
+    )?;
     chart
         .draw_series(series.counts.iter().enumerate().map(|(idx, &count)| {
             let x0 = idx as f64 * bar_s;
             Rectangle::new([(x0, 0.0), (x0 + bar_s, count as f64)], BAR.filled())
         }))
-        .map_err(text)?;
-    root.present().map_err(text)
+        .map_err(draw_error)?;
+    root.present().map_err(draw_error)
 }
 
 /// The inter-arrival histogram on a log time axis.
 pub fn draw_gaps(canvas: HtmlCanvasElement, hist: &GapHistogram) -> Result<(), String> {
     let root = area(canvas)?;
     let (Some(first), Some(last)) = (hist.bins.first(), hist.bins.last()) else {
-        root.draw(&Text::new(
+        return say(
+            &root,
             "every request arrives at the same instant as the one before: no positive gaps",
             (20, 40),
             AXIS_FONT,
-        ))
-        .map_err(text)?;
-        return root.present().map_err(text);
+        );
     };
     let peak = hist.bins.iter().map(|b| b.count).max().unwrap_or(0).max(1);
     let mut chart = frame(&root)
@@ -76,17 +95,13 @@ pub fn draw_gaps(canvas: HtmlCanvasElement, hist: &GapHistogram) -> Result<(), S
             (first.lo_s..last.hi_s).log_scale(),
             0f64..(peak as f64 * 1.08).ceil(),
         )
-        .map_err(text)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_desc("gap to the previous request, seconds (log scale)")
-        .y_desc("gaps")
-        .label_style(AXIS_FONT)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(text)?;
+        .map_err(draw_error)?;
+    axes(
+        &mut chart,
+        "gap to the previous request, seconds (log scale)",
+        "gaps",
+        false,
+    )?;
     chart
         .draw_series(hist.bins.iter().map(|bin| {
             Rectangle::new(
@@ -94,8 +109,8 @@ pub fn draw_gaps(canvas: HtmlCanvasElement, hist: &GapHistogram) -> Result<(), S
                 BAR.filled(),
             )
         }))
-        .map_err(text)?;
-    root.present().map_err(text)
+        .map_err(draw_error)?;
+    root.present().map_err(draw_error)
 }
 
 /// Input and output token CDFs on a log token axis.
@@ -113,45 +128,25 @@ pub fn draw_cdfs(
         .fold(1.0f64, f64::max);
     let mut chart = frame(&root)
         .build_cartesian_2d((1f64..max_tokens.max(2.0)).log_scale(), 0f64..1f64)
-        .map_err(text)?;
-    chart
-        .configure_mesh()
-        .x_desc("tokens (log scale)")
-        .y_desc("share of requests at or below")
-        .label_style(AXIS_FONT)
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .draw()
-        .map_err(text)?;
+        .map_err(draw_error)?;
+    axes(
+        &mut chart,
+        "tokens (log scale)",
+        "share of requests at or below",
+        true,
+    )?;
     for (cdf, color, label) in [(input, INPUT, "input"), (output, OUTPUT, "output")] {
         chart
             .draw_series(LineSeries::new(
                 cdf.curve.iter().copied(),
                 color.stroke_width(2),
             ))
-            .map_err(text)?
+            .map_err(draw_error)?
             .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+            .legend(legend_line(color, 20, 2));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::LowerRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .label_font(AXIS_FONT)
-        .draw()
-        .map_err(text)?;
-    root.present().map_err(text)
-}
-
-fn area(canvas: HtmlCanvasElement) -> Result<DrawingArea<CanvasBackend, Shift>, String> {
-    let backend = CanvasBackend::with_canvas_object(canvas)
-        .ok_or_else(|| "this browser gives the canvas no 2D context".to_owned())?;
-    let root = backend.into_drawing_area();
-    root.fill(&WHITE).map_err(text)?;
-    Ok(root)
+    legend(&mut chart, SeriesLabelPosition::LowerRight, AXIS_FONT)?;
+    root.present().map_err(draw_error)
 }
 
 /// An axis tick to six significant digits, without float noise or trailing zeros.
@@ -166,8 +161,4 @@ fn tick(v: f64) -> String {
     } else {
         fixed
     }
-}
-
-fn text(err: impl std::fmt::Display) -> String {
-    format!("could not draw the chart: {err}")
 }

@@ -1,13 +1,47 @@
-//! The series the charts draw, prepared from a trace with core's functions.
+//! What the trace view shows of a trace beyond core's report: the loaded trace itself, the
+//! report's drops as table rows, and the series the charts draw, prepared with core's
+//! functions.
 //!
 //! Each chart also shows its numbers as a table, so chart and table must be drawn from one
 //! value: the types here. Per-window counts come from `regime::counts_per_window` and token
-//! quantiles from `stats::Distribution` (the same linear interpolation as the report). The inter-arrival histogram has no counterpart
-//! in core; its binning (log-spaced, for display only) is done here and feeds no report number.
+//! quantiles from `stats::Distribution` (the same linear interpolation as the report). The
+//! inter-arrival histogram has no counterpart in core; its binning (log-spaced, for display
+//! only) is done here and feeds no report number.
 
 use loadproof_core::regime::{Window, counts_per_window};
+use loadproof_core::report::InspectReport;
 use loadproof_core::stats::Distribution;
-use loadproof_core::trace::Trace;
+use loadproof_core::trace::{RowIssue, Trace};
+
+/// A parsed source: the trace and the name it is reported under (`File.name`, no
+/// directories, as the CLI reports it).
+#[derive(Debug)]
+pub struct Loaded {
+    /// The source name in the report.
+    pub source: String,
+    /// The reconciled trace.
+    pub trace: Trace,
+    /// True for the generated sample.
+    pub synthetic: bool,
+}
+
+/// `(reason, count, examples)` per drop reason, in the report's (sorted) order.
+pub fn drop_rows(report: &InspectReport) -> Vec<(String, u64, Vec<RowIssue>)> {
+    report
+        .meta
+        .dropped
+        .iter()
+        .map(|(reason, &count)| {
+            let examples = report
+                .meta
+                .drop_examples
+                .get(reason)
+                .cloned()
+                .unwrap_or_default();
+            (reason.name().to_owned(), count, examples)
+        })
+        .collect()
+}
 
 /// Most bars the requests-over-time chart draws.
 pub const MAX_COUNT_BARS: usize = 600;

@@ -7,6 +7,16 @@
 //! digits, no trailing `.0` on integral values, and exponent notation only outside
 //! `[1e-6, 1e21)`. Rust's `{}` already gives the shortest digits without `.0`; this module
 //! adds JavaScript's exponent ranges and spelling so the two never disagree.
+//!
+//! One number goes the other way: a burstiness window typed in seconds
+//! ([`window_from_text`]), read the same in the trace and playbook views.
+
+use loadproof_core::Window;
+
+/// A burstiness window typed in seconds (surrounding blanks ignored), when core accepts it.
+pub fn window_from_text(text: &str) -> Option<Window> {
+    text.trim().parse::<f64>().ok().and_then(Window::from_secs)
+}
 
 /// `x` written as JavaScript's `String(x)` writes it.
 pub fn js(x: f64) -> String {
@@ -80,6 +90,16 @@ pub fn fixed(x: f64, decimals: usize) -> String {
     group(&format!("{x:.decimals$}"))
 }
 
+/// `text` (the writing of `v`) with a `+` when `v` is positive, as a change reads.
+pub fn signed(v: f64, text: String) -> String {
+    if v > 0.0 { format!("+{text}") } else { text }
+}
+
+/// A fraction as a signed percent with one decimal: `0.1234` reads `+12.3%`.
+pub fn percent_change(fraction: f64) -> String {
+    format!("{}%", signed(fraction, fixed(fraction * 100.0, 1)))
+}
+
 /// A count with thousands separated: `1234567` reads `1,234,567`.
 pub fn count(n: usize) -> String {
     group(&n.to_string())
@@ -126,7 +146,7 @@ fn group(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{count, fixed, js, readable, significant};
+    use super::{count, fixed, js, percent_change, readable, significant};
 
     #[test]
     fn integral_values_have_no_fraction() {
@@ -167,5 +187,8 @@ mod tests {
         assert_eq!(fixed(12345.0, 1), "12,345.0");
         assert_eq!(count(1_234_567), "1,234,567");
         assert_eq!(count(12), "12");
+        assert_eq!(percent_change(0.1234), "+12.3%");
+        assert_eq!(percent_change(-0.5), "-50.0%");
+        assert_eq!(percent_change(0.0), "0.0%");
     }
 }

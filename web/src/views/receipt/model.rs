@@ -21,7 +21,8 @@ use std::collections::BTreeMap;
 use loadproof_core::audit::metric_names::{
     GENERATION_TOKENS, KV_USAGE, PREEMPTIONS, PROMPT_TOKENS, RUNNING, WAITING,
 };
-use loadproof_core::audit::{Audit, bench_samples, native_samples};
+use loadproof_core::audit::{Audit, STANDINGS, bench_samples, native_samples};
+use loadproof_core::compare::Side;
 use loadproof_core::formats::{prometheus as exposition, vllm_bench as bench_output};
 use loadproof_core::receipt::{
     Disposition, Encoding, Execution, Implementation, Lease, Phase, Protocol, Provenance, Receipt,
@@ -88,6 +89,19 @@ pub struct ReceiptModel {
     pub latency: LatencySamples,
     /// The `/metrics` scrapes as a series over the run.
     pub metrics: MetricsSeries,
+}
+
+impl ReceiptModel {
+    /// The receipt as core's comparison reads one side of it.
+    pub fn side(&self) -> Side<'_> {
+        Side {
+            source: &self.source,
+            file_sha256: &self.file_sha256,
+            protocol: &self.protocol,
+            subject: &self.subject,
+            audit: &self.audit,
+        }
+    }
 }
 
 /// One evidence block as the page shows it.
@@ -302,6 +316,19 @@ pub fn build(
         metrics: metrics_series(&receipt, &verified, run_zero),
         audit,
     })
+}
+
+/// Every standing's name: core's eight in core's order, then any other the audit names.
+pub fn standing_names(audit: &Audit) -> Vec<String> {
+    let mut names: Vec<String> = STANDINGS.iter().map(|s| (*s).to_owned()).collect();
+    names.extend(
+        audit
+            .standings
+            .keys()
+            .filter(|k| !STANDINGS.contains(&k.as_str()))
+            .cloned(),
+    );
+    names
 }
 
 /// Blocks the audit verified (the only ones anything is read from).
@@ -847,7 +874,7 @@ fn metrics_series(
 mod tests {
     use super::*;
 
-    const NATIVE: &[u8] = include_bytes!("../../core/tests/data/receipt/native_sim.json");
+    const NATIVE: &[u8] = include_bytes!("../../../../core/tests/data/receipt/native_sim.json");
 
     fn model(bytes: &[u8]) -> ReceiptModel {
         let mut stages = Vec::new();

@@ -2,20 +2,20 @@
 //!
 //! A canvas is a picture, invisible to screen readers and to tests, so every chart has a
 //! text alternative: a short table that is always shown, and the full data behind a
-//! `<details>`. Chart and table are rendered from the same [`crate::series`] value. Drawing is
-//! an `Effect` because the canvas is state outside Leptos; the series are `Memo`s, so changing
-//! the window redraws only the chart that depends on it.
+//! `<details>`. Chart and table are rendered from the same [`super::model`] value. Each chart
+//! is a [`FigureCard`] drawn from a `Memo`, so changing the window redraws only the chart that
+//! depends on it.
 
 use std::sync::Arc;
 
-use leptos::html;
 use leptos::prelude::*;
 use loadproof_core::Window;
 
-use super::trace::Loaded;
-use crate::number::js;
-use crate::plots::{draw_cdfs, draw_counts, draw_gaps};
-use crate::series::{GapHistogram, TokenCdf, WindowCounts};
+use super::draw::{draw_cdfs, draw_counts, draw_gaps};
+use super::model::{GapHistogram, Loaded, TokenCdf, WindowCounts};
+use crate::widgets::canvas_figure::FigureCard;
+use crate::widgets::number::js;
+use crate::widgets::readout::{Col, thead};
 
 /// Bins of the inter-arrival histogram.
 const GAP_BINS: usize = 24;
@@ -51,112 +51,42 @@ pub fn Charts(
         })
     });
 
-    let counts_canvas = NodeRef::<html::Canvas>::new();
-    let gaps_canvas = NodeRef::<html::Canvas>::new();
-    let cdf_canvas = NodeRef::<html::Canvas>::new();
-    let counts_problem = RwSignal::new(None::<String>);
-    let gaps_problem = RwSignal::new(None::<String>);
-    let cdf_problem = RwSignal::new(None::<String>);
-    Effect::new(move |_| {
-        if let (Some(canvas), Some(series)) = (counts_canvas.get(), counts.get()) {
-            counts_problem.set(draw_counts(canvas, &series).err());
-        }
-    });
-    Effect::new(move |_| {
-        if let (Some(canvas), Some(hist)) = (gaps_canvas.get(), gaps.get()) {
-            gaps_problem.set(draw_gaps(canvas, &hist).err());
-        }
-    });
-    Effect::new(move |_| {
-        if let (Some(canvas), Some((input, output))) = (cdf_canvas.get(), cdfs.get()) {
-            cdf_problem.set(draw_cdfs(canvas, &input, &output).err());
-        }
-    });
-
     view! {
-        <ChartCard
+        <FigureCard
             slug="counts"
             title="Requests per window over time"
             alt="Bar chart of requests per window over time; the numbers are in the table beside it."
-            canvas=counts_canvas
-            problem=counts_problem
+            width=CANVAS_W
+            height=CANVAS_H
+            draw=move |canvas| counts.get().map_or(Ok(()), |series| draw_counts(canvas, &series))
         >
             {move || counts.get().map(|c| view! { <CountsTable counts=c /> })}
-        </ChartCard>
-        <ChartCard
+        </FigureCard>
+        <FigureCard
             slug="gaps"
             title="Inter-arrival gaps"
             alt="Histogram of gaps between consecutive requests on a log scale; the numbers are in the table beside it."
-            canvas=gaps_canvas
-            problem=gaps_problem
+            width=CANVAS_W
+            height=CANVAS_H
+            draw=move |canvas| gaps.get().map_or(Ok(()), |hist| draw_gaps(canvas, &hist))
         >
             {move || gaps.get().map(|h| view! { <GapsTable hist=h /> })}
-        </ChartCard>
-        <ChartCard
+        </FigureCard>
+        <FigureCard
             slug="cdf"
             title="Token distributions"
             alt="Cumulative distributions of input and output tokens per request; the quantiles are in the table beside it."
-            canvas=cdf_canvas
-            problem=cdf_problem
+            width=CANVAS_W
+            height=CANVAS_H
+            draw=move |canvas| {
+                cdfs.get().map_or(Ok(()), |(input, output)| draw_cdfs(canvas, &input, &output))
+            }
         >
             {move || {
                 cdfs.get()
                     .map(|(input, output)| view! { <CdfTable input=input output=output /> })
             }}
-        </ChartCard>
-    }
-}
-
-/// One chart: a heading, the canvas with its text alternative, the table of its numbers
-/// (`children`) beside it, and any drawing failure below. Ids are `<slug>-heading` and
-/// `<slug>-chart`.
-#[component]
-fn ChartCard(
-    /// Prefix of the element ids.
-    slug: &'static str,
-    /// The heading.
-    title: &'static str,
-    /// The canvas's text alternative.
-    alt: &'static str,
-    /// Where the chart is drawn.
-    canvas: NodeRef<html::Canvas>,
-    /// A drawing failure to show.
-    problem: RwSignal<Option<String>>,
-    /// The table of the chart's numbers.
-    children: Children,
-) -> impl IntoView {
-    let heading_id = format!("{slug}-heading");
-    let labelled_by = heading_id.clone();
-    view! {
-        <section class="card chart" aria-labelledby=labelled_by>
-            <h2 id=heading_id>{title}</h2>
-            <div class="figure">
-                <canvas
-                    id=format!("{slug}-chart")
-                    node_ref=canvas
-                    width=CANVAS_W
-                    height=CANVAS_H
-                    role="img"
-                    aria-label=alt
-                ></canvas>
-                <div class="numbers">{children()}</div>
-            </div>
-            <Problem problem=problem />
-        </section>
-    }
-}
-
-/// A drawing failure, as text under the chart.
-#[component]
-fn Problem(problem: RwSignal<Option<String>>) -> impl IntoView {
-    move || {
-        problem.get().map(|msg| {
-            view! {
-                <p class="error" role="status">
-                    {msg}
-                </p>
-            }
-        })
+        </FigureCard>
     }
 }
 
@@ -201,12 +131,7 @@ fn CountsTable(counts: WindowCounts) -> impl IntoView {
             <summary>"Every bar"</summary>
             <div class="scroll tall">
                 <table>
-                    <thead>
-                        <tr>
-                            <th scope="col">"starts at, s"</th>
-                            <th scope="col">"requests"</th>
-                        </tr>
-                    </thead>
+                    {thead(&[Col::Text("starts at, s"), Col::Text("requests")])}
                     <tbody>{rows}</tbody>
                 </table>
             </div>
@@ -233,13 +158,7 @@ fn GapsTable(hist: GapHistogram) -> impl IntoView {
         <div class="scroll tall">
             <table id="gaps-table">
                 <caption>"Gaps between consecutive requests"</caption>
-                <thead>
-                    <tr>
-                        <th scope="col">"from, s"</th>
-                        <th scope="col">"to, s"</th>
-                        <th scope="col">"gaps"</th>
-                    </tr>
-                </thead>
+                {thead(&[Col::Text("from, s"), Col::Text("to, s"), Col::Text("gaps")])}
                 <tbody>
                     <tr>
                         <td colspan="2">"0 (same timestamp)"</td>
@@ -271,13 +190,7 @@ fn CdfTable(input: TokenCdf, output: TokenCdf) -> impl IntoView {
     view! {
         <table id="cdf-table">
             <caption>"Tokens per request at each quantile (linear interpolation)"</caption>
-            <thead>
-                <tr>
-                    <th scope="col">"quantile"</th>
-                    <th scope="col">"input"</th>
-                    <th scope="col">"output"</th>
-                </tr>
-            </thead>
+            {thead(&[Col::Text("quantile"), Col::Text("input"), Col::Text("output")])}
             <tbody>{rows}</tbody>
         </table>
     }

@@ -1,0 +1,443 @@
+//! The receipt view's charts, each beside the tables of the numbers it draws: latency
+//! histograms and CDFs, the per-request timeline, and the `/metrics` series.
+//!
+//! Every chart is a [`FigureCard`] painted by [`super::draw`] from the [`ReceiptModel`]; the
+//! tables are its text alternative (what screen readers and browser tests read).
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use loadproof_core::audit::{Audit, LatencyFacts};
+use loadproof_core::receipt::Phase;
+
+use super::draw as plots;
+use super::model::{MetricSamples, MetricsSeries, ReceiptModel, Timeline, TimelineRow};
+use crate::widgets::canvas_figure::FigureCard;
+use crate::widgets::number::readable;
+use crate::widgets::readout::{Col, int, int_opt, list, td, thead};
+
+/// Timeline rows written out as a table at most (the chart draws them all).
+const TABLE_ROWS: usize = 500;
+/// The classes of a chart's card in this view.
+const FIGURE_CLASS: &str = "card chart receipt-figure";
+/// A chart's canvas size unless it says otherwise, pixels.
+const FIGURE_W: &str = "960";
+const FIGURE_H: &str = "420";
+
+/// Histograms and CDFs of the latency samples.
+#[component]
+pub fn LatencyCharts(m: Arc<ReceiptModel>) -> impl IntoView {
+    let for_hist = m.clone();
+    let for_cdf = m.clone();
+    let hist_tables = m
+        .latency
+        .metrics
+        .iter()
+        .map(|s| view! { <HistTable s=s.clone() /> })
+        .collect_view();
+    let cdf_tables = view! { <CdfTable metrics=m.latency.metrics.clone() audit=m.audit.clone() /> };
+    let empty = m.latency.metrics.is_empty();
+    let why = m.latency.source.clone();
+    let why2 = why.clone();
+    let hist_side = if empty {
+        view! { <p class="hint">{why}</p> }.into_any()
+    } else {
+        hist_tables.into_any()
+    };
+    let cdf_side = if empty {
+        view! { <p class="hint">{why2}</p> }.into_any()
+    } else {
+        cdf_tables.into_any()
+    };
+    view! {
+        <FigureCard
+            slug="histograms"
+            id="receipt-histograms"
+            class=FIGURE_CLASS
+            title="Latency histograms"
+            alt="Histograms of TTFT, TPOT, ITL and end-to-end latency; the bins are in the tables beside it."
+            width="760"
+            height="480"
+            draw=move |canvas| plots::draw_histograms(canvas, &for_hist.latency.metrics)
+        >
+            {hist_side}
+        </FigureCard>
+        <FigureCard
+            slug="cdfs"
+            id="receipt-cdfs"
+            class=FIGURE_CLASS
+            title="Latency CDFs"
+            alt="Cumulative distributions of TTFT, TPOT, ITL and end-to-end latency; the quantiles are in the tables beside it."
+            width="760"
+            height="480"
+            draw=move |canvas| plots::draw_cdfs(canvas, &for_cdf.latency.metrics)
+        >
+            {cdf_side}
+        </FigureCard>
+    }
+}
+
+#[component]
+fn HistTable(s: MetricSamples) -> impl IntoView {
+    let rows = s
+        .bins
+        .iter()
+        .map(|b| {
+            view! {
+                <tr>
+                    {td(Some(b.lo_ms))}
+                    {td(Some(b.hi_ms))}
+                    <td class="num">{int(b.count)}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    view! {
+        <details id=format!("hist-{}", s.metric)>
+            <summary>
+                {format!(
+                    "{}: {} samples, {}–{} ms{}",
+                    s.metric.to_uppercase(),
+                    int(s.count),
+                    readable(s.min_ms),
+                    readable(s.max_ms),
+                    if s.log_bins { ", log-spaced bins" } else { "" },
+                )}
+            </summary>
+            <div class="scroll tall">
+                <table>
+                    {thead(&[Col::Num("from, ms"), Col::Num("to, ms"), Col::Num("samples")])}
+                    <tbody>{rows}</tbody>
+                </table>
+            </div>
+        </details>
+    }
+}
+
+/// The audit's quantiles of every metric drawn, then each curve's points.
+#[component]
+fn CdfTable(metrics: Vec<MetricSamples>, audit: Audit) -> impl IntoView {
+    let facts: Vec<Option<LatencyFacts>> = metrics
+        .iter()
+        .map(|s| audit.latency.iter().find(|l| l.metric == s.metric).cloned())
+        .collect();
+    let row = |label: &'static str, pick: fn(&LatencyFacts) -> Option<f64>| {
+        let cells = facts
+            .iter()
+            .map(|f| td(f.as_ref().and_then(pick)))
+            .collect_view();
+        view! {
+            <tr>
+                <th scope="row">{label}</th>
+                {cells}
+            </tr>
+        }
+    };
+    let heads = metrics
+        .iter()
+        .map(|s| view! { <th scope="col" class="num">{s.metric.to_uppercase()}</th> })
+        .collect_view();
+    let mins = metrics.iter().map(|s| td(Some(s.min_ms))).collect_view();
+    let points = metrics
+        .iter()
+        .map(|s| {
+            let rows = s
+                .cdf
+                .iter()
+                .map(|(ms, share)| {
+                    view! {
+                        <tr>
+                            {td(Some(*ms))}
+                            {td(Some(*share))}
+                        </tr>
+                    }
+                })
+                .collect_view();
+            view! {
+                <details id=format!("cdf-{}", s.metric)>
+                    <summary>
+                        {format!("{}: {} curve points", s.metric.to_uppercase(), s.cdf.len())}
+                    </summary>
+                    <div class="scroll tall">
+                        <table>
+                            {thead(&[Col::Num("ms"), Col::Num("share at or below")])}
+                            <tbody>{rows}</tbody>
+                        </table>
+                    </div>
+                </details>
+            }
+        })
+        .collect_view();
+    view! {
+        <table id="cdf-quantiles">
+            <caption>"Milliseconds: the audit's quantiles (linear interpolation)"</caption>
+            <thead>
+                <tr>
+                    <th scope="col">"quantile"</th>
+                    {heads}
+                </tr>
+            </thead>
+            <tbody>
+                <tr>
+                    <th scope="row">"min"</th>
+                    {mins}
+                </tr>
+                {row("p50", |f| f.p50_ms)}
+                {row("p90", |f| f.p90_ms)}
+                {row("p99", |f| f.p99_ms)}
+                {row("max", |f| f.max_ms)}
+            </tbody>
+        </table>
+        {points}
+    }
+}
+
+/// One row of the timeline table.
+fn timeline_row(r: &TimelineRow) -> impl IntoView {
+    let ms = |s: Option<f64>| s.map(|s| s * 1e3);
+    view! {
+        <tr data-index=r.index.to_string() data-disposition=r.disposition.clone() class:bad=!r.ok()>
+            <th scope="row" class="num">{r.index.to_string()}</th>
+            {td(ms(r.scheduled_s))}
+            {td(ms(r.sent_s))}
+            {td(ms(r.first_token_s))}
+            {td(ms(r.end_s))}
+            <td>{r.disposition.clone()}</td>
+            <td class="error-cell">{r.detail.clone().unwrap_or_default()}</td>
+        </tr>
+    }
+}
+
+/// One row of the failed-requests table.
+fn failure_row(r: &TimelineRow) -> impl IntoView {
+    view! {
+        <tr data-index=r.index.to_string() data-disposition=r.disposition.clone()>
+            <th scope="row" class="num">{r.index.to_string()}</th>
+            <td>{r.disposition.clone()}</td>
+            <td class="error-cell">{r.detail.clone().unwrap_or_default()}</td>
+        </tr>
+    }
+}
+
+fn timeline_head() -> impl IntoView {
+    view! {
+        {thead(&[Col::Num("request"), Col::Num("scheduled, ms"), Col::Num("sent, ms"), Col::Num("first token, ms"), Col::Num("end, ms"), Col::Text("disposition"), Col::Text("what went wrong")])}
+    }
+}
+
+/// The per-request timeline.
+#[component]
+pub fn TimelineChart(m: Arc<ReceiptModel>) -> impl IntoView {
+    let for_draw = m.clone();
+    let t: &Timeline = &m.timeline;
+    let failed: Vec<&TimelineRow> = t.rows.iter().filter(|r| !r.ok()).collect();
+    let shown_failed = failed
+        .iter()
+        .take(TABLE_ROWS)
+        .map(|r| failure_row(r))
+        .collect_view();
+    let every = t
+        .rows
+        .iter()
+        .take(TABLE_ROWS)
+        .map(timeline_row)
+        .collect_view();
+    let rows_note = if t.rows.len() > TABLE_ROWS {
+        format!(
+            "The first {TABLE_ROWS} of {} requests (the chart draws them all; the event log is in the raw evidence).",
+            t.rows.len()
+        )
+    } else {
+        format!("All {} requests.", t.rows.len())
+    };
+    let side = view! {
+            <table id="timeline-summary" class="compact">
+                <caption>{t.source.clone()}</caption>
+                <tbody>
+                    <tr>
+                        <th scope="row">"Requests in the evidence"</th>
+                        <td class="num">{int(t.total)}</td>
+                    </tr>
+                    <tr>
+                        <th scope="row">"Drawn"</th>
+                        <td class="num">{int(t.rows.len() as u64)}</td>
+                    </tr>
+                    <tr>
+                        <th scope="row">"Failed (drawn in red)"</th>
+                        <td id="timeline-failed" class="num" class:bad=!failed.is_empty()>
+                            {int(failed.len() as u64)}
+                        </td>
+                    </tr>
+                </tbody>
+            </table>
+            {t
+                .truncated
+                .then(|| {
+                    view! {
+                        <p id="timeline-truncated" class="hint">
+                            {format!(
+                                "Only the first {} of {} requests are drawn.",
+                                t.rows.len(),
+                                t.total,
+                            )}
+                        </p>
+                    }
+                })}
+            {(!failed.is_empty())
+                .then(|| {
+                    view! {
+                        <div class="scroll tall">
+                            <table id="timeline-failures">
+                                <caption>"Failed requests"</caption>
+                                {thead(&[Col::Num("request"), Col::Text("disposition"), Col::Text("what went wrong")])}
+                                <tbody>{shown_failed}</tbody>
+                            </table>
+                        </div>
+                    }
+                })}
+            {(!t.rows.is_empty())
+                .then(|| {
+                    view! {
+                        <details>
+                            <summary>"Every request"</summary>
+                            <p class="hint">{rows_note}</p>
+                            <div class="scroll tall">
+                                <table id="timeline-table">{timeline_head()} <tbody>{every}</tbody></table>
+                            </div>
+                        </details>
+                    }
+                })}
+    }
+    .into_any();
+    view! {
+        <FigureCard
+            slug="timeline"
+            id="receipt-timeline"
+            class=FIGURE_CLASS
+            title="Requests over time"
+            alt="Each request as a line at its index: scheduled to sent, sent to first token, first token to end; failed requests in red with a cross. The numbers are in the tables beside it."
+            width=FIGURE_W
+            height=FIGURE_H
+            draw=move |canvas| plots::draw_timeline(canvas, &for_draw.timeline)
+        >
+            {side}
+        </FigureCard>
+    }
+}
+
+/// The `/metrics` series.
+#[component]
+pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
+    let for_draw = m.clone();
+    let s: &MetricsSeries = &m.metrics;
+    let o = &m.audit.occupancy;
+    let rows = s
+        .points
+        .iter()
+        .take(2_000)
+        .map(|p| {
+            view! {
+                <tr data-scrape=p.scrape.to_string()>
+                    <th scope="row" class="num">{p.scrape.to_string()}</th>
+                    <td>
+                        {match p.phase {
+                            Phase::Before => "before",
+                            Phase::During => "during",
+                            Phase::After => "after",
+                        }}
+                    </td>
+                    {td(p.t_s)}
+                    {td(p.running)}
+                    {td(p.waiting)}
+                    {td(p.kv_usage)}
+                    {td(p.generation_tokens)}
+                    {td(p.prompt_tokens)}
+                </tr>
+            }
+        })
+        .collect_view();
+    let unread = s.unread.clone();
+    let side = view! {
+            <table id="metrics-summary" class="compact">
+                <caption>"The audit's occupancy reading"</caption>
+                <tbody>
+                    <tr>
+                        <th scope="row">"Samples during the run"</th>
+                        <td class="num">{int(o.samples)}</td>
+                    </tr>
+                    <tr>
+                        <th scope="row">"Unread during the run"</th>
+                        <td class="num">{int(o.unread)}</td>
+                    </tr>
+                    <tr>
+                        <th scope="row">"Largest gap, ms"</th>
+                        {td(o.max_gap_ms)}
+                    </tr>
+                    <tr>
+                        <th scope="row">"Max running"</th>
+                        {td(o.max_running)}
+                    </tr>
+                    <tr>
+                        <th scope="row">"Max waiting"</th>
+                        {td(o.max_waiting)}
+                    </tr>
+                    <tr>
+                        <th scope="row">"Max KV usage"</th>
+                        {td(o.max_kv_usage)}
+                    </tr>
+                    <tr>
+                        <th scope="row">"Preemptions"</th>
+                        <td class="num">{int_opt(o.preemptions_delta)}</td>
+                    </tr>
+                </tbody>
+            </table>
+            <p class="hint">{o.reason.clone()}</p>
+            {o
+                .engine_over_client
+                .clone()
+                .map(|w| view! { <p class="bad">"Engine held more than this client: " {w}</p> })}
+            {(s.urls.len() > 1)
+                .then(|| {
+                    view! {
+                        <p class="hint">
+                            {format!(
+                                "{} URLs were scraped; the chart shows the first ({}).",
+                                s.urls.len(),
+                                s.urls.first().cloned().unwrap_or_default(),
+                            )}
+                        </p>
+                    }
+                })}
+            {(s.unread_count > 0)
+                .then(|| {
+                    view! {
+                        <h3>{format!("{} scrapes could not be read", s.unread_count)}</h3>
+                        {list("metrics-unread", unread)}
+                    }
+                })}
+            <details>
+                <summary>{format!("Every readable scrape ({})", s.points.len())}</summary>
+                <div class="scroll tall">
+                    <table id="metrics-table">
+                        {thead(&[Col::Num("scrape"), Col::Text("phase"), Col::Num("t, s"), Col::Num("running"), Col::Num("waiting"), Col::Num("KV usage"), Col::Num("generation tokens"), Col::Num("prompt tokens")])}
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
+            </details>
+    }
+    .into_any();
+    view! {
+        <FigureCard
+            slug="metrics"
+            id="receipt-metrics"
+            class=FIGURE_CLASS
+            title="/metrics over the run"
+            alt="Requests running and waiting, KV-cache usage, and generated and prompt tokens since the first scrape, over the run; the numbers are in the tables beside it."
+            width=FIGURE_W
+            height="520"
+            draw=move |canvas| plots::draw_series(canvas, &for_draw.metrics)
+        >
+            {side}
+        </FigureCard>
+    }
+}

@@ -1,0 +1,159 @@
+//! One receipt's load: audited off the page's thread, with progress and a cancel.
+//!
+//! The receipt view and each of the compare view's two slots load a receipt the same way: a
+//! new load stops the running one, an older load's late callbacks change nothing, and Cancel
+//! terminates the worker. This is that one loader; the views keep their own markup (and their
+//! own words for a cancel or a refused file).
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use web_sys::Blob;
+
+use super::model::ReceiptModel;
+use crate::offload::{Job, Progress, audit_receipt};
+
+/// A load in progress: the file's name and how far its audit is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loading {
+    /// The file's name.
+    pub name: String,
+    /// How far.
+    pub progress: Progress,
+}
+
+/// The signals of one receipt's load. `Copy`: every part is a handle.
+#[derive(Debug, Clone, Copy)]
+pub struct ReceiptLoad {
+    /// The audited receipt.
+    pub model: RwSignal<Option<Arc<ReceiptModel>>>,
+    /// Why the last load failed.
+    pub error: RwSignal<Option<String>>,
+    /// A note about the load (a fetch under way, a cancel).
+    pub status: RwSignal<Option<String>>,
+    /// The load in progress.
+    pub loading: RwSignal<Option<Loading>>,
+    /// The running audit, if any.
+    job: StoredValue<Option<Job>, LocalStorage>,
+    /// Bumped by every load and cancel; an older load's callbacks see the change and do
+    /// nothing.
+    generation: StoredValue<u64>,
+}
+
+impl ReceiptLoad {
+    /// Nothing loaded.
+    pub fn new() -> ReceiptLoad {
+        ReceiptLoad {
+            model: RwSignal::new(None),
+            error: RwSignal::new(None),
+            status: RwSignal::new(None),
+            loading: RwSignal::new(None),
+            job: StoredValue::new_local(None),
+            generation: StoredValue::new(0),
+        }
+    }
+
+    /// True when nothing is shown, loading or failed (untracked).
+    pub fn is_empty(self) -> bool {
+        self.model.with_untracked(Option::is_none)
+            && self.loading.with_untracked(Option::is_none)
+            && self.error.with_untracked(Option::is_none)
+    }
+
+    /// Starts a new load of `name` at `stage`: stops the running audit, invalidates older
+    /// loads, clears what was shown. Returns the load's generation.
+    pub fn begin(self, name: &str, stage: &str) -> u64 {
+        self.stop_job();
+        let generation = self.generation.get_value() + 1;
+        self.generation.set_value(generation);
+        self.model.set(None);
+        self.error.set(None);
+        self.status.set(None);
+        self.loading.set(Some(Loading {
+            name: name.to_owned(),
+            progress: Progress {
+                fraction: 0.0,
+                stage: stage.to_owned(),
+            },
+        }));
+        generation
+    }
+
+    /// True while `generation` is the newest load.
+    pub fn is_current(self, generation: u64) -> bool {
+        self.generation.get_value() == generation
+    }
+
+    /// Audits `blob` (reported as `name`) off the page's thread, for the load `generation`
+    /// began. `accept` may refuse the audited receipt with the message shown instead.
+    pub fn audit(
+        self,
+        name: String,
+        blob: Blob,
+        generation: u64,
+        accept: impl FnOnce(&ReceiptModel) -> Result<(), String> + 'static,
+    ) {
+        if !self.is_current(generation) {
+            return;
+        }
+        let progress_name = name.clone();
+        let job = audit_receipt(
+            name,
+            blob,
+            move |progress| {
+                if self.is_current(generation) {
+                    self.loading.set(Some(Loading {
+                        name: progress_name.clone(),
+                        progress,
+                    }));
+                }
+            },
+            move |result| {
+                if !self.is_current(generation) {
+                    return;
+                }
+                self.loading.set(None);
+                self.job.set_value(None);
+                match result.and_then(|m| accept(&m).map(|()| m)) {
+                    Ok(m) => self.model.set(Some(Arc::new(m))),
+                    Err(e) => self.error.set(Some(e)),
+                }
+            },
+        );
+        if self.is_current(generation) {
+            self.job.set_value(Some(job));
+        }
+    }
+
+    /// Ends the load with `message` shown as its error.
+    pub fn fail(self, message: String) {
+        self.loading.set(None);
+        self.error.set(Some(message));
+    }
+
+    /// Stops the load in progress (its worker terminated, its callbacks ignored); returns the
+    /// name of the file it was loading, if one was.
+    pub fn cancel(self) -> Option<String> {
+        let name = self
+            .loading
+            .with_untracked(|l| l.as_ref().map(|l| l.name.clone()));
+        self.stop_job();
+        self.generation.update_value(|g| *g += 1);
+        self.loading.set(None);
+        name
+    }
+
+    fn stop_job(self) {
+        self.job.update_value(|j| {
+            if let Some(job) = j.take() {
+                job.cancel();
+            }
+        });
+    }
+}
+
+impl Default for ReceiptLoad {
+    fn default() -> ReceiptLoad {
+        ReceiptLoad::new()
+    }
+}

@@ -1,0 +1,257 @@
+//! The receipt view: choose or drop a receipt (or open one the site bundles), then read core's
+//! audit of it.
+//!
+//! The file is audited off the page's thread by [`loader::ReceiptLoad`] (progress bar,
+//! Cancel), which builds one [`model::ReceiptModel`]: core's `Audit` verbatim plus the
+//! receipt's own evidence re-arranged for plots. This view computes nothing core computes: it
+//! lays the model out (`report.rs`, `figures.rs`). The audit is published as
+//! `window.loadproofAudit` (the JSON `loadproof receipt audit --json` prints, parsed) so a
+//! browser test can compare the page with the CLI. Numbers are shown readable
+//! ([`crate::widgets::number::readable`]) with the exact value in the element's `title`. Every
+//! chart has a table of the numbers it draws beside it.
+//!
+//! On first mount the view reads the site's `receipts.json` (what `loadproof playbook publish
+//! --receipt` writes beside the app), lists its receipts as buttons and opens the first. A
+//! site without one (404) says nothing.
+//!
+//! The model and the loader are shared with the compare view, which audits two receipts the
+//! same way.
+
+mod draw;
+mod figures;
+pub mod loader;
+pub mod model;
+mod report;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt};
+use wasm_bindgen::JsValue;
+use web_sys::File;
+
+use self::loader::ReceiptLoad;
+use self::report::Report;
+use crate::publish::{json_value, publish};
+use crate::site::{Fetched, SiteIndex, blob_of, fetch_bytes, fetch_site_receipts};
+use crate::widgets::drop_zone::DropZone;
+use crate::widgets::number::readable;
+use crate::widgets::readout::Message;
+
+/// What the bundled-receipts fetch found (`data-state` of `#bundled-receipts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Bundled {
+    Pending,
+    None,
+    Listed,
+    Failed,
+}
+
+impl Bundled {
+    fn word(self) -> &'static str {
+        match self {
+            Bundled::Pending => "pending",
+            Bundled::None => "none",
+            Bundled::Listed => "listed",
+            Bundled::Failed => "error",
+        }
+    }
+}
+
+/// Load a receipt and show its audit.
+#[component]
+pub fn ReceiptView() -> impl IntoView {
+    let load = ReceiptLoad::new();
+    let ReceiptLoad {
+        model,
+        error,
+        status,
+        loading,
+        ..
+    } = load;
+    let bundled = RwSignal::new(Vec::<SiteReceipt>::new());
+    let bundled_state = RwSignal::new(Bundled::Pending);
+
+    Effect::new(move |_| {
+        model.with(|m| {
+            let m = m.as_deref();
+            publish("loadproofAudit", &json_value(m.map(|m| &m.audit)));
+            publish(
+                "loadproofAuditSource",
+                &m.map_or(JsValue::NULL, |m| JsValue::from_str(&m.source)),
+            );
+        });
+        crate::ingest::mark("audit-published");
+    });
+
+    // `expected`: the sha256 the site's index lists, checked against the file's own.
+    let start = move |name: String, blob: web_sys::Blob, expected: Option<String>| {
+        let generation = load.begin(&name, "read");
+        let done_name = name.clone();
+        load.audit(name, blob, generation, move |m| match expected {
+            Some(want) if want != m.file_sha256 => Err(format!(
+                "{done_name}: this site's copy has sha256 {}, but {SITE_RECEIPTS} lists {want}: not shown",
+                m.file_sha256
+            )),
+            _ => Ok(()),
+        });
+    };
+
+    let cancel = move |_| {
+        if let Some(name) = load.cancel() {
+            status.set(Some(format!("Cancelled: {name} was not audited.")));
+        }
+    };
+
+    let open_bundled = move |entry: SiteReceipt| {
+        error.set(None);
+        status.set(Some(format!("Fetching {} from this site…", entry.path)));
+        spawn_local(async move {
+            match fetch_bytes(&entry.path).await {
+                Ok(Fetched::Body(bytes)) => match blob_of(&bytes) {
+                    Ok(blob) => start(entry.name.clone(), blob, Some(entry.sha256.clone())),
+                    Err(_) => error.set(Some(format!(
+                        "{}: the browser could not hold the file",
+                        entry.name
+                    ))),
+                },
+                Ok(Fetched::Status(code)) => {
+                    status.set(None);
+                    error.set(Some(format!(
+                        "{}: this site answered HTTP {code} for {}",
+                        entry.name, entry.path
+                    )));
+                }
+                Err(e) => {
+                    status.set(None);
+                    error.set(Some(format!(
+                        "{}: could not fetch {}: {e}",
+                        entry.name, entry.path
+                    )));
+                }
+            }
+        });
+    };
+
+    // The site's bundled receipts, when it has any.
+    spawn_local(async move {
+        match fetch_site_receipts().await {
+            SiteIndex::Listed(list) => {
+                let first = list.first().cloned();
+                bundled.set(list);
+                bundled_state.set(Bundled::Listed);
+                if let Some(first) = first
+                    && load.is_empty()
+                {
+                    open_bundled(first);
+                }
+            }
+            // A development server that answers every path with the app's HTML.
+            SiteIndex::Invalid { html: true, .. } | SiteIndex::Missing => {
+                bundled_state.set(Bundled::None);
+            }
+            SiteIndex::Invalid { error: e, .. } => {
+                bundled_state.set(Bundled::Failed);
+                error.set(Some(format!("{SITE_RECEIPTS} (this site): {e}")));
+            }
+            SiteIndex::Failed(e) => {
+                bundled_state.set(Bundled::Failed);
+                status.set(Some(format!(
+                    "Could not read {SITE_RECEIPTS} from this site ({e}): choose or drop a receipt."
+                )));
+            }
+        }
+    });
+
+    let start_file = move |file: File| {
+        let blob: web_sys::Blob = file.clone().into();
+        start(file.name(), blob, None);
+    };
+
+    view! {
+        <section class="card load receipt-load" aria-labelledby="receipt-heading">
+            <h2 id="receipt-heading">"Receipt"</h2>
+            // Choosing the same file again is a new load (`rechoose`).
+            <DropZone
+                id="receipt-file"
+                accept=".json,application/json"
+                rechoose=true
+                on_file=start_file
+            >
+                "Choose a receipt, or drop one here. "
+                <span class="hint">
+                    "A loadproof.receipt/v1 JSON file, as "
+                    <code>"loadproof fire"</code>
+                    " or "
+                    <code>"loadproof receipt import"</code>
+                    " writes it. Files never leave this machine: the audit runs in this page."
+                </span>
+            </DropZone>
+            <div id="bundled-receipts" data-state=move || bundled_state.get().word()>
+                {move || {
+                    let list = bundled.get();
+                    (!list.is_empty())
+                        .then(|| {
+                            let current = model.with(|m| m.as_ref().map(|m| m.source.clone()));
+                            view! {
+                                <p class="hint">"Receipts this site bundles:"</p>
+                                <ul class="bundled">
+                                    {list
+                                        .into_iter()
+                                        .enumerate()
+                                        .map(|(i, entry)| {
+                                            let pressed = (current.as_deref() == Some(entry.name.as_str()))
+                                                .to_string();
+                                            let label = format!(
+                                                "{} ({} bytes)",
+                                                entry.name,
+                                                readable(entry.bytes as f64),
+                                            );
+                                            view! {
+                                                <li>
+                                                    <button
+                                                        type="button"
+                                                        id=format!("bundled-{i}")
+                                                        data-name=entry.name.clone()
+                                                        aria-pressed=pressed
+                                                        on:click=move |_| open_bundled(entry.clone())
+                                                    >
+                                                        {label}
+                                                    </button>
+                                                </li>
+                                            }
+                                        })
+                                        .collect_view()}
+                                </ul>
+                            }
+                        })
+                }}
+            </div>
+            {move || {
+                loading
+                    .get()
+                    .map(|l| {
+                        let percent = (l.progress.fraction * 100.0).clamp(0.0, 100.0);
+                        view! {
+                            <p class="reading" role="status">
+                                <label for="receipt-progress">
+                                    {format!("Auditing {} ({}) ", l.name, l.progress.stage)}
+                                </label>
+                                <progress
+                                    id="receipt-progress"
+                                    max="1"
+                                    value=l.progress.fraction.to_string()
+                                ></progress>
+                                {format!(" {percent:.0} % ")}
+                                <button type="button" id="receipt-cancel" on:click=cancel>
+                                    "Cancel"
+                                </button>
+                            </p>
+                        }
+                    })
+            }}
+            <Message id="receipt-status" class="hint" role="status" text=status />
+            <Message id="receipt-error" class="error" role="alert" text=error />
+        </section>
+        {move || model.get().map(|m| view! { <Report model=m /> })}
+    }
+}

@@ -1,0 +1,243 @@
+//! The trace view: choose or drop a file (or load the synthetic sample), then read what core
+//! says about it.
+//!
+//! The file is parsed once, in a Web Worker (`crate::offload`: progress, Cancel terminates the
+//! worker), into a `Trace` held in a signal; the burstiness window only
+//! recomputes core's `InspectReport` from that trace, it never rereads the file. The report is
+//! also published as `window.loadproofReport` (parsed from `InspectReport::to_json`) so a
+//! browser test can compare the page with the CLI byte for byte. Errors from core are shown
+//! as text naming the line and the columns seen, never as a blank page.
+
+mod charts;
+mod draw;
+pub mod model;
+mod summary;
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+use loadproof_core::Window;
+use loadproof_core::report::InspectReport;
+use loadproof_core::synth::{SynthSpec, generate};
+use web_sys::File;
+
+use self::charts::Charts;
+use self::model::Loaded;
+use self::summary::Summary;
+use crate::ingest::ingest_bytes;
+use crate::offload::{Job, ingest_trace};
+use crate::publish::{parsed, publish};
+use crate::widgets::drop_zone::DropZone;
+use crate::widgets::number::{js, window_from_text};
+use crate::widgets::readout::Message;
+
+/// The file name the synthetic sample is reported under.
+pub const SAMPLE_NAME: &str = "synthetic-burstgpt.csv";
+
+/// A file being read: its name, bytes read and bytes in all.
+#[derive(Debug, Clone, PartialEq)]
+struct Reading {
+    name: String,
+    done: f64,
+    total: f64,
+}
+
+/// Load a trace and show its report, charts and drops.
+#[component]
+pub fn TraceView() -> impl IntoView {
+    let loaded: RwSignal<Option<Arc<Loaded>>> = RwSignal::new(None);
+    let error = RwSignal::new(None::<String>);
+    let reading = RwSignal::new(None::<Reading>);
+    let window_text = RwSignal::new("1".to_owned());
+    // Bumped by every load; a slower, older load sees the change and stops.
+    let generation = StoredValue::new(0u64);
+
+    let typed_window = Memo::new(move |_| window_text.with(|t| window_from_text(t)));
+    // An invalid entry keeps the last valid window rather than blanking the report.
+    let window = Memo::new(move |prev: Option<&Window>| {
+        typed_window
+            .get()
+            .or(prev.copied())
+            .unwrap_or(Window::ONE_SECOND)
+    });
+    let report = Memo::new(move |_| {
+        loaded
+            .get()
+            .map(|l| InspectReport::new(&l.source, &l.trace, window.get()))
+    });
+    // Syncs outside state: the report for tests and the console.
+    Effect::new(move |_| {
+        report.with(|r| {
+            publish(
+                "loadproofReport",
+                &parsed(r.as_ref().map(InspectReport::to_json).as_deref()),
+            );
+        });
+        crate::ingest::mark("report-published");
+    });
+
+    // The load in progress, if any: a newer load or Cancel terminates it.
+    let job: StoredValue<Option<Job>, LocalStorage> = StoredValue::new_local(None);
+    let start_file = move |file: File| {
+        let this_load = generation.get_value() + 1;
+        generation.set_value(this_load);
+        if let Some(old) = job.get_value() {
+            old.cancel();
+        }
+        let name = file.name();
+        loaded.set(None);
+        error.set(None);
+        reading.set(Some(Reading {
+            name: name.clone(),
+            done: 0.0,
+            total: file.size(),
+        }));
+        let is_current = move || generation.get_value() == this_load;
+        let progress_name = name.clone();
+        let on_progress = move |done, total| {
+            if is_current() {
+                reading.set(Some(Reading {
+                    name: progress_name.clone(),
+                    done,
+                    total,
+                }));
+            }
+        };
+        // Parsed in a worker (the page's thread stays free); same Ingester, same numbers.
+        let started = ingest_trace(file.into(), on_progress, move |result| {
+            if !is_current() {
+                return;
+            }
+            reading.set(None);
+            match result {
+                Ok(trace) => loaded.set(Some(Arc::new(Loaded {
+                    source: name,
+                    trace,
+                    synthetic: false,
+                }))),
+                Err(err) => error.set(Some(format!("{name}: {err}"))),
+            }
+        });
+        job.set_value(Some(started));
+    };
+
+    // Stops the load in progress: the reader sees the generation change at its next slice and
+    // stops (within one slice, ~40 ms); nothing it read is shown.
+    let cancel = move |_| {
+        generation.update_value(|g| *g += 1);
+        if let Some(old) = job.get_value() {
+            old.cancel();
+        }
+        reading.set(None);
+        error.set(Some(
+            "Cancelled: nothing from that file is shown.".to_owned(),
+        ));
+    };
+
+    let load_sample = move |_| {
+        generation.update_value(|g| *g += 1);
+        if let Some(old) = job.get_value() {
+            old.cancel();
+        }
+        reading.set(None);
+        error.set(None);
+        let bytes = match generate(&SynthSpec::DEFAULT) {
+            Ok(bytes) => bytes,
+            Err(err) => {
+                loaded.set(None);
+                error.set(Some(format!("{SAMPLE_NAME}: {err}")));
+                return;
+            }
+        };
+        match ingest_bytes(&bytes) {
+            Ok(trace) => loaded.set(Some(Arc::new(Loaded {
+                source: SAMPLE_NAME.to_owned(),
+                trace,
+                synthetic: true,
+            }))),
+            Err(err) => {
+                loaded.set(None);
+                error.set(Some(format!("{SAMPLE_NAME}: {err}")));
+            }
+        }
+    };
+
+    view! {
+        <section class="card load" aria-labelledby="load-heading">
+            <h2 id="load-heading">"Trace"</h2>
+            <div class="controls">
+                <DropZone id="file" data_for=false on_file=start_file>
+                    "Choose a trace file, or drop one here. "
+                    <span class="hint">
+                        "BurstGPT CSV, Mooncake JSONL or Azure LLM inference CSV; the format is detected from the header."
+                    </span>
+                </DropZone>
+                <div class="side">
+                    <p class="sample">
+                        <button id="sample" type="button" on:click=load_sample>
+                            "Load the synthetic sample"
+                        </button>
+                        <span class="hint">
+                            " Synthetic: 2,000 BurstGPT-layout rows generated in this page (seed 42), not a real trace."
+                        </span>
+                    </p>
+                    <p class="window">
+                        <label for="window-input">"Burstiness window, seconds "</label>
+                        <input
+                            type="number"
+                            id="window-input"
+                            min="0.000001"
+                            step="any"
+                            value="1"
+                            on:input=move |ev| window_text.set(event_target_value(&ev))
+                        />
+                        {move || {
+                            typed_window
+                                .get()
+                                .is_none()
+                                .then(|| {
+                                    view! {
+                                        <span id="window-hint" class="hint" role="status">
+                                            " Enter a width of at least 0.000001 s; showing "
+                                            {js(window.get().secs())}
+                                            " s."
+                                        </span>
+                                    }
+                                })
+                        }}
+                    </p>
+                </div>
+            </div>
+            {move || {
+                reading
+                    .get()
+                    .map(|r| {
+                        let percent = if r.total > 0.0 { 100.0 * r.done / r.total } else { 100.0 };
+                        view! {
+                            <p class="reading" role="status">
+                                <label for="progress">{format!("Reading {} ", r.name)}</label>
+                                <progress
+                                    id="progress"
+                                    max=r.total.to_string()
+                                    value=r.done.to_string()
+                                ></progress>
+                                {format!(" {percent:.0} %")}
+                                " "
+                                <button id="cancel" type="button" on:click=cancel>
+                                    "Cancel"
+                                </button>
+                            </p>
+                        }
+                    })
+            }}
+            <Message id="error" class="error" role="alert" text=error />
+        </section>
+        {move || {
+            let synthetic = loaded.with(|l| l.as_ref().is_some_and(|l| l.synthetic));
+            report.get().map(|r| view! { <Summary report=r synthetic=synthetic /> })
+        }}
+        <Show when=move || loaded.with(Option::is_some)>
+            <Charts loaded=loaded window=window />
+        </Show>
+    }
+}

@@ -1,0 +1,10 @@
+//! What the views share: the chart on a canvas ([`canvas_figure`]) and the plotters plumbing
+//! under it ([`plot`]), the file input ([`drop_zone`]), numbers as text ([`number`]), and the
+//! small pieces of markup that print them ([`readout`]: cells, lists, column headings, status
+//! and error paragraphs).
+
+pub mod canvas_figure;
+pub mod drop_zone;
+pub mod number;
+pub mod plot;
+pub mod readout;
