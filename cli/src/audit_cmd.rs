@@ -80,18 +80,8 @@ pub fn qualify(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode> {
 }
 
 fn verdict(a: &Audit, out: &mut impl Write) -> Result<()> {
-    if a.qualified {
-        writeln!(
-            out,
-            "QUALIFIED{}: every standing is positive",
-            if a.simulator {
-                " (of loadproof sim, a simulator)"
-            } else {
-                ""
-            }
-        )?;
-    } else {
-        writeln!(out, "UNQUALIFIED: {} refusals", a.refusals.len())?;
+    writeln!(out, "{}", a.verdict())?;
+    if !a.qualified {
         for r in &a.refusals {
             writeln!(out, "  * {r}")?;
         }
