@@ -134,31 +134,11 @@ pub struct BlockInfo {
 pub struct LeaseView {
     /// The evidence block the receipt names (`None`: no lease).
     pub block: Option<String>,
-    /// The lease as the lessor wrote it (its bearer token left out).
-    pub lease: Option<LeaseSummary>,
+    /// The lease as the lessor wrote it, without a bearer token an older lease still holds
+    /// (the page never shows or keeps one).
+    pub lease: Option<Lease>,
     /// Why the lease cannot be shown, when there is a block but no lease.
     pub problem: Option<String>,
-}
-
-/// A lease without its token.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LeaseSummary {
-    /// The lessor's id.
-    pub id: String,
-    /// Who granted it.
-    pub issuer: String,
-    /// Who held it.
-    pub holder: String,
-    /// The base URL it protects.
-    pub route: String,
-    /// The subject axes it is bound to.
-    pub subject: BTreeMap<String, String>,
-    /// Start, Unix ns.
-    pub from_unix_ns: i64,
-    /// End, Unix ns.
-    pub until_unix_ns: i64,
-    /// How other traffic is kept out.
-    pub exclusion: String,
 }
 
 /// Per-request rows, seconds since the run's start.
@@ -399,16 +379,7 @@ fn lease_view(receipt: &Receipt, verified: &Verified<'_>) -> LeaseView {
     {
         Ok(l) => LeaseView {
             block: Some(name.clone()),
-            lease: Some(LeaseSummary {
-                id: l.id,
-                issuer: l.issuer,
-                holder: l.holder,
-                route: l.route,
-                subject: l.subject,
-                from_unix_ns: l.from_unix_ns,
-                until_unix_ns: l.until_unix_ns,
-                exclusion: l.exclusion,
-            }),
+            lease: Some(Lease { token: None, ..l }),
             problem: None,
         },
         Err(why) => LeaseView {
