@@ -197,6 +197,18 @@ fn a_row_built_from_fired_receipts_is_measured_and_names_them() {
         id.knobs,
         [("max_num_seqs".to_owned(), "2".to_owned())].into()
     );
+    // The sim states its settings: the knob is read back, not only stated (issue 20).
+    assert_eq!(
+        r.provenance()
+            .knobs_read_back
+            .get("max_num_seqs")
+            .map(String::as_str),
+        Some("loadproof_sim_config_info")
+    );
+    assert!(
+        text.contains("max_num_seqs: read back from the server (loadproof_sim_config_info)"),
+        "{text}"
+    );
     assert_eq!(id.concurrency.to_string(), "uncapped");
     assert_eq!(
         id.source_kind.to_string(),

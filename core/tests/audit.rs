@@ -1038,3 +1038,115 @@ fn engine_latency_histograms_are_observations_from_histogram_families() {
     assert_eq!(itl.count, 317);
     assert!(itl.p99_le_ms.is_some());
 }
+
+/// issue 20: `subject.knobs` could be edited after the fact, and `playbook row` then recorded a
+/// measured effect for a knob never set. A knob the server's own `*config_info` names is read
+/// back (and an edit is a contradiction); one it does not name is listed as a statement.
+#[test]
+fn a_knob_is_read_back_from_the_server_or_reported_as_the_claimants_statement() {
+    let fixture = || Receipt::from_json(include_bytes!("data/receipt/native_sim.json")).unwrap();
+    let mut r = fixture();
+    r.subject.knobs.insert("max_num_seqs".into(), "256".into());
+    let a = audit(&r);
+    assert!(a.qualified, "{:?}", a.refusals);
+    assert_eq!(a.knobs[0].status, "read_back");
+    assert_eq!(
+        a.knobs[0].source.as_deref(),
+        Some("loadproof_sim_config_info")
+    );
+
+    let mut edited = fixture();
+    edited
+        .subject
+        .knobs
+        .insert("max_num_seqs".into(), "2".into());
+    let a = audit(&edited);
+    assert!(!a.qualified);
+    let (pos, reason) = standing(&a, "subject");
+    assert!(
+        !pos && reason.contains("knob max_num_seqs: stated \"2\""),
+        "{reason}"
+    );
+
+    let mut stated = fixture();
+    stated
+        .subject
+        .knobs
+        .insert("enable_magic".into(), "true".into());
+    let a = audit(&stated);
+    assert!(a.qualified, "a stated knob is a statement, not a refusal");
+    assert!(
+        a.statements
+            .iter()
+            .any(|s| s.field == "subject.knobs.enable_magic" && s.value == "true")
+    );
+}
+
+/// issue 20: a lease block copied from a leased run into an unleased one qualified it.
+#[test]
+fn a_lease_the_lessors_own_readback_does_not_show_isolates_nothing() {
+    let mut r = Receipt::from_json(include_bytes!("data/receipt/native_sim.json")).unwrap();
+    let lease_block = r.block(block::LEASE).unwrap();
+    let mut lease = Lease::from_json(&lease_block).unwrap();
+    // Another run's lease (another id), as if spliced in with its digest recomputed.
+    lease.id = "sim-lease-7-1".into();
+    r.evidence.insert(
+        block::LEASE.into(),
+        Evidence::of(serde_json::to_string(&lease).unwrap().as_bytes()),
+    );
+    let a = audit(&r);
+    let (pos, reason) = standing(&a, "window");
+    assert!(!pos, "{reason}");
+    assert!(
+        reason.contains("not lease sim-lease-7-1: the lease did not hold across this run"),
+        "{reason}"
+    );
+    // A lease naming no readback gauge cannot be checked at all.
+    lease.id = Lease::from_json(&lease_block).unwrap().id;
+    lease.readback = None;
+    r.evidence.insert(
+        block::LEASE.into(),
+        Evidence::of(serde_json::to_string(&lease).unwrap().as_bytes()),
+    );
+    let (pos, reason) = standing(&audit(&r), "window");
+    assert!(
+        !pos && reason.contains("names no readback gauge"),
+        "{reason}"
+    );
+}
+
+/// issue 20: `execution.lag_bound_ns` was in no digest: raising it qualified a run that failed
+/// arrival. The bound is the reviewer's policy; an edited capture field is named.
+#[test]
+fn thresholds_are_the_reviewers_and_a_raised_bound_changes_nothing() {
+    use loadproof_core::audit::{Policy, audit_with};
+    let r = Receipt::from_json(include_bytes!("data/receipt/native_sim.json")).unwrap();
+    let strict = Policy {
+        max_send_lag_ms: 0.000_001,
+        ..Policy::default()
+    };
+    let a = audit_with(&r, &strict);
+    let (pos, reason) = standing(&a, "arrival");
+    assert!(
+        !pos && reason.contains("the policy's bound 0.000 ms"),
+        "{reason}"
+    );
+    // The claimant raises its own bound: the audit still uses the reviewer's, and names the edit.
+    let mut raised = r.clone();
+    if let Execution::Native { lag_bound_ns, .. } = &mut raised.execution {
+        *lag_bound_ns = i64::MAX;
+    }
+    let a = audit_with(&raised, &strict);
+    assert!(!standing(&a, "arrival").0);
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("execution.lag_bound_ns is 10000000 in the block")),
+        "{:?}",
+        a.inconsistencies
+    );
+    assert_eq!(
+        a.arrival.unwrap().claimed_bound_ms,
+        Some(i64::MAX as f64 / 1e6)
+    );
+}

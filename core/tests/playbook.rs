@@ -81,6 +81,7 @@ fn spec(id: &str) -> RowSpec {
             baseline_receipts: vec![sha(1), sha(2)],
             treatment_receipts: vec![sha(3), sha(4)],
             verified_unix_ns: Some(1_790_000_000_000_000_000),
+            knobs_read_back: Default::default(),
         },
         notes: vec![],
     }
@@ -147,6 +148,7 @@ fn sim_spec(baseline: &[(String, Audit)], treatment: &[(String, Audit)]) -> RowS
             baseline_receipts: baseline.iter().map(|(s, _)| s.clone()).collect(),
             treatment_receipts: treatment.iter().map(|(s, _)| s.clone()).collect(),
             verified_unix_ns: Some(1_795_961_900_000_000_000),
+            knobs_read_back: Default::default(),
         },
         notes: vec![],
     }
@@ -967,6 +969,7 @@ mod experiment {
                 baseline_receipts: ba.iter().map(|(s, _)| s.clone()).collect(),
                 treatment_receipts: ta.iter().map(|(s, _)| s.clone()).collect(),
                 verified_unix_ns: Some(1_795_961_900_000_000_000),
+                knobs_read_back: Default::default(),
             },
             notes: e.notes().to_vec(),
         };

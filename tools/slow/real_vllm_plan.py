@@ -261,8 +261,16 @@ def main():
         check(d_gen == client_gen == mc["timed_trace"]["output_tokens_total"],
               f"engine generation delta {d_gen:.0f} == client usage {client_gen} == plan")
         a = audit(lp, receipt_path)
-        for name in ("counter_agreement", "continuity", "ledger", "subject", "implementation"):
+        for name in ("counter_agreement", "continuity", "ledger", "implementation"):
             check(a["standings"][name]["positive"], f"audit (native at real vLLM): {name} positive: {a['standings'][name]['reason'][:120]}")
+        # vLLM reports its model, engine and version itself; the revision and GPU only the caller
+        # stated here (no gate states them), so the subject is not established: statements.
+        subject = a["standings"]["subject"]
+        check(not subject["positive"] and "stated by the receipt" in subject["reason"]
+              and "gpu_sku" in subject["reason"],
+              f"audit (native at real vLLM): caller-stated revision and GPU are statements: {subject['reason'][:160]}")
+        check(any(s["field"] == "subject.gpu_sku" for s in a["statements"]),
+              "audit: the stated GPU is listed among the statements")
         check(a["arrival"]["observed"], "audit: arrival observed from per-request send times")
         check(not a["standings"]["window"]["positive"] and not a["qualified"],
               "audit: no lease at the real server, so it does not qualify (the window is not isolated)")

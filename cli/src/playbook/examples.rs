@@ -331,6 +331,7 @@ fn example_row(root: &Path, e: &Example) -> Result<Row> {
             baseline_receipts: Vec::new(),
             treatment_receipts: Vec::new(),
             verified_unix_ns: None,
+            knobs_read_back: Default::default(),
         },
         notes: vec![
             "ILLUSTRATIVE — invented numbers: the delta and every per-repeat run are made up to show what a row holds; no receipt backs them (provenance names none) and the matcher never selects this row".to_owned(),

@@ -194,6 +194,7 @@ pub fn row(args: &PlaybookRowArgs, out: &mut impl Write) -> Result<ExitCode> {
             baseline_receipts: baseline.iter().map(|l| l.sha256.clone()).collect(),
             treatment_receipts: treatment.iter().map(|l| l.sha256.clone()).collect(),
             verified_unix_ns: Some(unix_ns_now()),
+            knobs_read_back: Default::default(),
         },
         notes,
     };
@@ -229,6 +230,18 @@ fn render_row(row: &Row, out: &mut impl Write) -> Result<()> {
     writeln!(out, "            {b}")?;
     writeln!(out, "  regime    {}", regime_line(row.regime()))?;
     let p = row.provenance();
+    for name in row.identity().knobs.keys() {
+        match p.knobs_read_back.get(name) {
+            Some(source) => writeln!(
+                out,
+                "  knob      {name}: read back from the server ({source})"
+            )?,
+            None => writeln!(
+                out,
+                "  knob      {name}: stated by the receipts, not read back from the server"
+            )?,
+        }
+    }
     writeln!(out, "  trace     sha256 {}", p.trace_sha256)?;
     for (arm, shas) in [
         ("baseline", &p.baseline_receipts),

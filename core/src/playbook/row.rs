@@ -19,7 +19,7 @@
 //!   such receipts do: a simulator's numbers are never filed under a real engine;
 //! - invalidation keeps the row and needs a reason; a row is invalidated once.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -99,6 +99,34 @@ pub struct Provenance {
     /// When the receipts were audited for this row, Unix ns (core reads no clock: the caller
     /// says). Required for a measured row.
     pub verified_unix_ns: Option<i64>,
+    /// The row's knobs the server read back in every receipt that states them, with the gauge
+    /// that said so (`vllm:cache_config_info`). A knob of the identity not listed here is only
+    /// *stated*: the receipts' claimant said it was set; no server answer established it.
+    /// Filled by [`Row::measured`] from the audits.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub knobs_read_back: BTreeMap<String, String>,
+}
+
+/// Each knob of the row's identity that every audit stating it read back from the server, with
+/// the gauge; a knob some receipt only states is left out (stated, not established).
+fn knobs_read_back(
+    identity: &Identity,
+    baseline: &[Audit],
+    treatment: &[Audit],
+) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for name in identity.knobs.keys() {
+        let stated: Vec<_> = baseline
+            .iter()
+            .chain(treatment)
+            .filter_map(|a| a.knobs.iter().find(|k| &k.name == name))
+            .collect();
+        let all_read_back = !stated.is_empty() && stated.iter().all(|k| k.status == "read_back");
+        if all_read_back && let Some(source) = stated.iter().find_map(|k| k.source.clone()) {
+            out.insert(name.clone(), source);
+        }
+    }
+    out
 }
 
 impl Provenance {
@@ -356,6 +384,8 @@ impl Row {
                 }
             }
         }
+        let mut row = row;
+        row.provenance.knobs_read_back = knobs_read_back(&row.identity, baseline, treatment);
         Ok(row)
     }
 

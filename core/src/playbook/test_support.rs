@@ -66,6 +66,7 @@ pub fn spec() -> RowSpec {
             baseline_receipts: vec![sha(1), sha(2)],
             treatment_receipts: vec![sha(3), sha(4)],
             verified_unix_ns: Some(1_790_000_000_000_000_000),
+            knobs_read_back: Default::default(),
         },
         notes: vec![],
     }
