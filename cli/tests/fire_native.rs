@@ -567,6 +567,17 @@ fn an_acquired_lease_is_kept_raw_its_token_sent_and_strangers_are_refused_during
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = Receipt::from_json(&std::fs::read(&receipt).unwrap()).unwrap();
+    // issue 20: the run released its lease: the endpoint is open and leasable again at once.
+    assert_eq!(sim_sample(&sim, "loadproof_sim_lease_active"), 0.0);
+    let (status, _) = http(&sim.addr, "POST", "/v1/completions", &foreign_completion());
+    assert_eq!(status, 200, "the released token guards nothing");
+    let (status, body) = http(
+        &sim.addr,
+        "POST",
+        "/loadproof/lease",
+        r#"{"holder": "next", "seconds": 5}"#,
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&body));
 
     // Every request of the run carried the token: all ok.
     let recs = records(&r);
