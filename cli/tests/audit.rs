@@ -161,3 +161,40 @@ fn a_file_that_is_not_a_receipt_exits_2_for_every_command() {
     let out = loadproof(&["receipt", "qualify", s(&dir.join("missing.json"))]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// issue 20, case 1: copying the lease block of a leased run into an unleased one (and, as a
+/// careful forger would, the capture block rewritten to match and every digest recomputed) made
+/// the unleased run qualify. The unleased run's own scrapes say no lease held: refused.
+#[test]
+fn a_lease_copied_from_another_run_is_refused_by_the_lessors_own_readback() {
+    use loadproof_core::receipt::block;
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let sim = Sim::start(&FAST);
+    let leased_dir = planned("splice-leased", 10);
+    let leased = fire(&leased_dir, &sim, &["--acquire-lease", "120"]);
+    let open_dir = planned("splice-open", 10);
+    let open = fire(&open_dir, &sim, &[]);
+    let donor = Receipt::from_json(&std::fs::read(&leased).unwrap()).unwrap();
+    let mut forged = Receipt::from_json(&std::fs::read(&open).unwrap()).unwrap();
+    forged.evidence.insert(
+        block::LEASE.to_owned(),
+        donor.evidence[block::LEASE].clone(),
+    );
+    forged.lease = Some(block::LEASE.to_owned());
+    let forged = forged.with_capture();
+    let path = open_dir.join("forged.json");
+    std::fs::write(&path, forged.to_json()).unwrap();
+    assert_eq!(
+        code(&["receipt", "verify", s(&path)]),
+        Some(0),
+        "every digest verifies"
+    );
+    let a = audit_json(&path);
+    assert_eq!(a["qualified"], false);
+    let window = a["standings"]["window"]["reason"].as_str().unwrap();
+    assert!(
+        window.contains("shows no lease active") && window.contains("did not hold across this run"),
+        "{window}"
+    );
+    assert_eq!(code(&["receipt", "qualify", s(&path)]), Some(1));
+}

@@ -388,3 +388,133 @@ fn synth_refuses_bad_parameter_combinations_with_exit_2() {
         assert!(!f.exists(), "{extra:?} wrote a file");
     }
 }
+
+/// issue 20: a FIFO with no writer blocked forever; `plan check` said a FIFO source "is not
+/// there"; `receipt import` of a 1 GB sparse file grew without bound.
+#[test]
+fn special_files_are_named_and_oversized_inputs_are_refused_before_reading() {
+    let dir = scratch("special");
+    let fifo = dir.join("pipe");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let f = fifo.to_str().unwrap();
+    for args in [
+        vec!["trace", "inspect", f],
+        vec!["receipt", "audit", f],
+        vec!["receipt", "verify", f],
+        vec!["plan", "check", f],
+    ] {
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("is a FIFO (named pipe), not a regular file")
+                || err.contains("pipe/plan.json"),
+            "{args:?}: {err}"
+        );
+    }
+    // plan check of a plan whose recorded source became a FIFO.
+    let trace = dir.join("t.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 2, \"hash_ids\": [1]}\n",
+    )
+    .unwrap();
+    let plan = dir.join("plan");
+    let out = run(&[
+        "plan",
+        trace.to_str().unwrap(),
+        "--out",
+        plan.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    std::fs::remove_file(&trace).unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(&trace)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let out = run(&["plan", "check", plan.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is a FIFO (named pipe)") && !err.contains("is not there"),
+        "{err}"
+    );
+
+    // A sparse file of 2 GiB: refused by its size, never read.
+    let sparse = dir.join("sparse.txt");
+    std::fs::File::create(&sparse)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let s = sparse.to_str().unwrap();
+    let out = run(&[
+        "receipt",
+        "import",
+        "--stdout",
+        s,
+        "--stderr",
+        s,
+        "--exit-code",
+        "0",
+        "--out",
+        dir.join("r.json").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("2147483648 bytes, over the 1073741824-byte limit"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// issue 20: `--lag-bound-ms 1e300` was accepted (and printed as 9223372036854.775 ms) and
+/// `-0` printed as "-0.000 ms".
+#[test]
+fn a_lag_bound_that_no_run_can_be_held_to_is_refused() {
+    let dir = scratch("lagbound");
+    let trace = dir.join("t.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 2, \"hash_ids\": [1]}\n",
+    )
+    .unwrap();
+    let plan = dir.join("plan");
+    let planned = run(&[
+        "plan",
+        trace.to_str().unwrap(),
+        "--out",
+        plan.to_str().unwrap(),
+    ]);
+    assert_eq!(planned.status.code(), Some(0));
+    for bound in ["1e300", "-0", "0", "-5", "NaN"] {
+        let out = run(&[
+            "fire",
+            plan.to_str().unwrap(),
+            "--endpoint",
+            "http://127.0.0.1:9",
+            "--engine",
+            "native",
+            &format!("--lag-bound-ms={bound}"),
+            "--out",
+            "/dev/null/r.json",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{bound}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("must be a number of milliseconds > 0 and ≤ 86400000")
+                || err.contains("invalid float literal"),
+            "{bound}: {err}"
+        );
+    }
+}
