@@ -8,7 +8,9 @@
 // baseline, `2` for the treatment, stated as `--knob max_num_seqs=N`; one sim at a time on one
 // port, so both receipts name one endpoint and run one protocol), publishes them beside the app
 // as `receipts.json`, and checks the preloaded comparison, then blocks all network and loads
-// files through the inputs: a not-one-protocol pair (another plan), the pair again, a bad file.
+// files through the inputs: a not-one-protocol pair (another plan), the pair again, the pair
+// under a reviewer's audit policy set in the page's panel (`#compare-policy`: the comparison
+// deep-equals `receipt compare --json --policy P.json`), a bad file.
 //
 // Run from the repo root after `web/build.sh` and `cargo build --release -p loadproof_cli`:
 //   node web/e2e/compare.mjs
@@ -23,8 +25,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 import {
-  FAST_SIM, TIMEOUT_MS, bailOnCrash, check, cleanUp, collectErrors, dist, expectEqual, finish, freePort,
-  fromRoot, mustRun, noErrors, openSite, run, shots, startSim,
+  FAST_SIM, TIMEOUT_MS, bailOnCrash, check, cleanUp, collectErrors, dist, expectEqual, expectIncludes, finish,
+  freePort, fromRoot, mustRun, noErrors, openSite, run, shots, startSim, waitForEqual,
 } from './harness.mjs';
 
 bailOnCrash();
@@ -81,14 +83,22 @@ const listing = {
 };
 fs.writeFileSync(path.join(site, 'receipts.json'), JSON.stringify(listing, null, 2));
 
+// The reviewer's policy: a send-lag bound no real send meets (arrival refused on both sides).
+const STRICT_POLICY = {
+  schema: 'loadproof.audit-policy/v1', max_send_lag_ms: 0.000001, max_scrape_gap_ms: 1000, max_waiting_scrapes: 2,
+};
+const strictPolicy = path.join(work, 'strict-policy.json');
+fs.writeFileSync(strictPolicy, JSON.stringify(STRICT_POLICY, null, 2));
+
 /** `loadproof receipt compare` run where the receipts are, so its sources are the bare names. */
-function cli(b, t) {
-  const r = run(['receipt', 'compare', b, t, '--json'], { cwd: published });
+function cli(b, t, policy = null) {
+  const r = run(['receipt', 'compare', b, t, '--json', ...(policy ? ['--policy', policy] : [])], { cwd: published });
   if (r.status !== 0 && r.status !== 1) throw new Error(`receipt compare exited ${r.status}: ${r.stderr}`);
   return { status: r.status, json: JSON.parse(r.stdout) };
 }
 const pair = cli(names.baseline, names.treatment);
 const twoPlans = cli(names.baseline, names.other);
+const strictPair = cli(names.baseline, names.treatment, strictPolicy);
 
 // --- the page -------------------------------------------------------------------------------
 let offline = false;
@@ -245,6 +255,25 @@ try {
     await page.setInputFiles('#treatment-file', at(names.treatment));
     await waitFor(names.baseline, names.treatment);
     deepStrictEqual(await shown(), pair.json);
+  });
+
+  await check('the audit policy set in the Compare view judges both sides: the comparison deep-equals `receipt compare --json --policy P.json`', async () => {
+    expectEqual(strictPair.json.baseline.qualified, false, 'the CLI: baseline qualified under the strict policy');
+    expectEqual(await page.getAttribute('#compare-policy', 'data-whose'), 'defaults', '#compare-policy data-whose');
+    expectIncludes(await page.innerText('#baseline-policy'), "Judged against loadproof's defaults: send lag ≤ 10 ms", '#baseline-policy');
+    await page.fill('#compare-policy-max_send_lag_ms', '0.000001');
+    await page.click('#compare-policy-apply');
+    await waitForEqual(page, () => window.loadproofComparison ?? null, strictPair.json);
+    expectEqual(await page.getAttribute('#compare-policy', 'data-whose'), 'yours', '#compare-policy data-whose');
+    for (const arm of ['baseline', 'treatment']) {
+      expectIncludes(await page.innerText(`#${arm}-policy`), 'Judged against your policy: send lag ≤ 0.000001 ms', `#${arm}-policy`);
+      expectEqual(await page.getAttribute(`#${arm}-banner`, 'data-qualified'), 'false', `#${arm}-banner data-qualified`);
+    }
+    expectEqual(await page.getAttribute('#compare-verdict', 'data-comparable'), String(strictPair.json.comparable), 'data-comparable');
+    await page.screenshot({ path: path.join(shots, 'compare-view-policy.png'), fullPage: true });
+    await page.click('#compare-policy-reset');
+    await waitForEqual(page, () => window.loadproofComparison ?? null, pair.json);
+    expectEqual(await page.getAttribute('#compare-policy', 'data-whose'), 'defaults', 'data-whose after Reset');
   });
 
   await check('a file that is not a receipt: an error naming it, no comparison, no blank page', async () => {

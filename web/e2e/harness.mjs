@@ -1,7 +1,8 @@
 // What every browser script shares, so that each holds only its own checks:
 //   * the tally: `check` prints `ok   name` or `FAIL name` (and why), `finish` prints
 //     `N passed, M failed` and exits 1 on any failure, `bail` stops early as one more failure,
-//     and `bailOnCrash` makes a throw outside any check do the same;
+//     and `bailOnCrash` makes a throw outside any check do the same; `waitForEqual` waits for a
+//     page value to deep-equal an expected one;
 //   * the CLI the page is compared with (`bin`, `run`, `mustRun`, `cliJson`) and
 //     `loadproof sim` (`startSim`, `freePort`);
 //   * the page: serve a directory on 127.0.0.1 (`serve`), launch the Debian Chromium with the
@@ -10,6 +11,7 @@
 //     (`collectErrors`, `noErrors`), and close it all (`cleanUp`).
 
 import { spawn, spawnSync } from 'node:child_process';
+import { deepStrictEqual } from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import fs from 'node:fs';
 import http from 'node:http';
@@ -60,6 +62,25 @@ export function expectEqual(actual, expected, what) {
 
 export function expectIncludes(text, part, what) {
   if (!text.includes(part)) throw new Error(`${what}: ${JSON.stringify(text)} lacks ${JSON.stringify(part)}`);
+}
+
+/**
+ * Waits until `read()`, evaluated in `page`, deep-equals `expected` (a value that changes when
+ * the page's work lands, as an audit redone under another policy); throws the last difference
+ * after `TIMEOUT_MS`.
+ */
+export async function waitForEqual(page, read, expected, arg = undefined) {
+  const deadline = Date.now() + TIMEOUT_MS;
+  for (;;) {
+    const value = await page.evaluate(read, arg);
+    try {
+      deepStrictEqual(value, expected);
+      return value;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 /** Stops the script as one more failure: `FAIL message`, the tally, exit 1. */

@@ -5,13 +5,22 @@
 // Why: the page and the CLI share loadproof_core's `audit()`; this test keeps them equal in
 // practice on receipts made for real. It plans a replay of loadproof's seeded synthetic
 // trace (BurstGPT layout), fires it with the native client at
-// `loadproof sim` twice (clean, and with `--fault http500:5`), serves a copy of dist/ that
+// `loadproof sim` twice (clean, and with `--fault http500:5` stating three knobs: one the sim
+// reads back, one it contradicts, one it does not name), serves a copy of dist/ that
 // bundles both receipts in a `receipts.json` (as a published site would), and checks:
 // the bundled receipts are listed and the first opens by itself; `window.loadproofAudit`
-// deep-equals `receipt audit --json`; the banner, standings, ledger and timeline show the
-// CLI's verdicts; then, with every further network request blocked, a chosen receipt, a
+// deep-equals `receipt audit --json`; the banner, standings, ledger, timeline, the policy the
+// standings were judged against and the claimant's statements and knobs (`#statements`) show
+// what the CLI says; then, with every further network request blocked, a chosen receipt, a
 // tampered one (one byte of the event log changed: that block is named as failed) and a
 // file that is not a receipt (an error naming the file).
+//
+// The reviewer's audit policy (the "Audit policy" panel, `#receipt-policy`): a send-lag bound
+// of 0.000001 ms typed into the page refuses arrival, and the page's audit deep-equals
+// `receipt audit --json --policy P.json` of the same policy; numbers core refuses are named by
+// field and never applied; a bad policy file is refused with core's message, changing nothing;
+// after a reload the stored policy is still in force, a policy file loads, Reset restores
+// loadproof's defaults, and a stored policy that no longer reads is ignored with a note.
 //
 // Run from the repo root after `web/build.sh` and `cargo build --release -p loadproof_cli`:
 //   node web/e2e/receipt.mjs
@@ -29,7 +38,7 @@ import path from 'node:path';
 
 import {
   TIMEOUT_MS, bailOnCrash, check, cleanUp, cliJson, collectErrors, dist, expectEqual, expectIncludes, finish,
-  fromRoot, mustRun, noErrors, openSite, run, shots, startSim,
+  fromRoot, mustRun, noErrors, openSite, run, shots, startSim, waitForEqual,
 } from './harness.mjs';
 
 bailOnCrash();
@@ -38,15 +47,24 @@ const docs = fromRoot('docs');
 const EVENTS = 'native/events.jsonl';
 
 
-const cliAudit = (file) => cliJson(['receipt', 'audit', '--json', file], { allow: [0] });
-const cliVerdict = (file) => mustRun(['receipt', 'qualify', file], { allow: [0, 1] }).stdout.trimEnd().split('\n');
+const STORAGE_KEY = 'loadproof.auditPolicy';
+const DEFAULT_POLICY = { schema: 'loadproof.audit-policy/v1', max_send_lag_ms: 10, max_scrape_gap_ms: 1000, max_waiting_scrapes: 2 };
+/** A send-lag bound no real send meets: arrival is refused. */
+const STRICT_POLICY = { ...DEFAULT_POLICY, max_send_lag_ms: 0.000001 };
 
-/** Fires `plan` at a fresh sim started with `simArgs`; returns the receipt path. */
-async function fire(plan, simArgs, out) {
+/** `--policy FILE` when a policy file is given. */
+const policyArgs = (policy) => (policy ? ['--policy', policy] : []);
+const cliAudit = (file, policy = null) =>
+  cliJson(['receipt', 'audit', '--json', ...policyArgs(policy), file], { allow: policy ? [0, 1] : [0] });
+const cliVerdict = (file, policy = null) =>
+  mustRun(['receipt', 'qualify', ...policyArgs(policy), file], { allow: [0, 1] }).stdout.trimEnd().split('\n');
+
+/** Fires `plan` at a fresh sim started with `simArgs` (`fireArgs`: more for fire); returns the receipt path. */
+async function fire(plan, simArgs, out, fireArgs = []) {
   const sim = await startSim({ args: simArgs });
   try {
     // A run with failed requests is still a receipt (fire may exit 1 for it).
-    const r = run(['fire', plan, '--endpoint', sim.url, '--engine', 'native', '--acquire-lease', '120', '--out', out]);
+    const r = run(['fire', plan, '--endpoint', sim.url, '--engine', 'native', '--acquire-lease', '120', ...fireArgs, '--out', out]);
     if (!fs.existsSync(out)) throw new Error(`fire wrote no receipt (exit ${r.status}): ${r.stderr}`);
   } finally {
     await sim.stop();
@@ -64,7 +82,11 @@ mustRun(['trace', 'synth', '--out', trace]);
 const plan = path.join(tmp, 'plan');
 mustRun(['plan', trace, '--out', plan, '--max-requests', '60', '--time-scale', '20']);
 const good = await fire(plan, [], path.join(tmp, 'baseline.json'));
-const faulty = await fire(plan, ['--fault', 'http500:5'], path.join(tmp, 'faulty.json'));
+// Three knobs: the sim states max_num_seqs (256 by default: read back) and decode_step_ms (2 by
+// default: 5 is contradicted); it names no `scheduler` (stated only).
+const faulty = await fire(plan, ['--fault', 'http500:5'], path.join(tmp, 'faulty.json'), [
+  '--knob', 'max_num_seqs=256', '--knob', 'decode_step_ms=5', '--knob', 'scheduler=fcfs',
+]);
 
 // The same receipt with one digit of the event log changed (inside the block's content, where
 // the JSON string escapes quotes): only that block's digest fails.
@@ -80,6 +102,12 @@ const tampered = path.join(tmp, 'tampered.json');
 }
 const notReceipt = path.join(tmp, 'not-a-receipt.json');
 fs.writeFileSync(notReceipt, '{"hello": "world"}\n');
+// The reviewer's policies: one that refuses arrival, and one that is not a policy (a field
+// missing), each as the CLI's --policy reads it.
+const strictPolicy = path.join(tmp, 'strict-policy.json');
+fs.writeFileSync(strictPolicy, JSON.stringify(STRICT_POLICY, null, 2));
+const badPolicy = path.join(tmp, 'bad-policy.json');
+fs.writeFileSync(badPolicy, JSON.stringify({ schema: 'loadproof.audit-policy/v1', max_send_lag_ms: 5 }));
 
 // A copy of the app that bundles both receipts, as a published site would.
 const site = path.join(tmp, 'site');
@@ -106,6 +134,7 @@ const expected = {
   good: cliAudit(good),
   faulty: cliAudit(faulty),
   tampered: cliAudit(tampered),
+  strictGood: cliAudit(good, strictPolicy),
 };
 
 // --- the browser ----------------------------------------------------------------------------
@@ -142,13 +171,14 @@ async function choose(file) {
   return waitForAudit(path.basename(file));
 }
 
-/** The checks every loaded receipt gets: the page against the CLI's audit and verdict. */
-async function checkReceipt(label, file, audit, cli) {
+/** The checks every loaded receipt gets: the page against the CLI's audit and verdict (both
+ *  judged against `policy`, a file, or loadproof's defaults when null). */
+async function checkReceipt(label, file, audit, cli, policy = null) {
   await check(`${label}: window.loadproofAudit deep-equals \`receipt audit --json\``, async () => {
     deepStrictEqual(audit, cli);
   });
   await check(`${label}: the banner says the CLI's verdict`, async () => {
-    const lines = cliVerdict(file);
+    const lines = cliVerdict(file, policy);
     expectEqual(await page.innerText('#receipt-verdict'), lines[0], '#receipt-verdict');
     expectEqual(await page.getAttribute('#receipt-banner', 'data-qualified'), String(cli.qualified), 'data-qualified');
     if (!cli.qualified) {
@@ -229,6 +259,41 @@ async function checkReceipt(label, file, audit, cli) {
     const rows = await page.$$eval('#timeline-table tbody tr', (trs) => trs.length);
     expectEqual(rows, cli.ledger.offered, '#timeline-table rows');
   });
+  await check(`${label}: the policy judged against, and the receipt's own bound as the claimant's intent`, async () => {
+    const whose = policy ? 'your policy' : "loadproof's defaults";
+    const bound = String(cli.policy.max_send_lag_ms);
+    expectIncludes(await page.innerText('#arrival-judged'), `send lag ≤ ${bound} ms (${whose})`, '#arrival-judged');
+    const standings = await page.innerText('#standings-policy');
+    expectIncludes(standings, `Judged against ${whose}: send lag ≤ ${bound} ms · scrape gap ≤ ${cli.policy.max_scrape_gap_ms} ms · a queue across ${cli.policy.max_waiting_scrapes} consecutive scrapes refuses`, '#standings-policy');
+    const claimed = cli.arrival.claimed_bound_ms;
+    if (claimed === null || claimed === undefined) throw new Error('the CLI names no claimed bound for a native receipt');
+    expectEqual(await page.getAttribute('#arrival-claimed', 'title'), String(claimed), '#arrival-claimed title');
+    expectIncludes(await page.innerText('#arrival-claimed'), "the claimant's intent", '#arrival-claimed');
+    expectIncludes(standings, `own send-lag bound, ${claimed} ms, is the claimant's intent`, '#standings-policy');
+    expectEqual(await page.getAttribute('#occupancy-gap-bound td', 'title'), String(cli.policy.max_scrape_gap_ms), '#occupancy-gap-bound title');
+    expectEqual(await page.innerText('#occupancy-waiting-bound td'), String(cli.policy.max_waiting_scrapes), '#occupancy-waiting-bound');
+  });
+  await check(`${label}: #statements lists the audit's statements and knobs, as the CLI's JSON does`, async () => {
+    expectIncludes(await page.innerText('#statements-heading'), "claimant's statements", '#statements-heading');
+    expectIncludes(await page.innerText('#statements'), 'never used to make a standing positive', '#statements');
+    const rows = await page.$$eval('#statements-table tbody tr[data-field]', (trs) =>
+      trs.map((tr) => ({ field: tr.dataset.field, cells: [...tr.querySelectorAll('th, td')].map((c) => c.innerText) })),
+    );
+    deepStrictEqual(rows.map((r) => r.field), cli.statements.map((s) => s.field));
+    rows.forEach((r, i) => deepStrictEqual(r.cells, [cli.statements[i].field, cli.statements[i].value, cli.statements[i].why]));
+    const knobs = await page.$$eval('#knobs-table tbody tr', (trs) =>
+      trs.map((tr) => ({ name: tr.dataset.knob, status: tr.dataset.status, text: tr.innerText })),
+    );
+    deepStrictEqual(knobs.map(({ name, status }) => ({ name, status })), cli.knobs.map(({ name, status }) => ({ name, status })));
+    knobs.forEach((k, i) => {
+      const c = cli.knobs[i];
+      expectIncludes(k.text, c.stated, `${k.name} stated`);
+      if (c.status === 'read_back') expectIncludes(k.text, `read back from ${c.source}`, k.name);
+      if (c.status === 'contradicted') expectIncludes(k.text, `contradicted: ${c.source} says ${c.read_back}`, k.name);
+      if (c.status === 'stated') expectIncludes(k.text, 'stated only', k.name);
+    });
+    expectEqual(!!(await page.$('#knobs-none')), cli.knobs.length === 0, '#knobs-none present');
+  });
   await check(`${label}: raw evidence: ${EVENTS} opens to its text`, async () => {
     const sel = `details.evidence[data-block="${EVENTS}"]`;
     await page.click(`${sel} summary`);
@@ -278,6 +343,11 @@ try {
     expectEqual(await page.getAttribute('#bundled-1', 'aria-pressed'), 'true', '#bundled-1 aria-pressed');
   });
   await checkReceipt('faulty.json (sim --fault http500:5)', faulty, audit, expected.faulty);
+  await check('faulty.json: its knobs are read back, contradicted and only stated, as the CLI says', async () => {
+    const statuses = Object.fromEntries(expected.faulty.knobs.map((k) => [k.name, k.status]));
+    deepStrictEqual(statuses, { decode_step_ms: 'contradicted', max_num_seqs: 'read_back', scheduler: 'stated' });
+    expectEqual(await page.getAttribute('#knobs-table tr[data-knob="decode_step_ms"]', 'data-status'), 'contradicted', 'decode_step_ms');
+  });
   await check('faulty.json: failures in the ledger and marked in the timeline', async () => {
     const f = expected.faulty.ledger.failed;
     if (!(f > 0)) throw new Error(`the CLI counts ${f} failures: the fault did not fire`);
@@ -396,9 +466,137 @@ try {
     deepStrictEqual(await choose(good), expected.good);
   });
 
+  // --- the reviewer's audit policy (still offline: the page needs nothing to apply one) ------
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const auditNow = () => window.loadproofAudit;
+  const stored = (key) => localStorage.getItem(key);
+
+  await check("policy: the panel shows loadproof's defaults, and the audit was judged against them", async () => {
+    expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'defaults', '#receipt-policy data-whose');
+    expectEqual(await page.innerText('#receipt-policy-whose'), "loadproof's defaults", '#receipt-policy-whose');
+    deepStrictEqual(expected.good.policy, DEFAULT_POLICY);
+    deepStrictEqual(await page.evaluate(auditNow), expected.good);
+    for (const [field, value] of Object.entries(DEFAULT_POLICY).slice(1)) {
+      expectEqual(await page.inputValue(`#receipt-policy-${field}`), String(value), `#receipt-policy-${field}`);
+    }
+    expectEqual(await page.evaluate(stored, STORAGE_KEY), null, `localStorage ${STORAGE_KEY}`);
+  });
+
+  await check('keyboard: Tab reaches the policy fields, Apply, Reset and the policy file input', async () => {
+    const want = ['max_send_lag_ms', 'max_scrape_gap_ms', 'max_waiting_scrapes', 'apply', 'reset', 'file'].map((w) => `receipt-policy-${w}`);
+    const seen = [];
+    await page.focus('#receipt-file');
+    for (let i = 0; i < 20 && seen.length < want.length; i += 1) {
+      await page.keyboard.press('Tab');
+      const id = await page.evaluate(() => document.activeElement?.id ?? '');
+      if (want.includes(id) && !seen.includes(id)) seen.push(id);
+    }
+    deepStrictEqual(seen, want);
+  });
+
+  await check('policy: a send lag of 0.000001 ms typed in the page refuses arrival; the audit deep-equals `receipt audit --json --policy P.json`', async () => {
+    const cli = expected.strictGood;
+    deepStrictEqual(cli.policy, STRICT_POLICY);
+    expectEqual(cli.standings.arrival.positive, false, 'the CLI: arrival positive under the strict policy');
+    await page.fill('#receipt-policy-max_send_lag_ms', '0.000001');
+    await page.press('#receipt-policy-max_send_lag_ms', 'Enter');
+    const a = await waitForEqual(page, auditNow, cli);
+    expectEqual(await page.evaluate(() => window.loadproofAuditSource), 'baseline.json', 'loadproofAuditSource');
+    deepStrictEqual(a.policy, STRICT_POLICY);
+    expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'yours', '#receipt-policy data-whose');
+    expectEqual(await page.innerText('#receipt-policy-whose'), 'yours', '#receipt-policy-whose');
+    expectEqual(await page.getAttribute('#standing-arrival', 'data-positive'), 'false', '#standing-arrival');
+    expectIncludes(await page.innerText('#standing-arrival'), cli.standings.arrival.reason, '#standing-arrival');
+    expectIncludes(await page.innerText('#receipt-verdict'), 'UNQUALIFIED', '#receipt-verdict');
+    deepStrictEqual(JSON.parse(await page.evaluate(stored, STORAGE_KEY)), STRICT_POLICY);
+  });
+  await page.screenshot({ path: path.join(shots, 'receipt-view-policy.png') });
+  await checkReceipt('baseline.json under your policy', good, await page.evaluate(auditNow), expected.strictGood, strictPolicy);
+
+  await check('policy: numbers core refuses are named by field and never applied', async () => {
+    await page.fill('#receipt-policy-max_send_lag_ms', 'fast');
+    await page.fill('#receipt-policy-max_waiting_scrapes', '0');
+    await page.click('#receipt-policy-apply');
+    await page.waitForSelector('#receipt-policy-max_waiting_scrapes-error');
+    expectIncludes(await page.innerText('#receipt-policy-max_send_lag_ms-error'), '"fast" is not a number', 'lag error');
+    expectIncludes(await page.innerText('#receipt-policy-max_waiting_scrapes-error'), 'max_waiting_scrapes: 0 is not a whole number of scrapes ≥ 1', 'waiting error');
+    expectEqual(await page.$('#receipt-policy-max_scrape_gap_ms-error'), null, 'an error under the gap, which is fine');
+    expectEqual(await page.getAttribute('#receipt-policy-max_waiting_scrapes', 'aria-invalid'), 'true', 'aria-invalid');
+    expectEqual(
+      await page.getAttribute('#receipt-policy-max_waiting_scrapes', 'aria-describedby'),
+      'receipt-policy-max_waiting_scrapes-error',
+      'aria-describedby',
+    );
+    expectIncludes(await page.innerText('#receipt-policy-status'), 'Not applied', '#receipt-policy-status');
+    await page.waitForTimeout(500);
+    deepStrictEqual(await page.evaluate(auditNow), expected.strictGood);
+    expectEqual(await page.$('#receipt-progress'), null, 'an audit in progress');
+    deepStrictEqual(JSON.parse(await page.evaluate(stored, STORAGE_KEY)), STRICT_POLICY);
+  });
+  await page.screenshot({ path: path.join(shots, 'receipt-view-policy-errors.png') });
+
+  await check("policy: a bad policy file is refused with core's message (the CLI's), and nothing changes", async () => {
+    const cli = run(['receipt', 'audit', '--policy', badPolicy, good]);
+    expectEqual(cli.status, 2, 'CLI exit code');
+    const at = cli.stderr.indexOf(`${badPolicy}: `);
+    if (at < 0) throw new Error(`the CLI's error does not name the file: ${cli.stderr}`);
+    const message = cli.stderr.slice(at + badPolicy.length + 2).trim().split('\n')[0];
+    expectIncludes(message, 'missing field', "the CLI's message");
+    await page.setInputFiles('#receipt-policy-file', badPolicy);
+    await page.waitForSelector('#receipt-policy-error');
+    expectIncludes(await page.innerText('#receipt-policy-error'), `bad-policy.json: ${message}`, '#receipt-policy-error');
+    await page.waitForTimeout(500);
+    deepStrictEqual(await page.evaluate(auditNow), expected.strictGood);
+    expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'yours', 'data-whose');
+    deepStrictEqual(JSON.parse(await page.evaluate(stored, STORAGE_KEY)), STRICT_POLICY);
+  });
+
   await check('offline: no request was made after the app loaded', async () => {
     const after = blocked.slice(blockedBefore);
     if (after.length > 0) throw new Error(after.join('\n'));
+  });
+
+  // --- a reload: the page comes back with the policy this browser kept --------------------
+  offline = false;
+  await check('reload: the stored policy is still in force for the receipt that opens by itself', async () => {
+    await page.reload();
+    const a = await waitForAudit('baseline.json');
+    deepStrictEqual(a, expected.strictGood);
+    expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'yours', 'data-whose');
+    expectEqual(await page.inputValue('#receipt-policy-max_send_lag_ms'), '0.000001', 'the lag field');
+    expectIncludes(await page.innerText('#arrival-judged'), 'send lag ≤ 0.000001 ms (your policy)', '#arrival-judged');
+  });
+
+  await check("reset: loadproof's defaults again, the audit deep-equals `receipt audit --json`, nothing stored", async () => {
+    await page.click('#receipt-policy-reset');
+    await waitForEqual(page, auditNow, expected.good);
+    expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'defaults', 'data-whose');
+    expectEqual(await page.inputValue('#receipt-policy-max_send_lag_ms'), '10', 'the lag field');
+    expectEqual(await page.evaluate(stored, STORAGE_KEY), null, `localStorage ${STORAGE_KEY}`);
+    expectEqual(await page.getAttribute('#standing-arrival', 'data-positive'), 'true', '#standing-arrival');
+  });
+
+  await check('a policy file (the one given to the CLI) puts that policy in force', async () => {
+    await page.setInputFiles('#receipt-policy-file', strictPolicy);
+    await waitForEqual(page, auditNow, expected.strictGood);
+    expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'yours', 'data-whose');
+    expectEqual(await page.$('#receipt-policy-error'), null, '#receipt-policy-error');
+    deepStrictEqual(JSON.parse(await page.evaluate(stored, STORAGE_KEY)), STRICT_POLICY);
+    await page.click('#receipt-policy-reset');
+    await waitForEqual(page, auditNow, expected.good);
+  });
+
+  await check('a stored policy that no longer reads is ignored with a note; the defaults are in force', async () => {
+    await page.evaluate((key) => localStorage.setItem(key, '{"schema":"loadproof.audit-policy/v0"}'), STORAGE_KEY);
+    await page.reload();
+    deepStrictEqual(await waitForAudit('baseline.json'), expected.good);
+    expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'defaults', 'data-whose');
+    const note = await page.innerText('#receipt-policy-note');
+    expectIncludes(note, 'no longer reads as a policy', '#receipt-policy-note');
+    expectIncludes(note, 'not an audit policy', '#receipt-policy-note');
+    await page.click('#receipt-policy-reset');
+    expectEqual(await page.evaluate(stored, STORAGE_KEY), null, `localStorage ${STORAGE_KEY} after Reset`);
+    expectEqual(await page.$('#receipt-policy-note'), null, '#receipt-policy-note after Reset');
   });
 
   await check('no page errors or console errors', () => noErrors(pageErrors));

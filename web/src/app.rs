@@ -2,7 +2,8 @@
 //! hash: trace (`#/`, `#/trace`, the default), receipt (`#/receipt`), comparison
 //! (`#/compare`) and playbook (`#/playbook`).
 //!
-//! `App` holds only the route. Each view owns its signals; every view stays mounted once shown
+//! `App` holds the route and provides the reviewer's audit policy ([`AuditPolicy`]), the one
+//! every audit in the page is judged against. Each view owns its other signals; every view stays mounted once shown
 //! (a hidden one keeps its file and results), and each is first mounted when it is first shown,
 //! so a view never fetches a file from the site (`playbook.json`, `receipts.json`) unless it is
 //! opened. The navigation is plain
@@ -10,6 +11,7 @@
 
 use leptos::prelude::*;
 
+use crate::policy::AuditPolicy;
 use crate::views::compare::CompareView;
 use crate::views::playbook::PlaybookView;
 use crate::views::receipt::ReceiptView;
@@ -78,6 +80,8 @@ fn current_route() -> Route {
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
+    // The reviewer's audit policy: one for the whole page (the Receipt and Compare views).
+    provide_context(AuditPolicy::load());
     let route = RwSignal::new(current_route());
     // The listener lives as long as the page (the handle is not removed).
     let _ = window_event_listener(leptos::ev::hashchange, move |_| route.set(current_route()));

@@ -8,13 +8,15 @@
 //! it shows is computed by `loadproof_core`.
 //!
 //! Layout: [`app`] routes between the four [`views`] (one folder each: the view, its model,
-//! its drawing); [`widgets`] holds what the views share; [`ingest`], [`offload`], [`site`],
+//! its drawing); [`widgets`] holds what the views share; [`policy`] is the reviewer's audit
+//! policy every audit in the page is judged against; [`ingest`], [`offload`], [`site`],
 //! [`publish`] and [`panic_report`] are the browser glue under them.
 
 pub mod app;
 pub mod ingest;
 pub mod offload;
 pub mod panic_report;
+pub mod policy;
 pub mod publish;
 pub mod site;
 pub mod views;

@@ -22,6 +22,7 @@ use std::rc::Rc;
 
 use js_sys::{BigInt64Array, BigUint64Array, Uint32Array};
 use leptos::task::spawn_local;
+use loadproof_core::audit::Policy;
 use loadproof_core::trace::{PrefixBlocks, Requests, Trace, TraceMeta};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
@@ -92,9 +93,11 @@ impl Job {
 // ---------------------------------------------------------------------------------------------
 // Receipts
 
-/// Audits the receipt in `blob` (reported under `source`) off the page's thread.
+/// Audits the receipt in `blob` (reported under `source`) against `policy`, off the page's
+/// thread (the policy travels to the worker as its JSON).
 pub fn audit_receipt(
     source: String,
+    policy: &Policy,
     blob: web_sys::Blob,
     on_progress: impl Fn(Progress) + 'static,
     on_done: impl FnOnce(Result<ReceiptModel, String>) + 'static,
@@ -103,10 +106,12 @@ pub fn audit_receipt(
     let on_progress: Rc<dyn Fn(Progress)> = Rc::new(on_progress);
     let progress = on_progress.clone();
     let name = source.clone();
+    let policy_json = policy.to_json();
     let started = start(
         &job,
         "receipt",
         &source,
+        &[("policy", JsValue::from_str(&policy_json))],
         &blob,
         move |data| {
             if let Some(stage) = field(data, "stage").and_then(|v| v.as_f64()) {
@@ -135,6 +140,7 @@ pub fn audit_receipt(
         Ok(done) => done.set(Box::new(on_done)),
         Err(()) => {
             let cancelled = job.cancelled.clone();
+            let policy = policy.clone();
             spawn_local(async move {
                 on_progress(Progress::read());
                 let bytes = match crate::site::read_blob(&blob).await {
@@ -151,7 +157,7 @@ pub fn audit_receipt(
                 if cancelled.get() {
                     return;
                 }
-                let result = receipt_model::build(&source, &bytes, &mut |i| {
+                let result = receipt_model::build(&source, &bytes, &policy, &mut |i| {
                     on_progress(Progress::stage(i));
                 });
                 if !cancelled.get() {
@@ -163,15 +169,19 @@ pub fn audit_receipt(
     job
 }
 
-/// Runs in the worker: the receipt's model as JSON. `on_stage(i)` is called as stage
-/// `STAGES[i]` begins. An `Err` names the file and what is wrong.
+/// Runs in the worker: the receipt's model as JSON, audited against `policy` (its JSON, read
+/// by core's `Policy::from_json`). `on_stage(i)` is called as stage `STAGES[i]` begins. An
+/// `Err` names the file and what is wrong.
 #[wasm_bindgen]
 pub fn worker_audit_receipt(
     source: &str,
+    policy: &str,
     bytes: &[u8],
     on_stage: &js_sys::Function,
 ) -> Result<String, JsValue> {
-    let model = receipt_model::build(source, bytes, &mut |i| {
+    let policy = Policy::from_json(policy.as_bytes())
+        .map_err(|e| JsValue::from_str(&format!("the audit policy: {e}")))?;
+    let model = receipt_model::build(source, bytes, &policy, &mut |i| {
         let _ = on_stage.call1(&JsValue::NULL, &JsValue::from_f64(i as f64));
     })
     .map_err(|e| JsValue::from_str(&e))?;
@@ -208,6 +218,7 @@ pub fn ingest_trace(
         &job,
         "trace",
         "",
+        &[],
         &blob,
         move |data| {
             if let (Some(done), Some(total)) = (
@@ -355,13 +366,15 @@ fn field(data: &JsValue, key: &str) -> Option<JsValue> {
         .filter(|v| !v.is_undefined())
 }
 
-/// Starts job `kind` on `blob` in a worker. Messages with `progress` go to `on_progress`; the
-/// final `{ ok… }` or `{ err }` is decoded by `decode` and handed to the callback the caller
-/// puts in the returned slot. `Err(())`: no worker here, run it on the page's thread.
+/// Starts job `kind` on `blob` in a worker (`fields`: more of the job's message, as the
+/// receipt audit's `policy`). Messages with `progress` go to `on_progress`; the final
+/// `{ ok… }` or `{ err }` is decoded by `decode` and handed to the callback the caller puts in
+/// the returned slot. `Err(())`: no worker here, run it on the page's thread.
 fn start<T: 'static>(
     job: &Job,
     kind: &str,
     source: &str,
+    fields: &[(&str, JsValue)],
     blob: &web_sys::Blob,
     on_progress: impl Fn(&JsValue) + 'static,
     decode: impl FnOnce(Result<JsValue, String>) -> Result<T, String> + 'static,
@@ -466,6 +479,9 @@ fn start<T: 'static>(
         &JsValue::from_str(source),
     );
     let _ = js_sys::Reflect::set(&message, &JsValue::from_str("blob"), blob);
+    for (key, value) in fields {
+        let _ = js_sys::Reflect::set(&message, &JsValue::from_str(key), value);
+    }
     // The compiled module the page runs: the worker instantiates it without fetching anything.
     let _ = js_sys::Reflect::set(
         &message,
@@ -523,7 +539,7 @@ fn worker_script_url(glue: &str) -> Option<String> {
         r#"import init, {{ worker_audit_receipt, worker_ingest_trace }} from {glue:?};
 let ready = null;
 self.onmessage = async (event) => {{
-  const {{ kind, name, blob, module }} = event.data;
+  const {{ kind, name, blob, module, policy }} = event.data;
   try {{
     if (ready === null) ready = init({{ module_or_path: module }});
     await ready;
@@ -538,7 +554,7 @@ self.onmessage = async (event) => {{
     const t0 = performance.now();
     const bytes = new Uint8Array(await blob.arrayBuffer());
     const t1 = performance.now();
-    const json = worker_audit_receipt(name, bytes, (i) => self.postMessage({{ progress: true, stage: i }}));
+    const json = worker_audit_receipt(name, policy, bytes, (i) => self.postMessage({{ progress: true, stage: i }}));
     const t2 = performance.now();
     self.postMessage({{ ok: json, read_ms: t1 - t0, build_ms: t2 - t1 }});
   }} catch (err) {{

@@ -1,5 +1,6 @@
 //! What the views share: the chart on a canvas ([`canvas_figure`]) and the plotters plumbing
-//! under it ([`plot`]), the file input ([`drop_zone`]), numbers as text ([`number`]), and the
+//! under it ([`plot`]), the file input ([`drop_zone`]), the audit policy panel of the Receipt
+//! and Compare views ([`policy_panel`]), numbers as text ([`number`]), and the
 //! small pieces of markup that print them ([`readout`]: cells, lists, column headings, status
 //! and error paragraphs).
 
@@ -7,4 +8,5 @@ pub mod canvas_figure;
 pub mod drop_zone;
 pub mod number;
 pub mod plot;
+pub mod policy_panel;
 pub mod readout;

@@ -8,6 +8,10 @@
 //! out by `result.rs`. Every number shown is in the table; the bar chart of relative changes
 //! (`draw.rs`) is a picture of that table.
 //!
+//! Both receipts are audited against the reviewer's audit policy ([`AuditPolicy`], the
+//! "Audit policy" panel, shared with the receipt view): the same comparison as `receipt compare
+//! --policy FILE`. A comparison is made only of two audits judged against one policy.
+//!
 //! A comparison of one receipt per arm is an observation, not a measured effect; the page says
 //! so beside the numbers, as the JSON does.
 
@@ -25,11 +29,13 @@ use loadproof_core::receipt::sha256_hex;
 use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt};
 
 use self::result::ComparisonView;
+use crate::policy::{AuditPolicy, summary};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, SiteIndex, blob_of, fetch_bytes, fetch_site_receipts};
 use crate::views::receipt::loader::{Loading, ReceiptLoad};
 use crate::views::receipt::model::ReceiptModel;
 use crate::widgets::drop_zone::DropZone;
+use crate::widgets::policy_panel::{JudgedBy, PolicyPanel};
 use crate::widgets::readout::{Message, key_values};
 
 /// One side: its receipt's load, and which of the site's receipts is chosen.
@@ -43,10 +49,10 @@ struct Slot {
 }
 
 impl Slot {
-    fn new(arm: Arm) -> Slot {
+    fn new(arm: Arm, policy: AuditPolicy) -> Slot {
         Slot {
             arm,
-            load: ReceiptLoad::new(),
+            load: ReceiptLoad::new(policy),
             chosen: RwSignal::new(String::new()),
         }
     }
@@ -127,8 +133,9 @@ impl Slot {
 /// Two slots and, once both are audited, the comparison.
 #[component]
 pub fn CompareView() -> impl IntoView {
-    let baseline = Slot::new(Arm::Baseline);
-    let treatment = Slot::new(Arm::Treatment);
+    let policy = AuditPolicy::from_context();
+    let baseline = Slot::new(Arm::Baseline, policy);
+    let treatment = Slot::new(Arm::Treatment, policy);
     let site: RwSignal<Vec<SiteReceipt>> = RwSignal::new(Vec::new());
     let site_status = RwSignal::new(None::<String>);
     let site_error = RwSignal::new(None::<String>);
@@ -159,10 +166,12 @@ pub fn CompareView() -> impl IntoView {
         }
     });
 
+    // Only two audits judged against one policy (while the policy changes, one side may be
+    // audited again before the other).
     let comparison = Memo::new(move |_| {
         let b = baseline.load.model.get()?;
         let t = treatment.load.model.get()?;
-        Some(Arc::new(compare(&b.side(), &t.side())))
+        (b.audit.policy == t.audit.policy).then(|| Arc::new(compare(&b.side(), &t.side())))
     });
     Effect::new(move |_| {
         comparison.with(|c| publish("loadproofComparison", &json_value(c.as_deref())));
@@ -180,6 +189,7 @@ pub fn CompareView() -> impl IntoView {
             <Message id="compare-site" class="hint" text=site_status />
             <Message id="compare-site-error" class="error" role="alert" text=site_error />
         </section>
+        <PolicyPanel prefix="compare" />
         <SlotCard of=baseline site=site />
         <SlotCard of=treatment site=site />
         {move || match comparison.get() {
@@ -315,6 +325,10 @@ fn Banner(of: Slot, model: Arc<ReceiptModel>) -> impl IntoView {
                 <code title=model.file_sha256.clone()>{short} "…"</code>
                 " · knobs: "
                 {if knobs.is_empty() { "none stated".to_owned() } else { knobs }}
+            </p>
+            <p class="policy-used" id=of.id("policy")>
+                "Judged against " <JudgedBy used=model.audit.policy.clone() /> ": "
+                {summary(&model.audit.policy)}
             </p>
             {(!failing.is_empty())
                 .then(|| {

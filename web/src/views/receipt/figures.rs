@@ -331,6 +331,7 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
     let for_draw = m.clone();
     let s: &MetricsSeries = &m.metrics;
     let o = &m.audit.occupancy;
+    let policy = &m.audit.policy;
     let rows = s
         .points
         .iter()
@@ -373,6 +374,10 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
                         <th scope="row">"Largest gap, ms"</th>
                         {td(o.max_gap_ms)}
                     </tr>
+                    <tr id="occupancy-gap-bound">
+                        <th scope="row">"Gap allowed by the policy, ms"</th>
+                        {td(Some(policy.max_scrape_gap_ms))}
+                    </tr>
                     <tr>
                         <th scope="row">"Max running"</th>
                         {td(o.max_running)}
@@ -380,6 +385,14 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
                     <tr>
                         <th scope="row">"Max waiting"</th>
                         {td(o.max_waiting)}
+                    </tr>
+                    <tr id="occupancy-waiting-run">
+                        <th scope="row">"Longest run of scrapes with a queue"</th>
+                        <td class="num">{int(o.waiting_longest_run)}</td>
+                    </tr>
+                    <tr id="occupancy-waiting-bound">
+                        <th scope="row">"A run this long refuses (policy)"</th>
+                        <td class="num">{policy.max_waiting_scrapes.to_string()}</td>
                     </tr>
                     <tr>
                         <th scope="row">"Max KV usage"</th>

@@ -4,7 +4,12 @@
 //! new load stops the running one, an older load's late callbacks change nothing, and Cancel
 //! terminates the worker. This is that one loader; the views keep their own markup (and their
 //! own words for a cancel or a refused file).
+//!
+//! Every audit is judged against the reviewer's policy in force ([`AuditPolicy`]). The loader
+//! keeps the file it audited, so when that policy changes it audits the same bytes again:
+//! what is shown stays on screen (with progress) until the new audit replaces it.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -12,6 +17,18 @@ use web_sys::Blob;
 
 use super::model::ReceiptModel;
 use crate::offload::{Job, Progress, audit_receipt};
+use crate::policy::AuditPolicy;
+
+/// A check a view makes of an audited receipt before showing it (`Err`: the message shown).
+type Accept = Rc<dyn Fn(&ReceiptModel) -> Result<(), String>>;
+
+/// The file last handed to the worker: audited again when the policy changes.
+#[derive(Clone)]
+struct Source {
+    name: String,
+    blob: Blob,
+    accept: Accept,
+}
 
 /// A load in progress: the file's name and how far its audit is.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,22 +52,34 @@ pub struct ReceiptLoad {
     pub loading: RwSignal<Option<Loading>>,
     /// The running audit, if any.
     job: StoredValue<Option<Job>, LocalStorage>,
+    /// The file being audited or shown, for a re-audit under another policy.
+    source: StoredValue<Option<Source>, LocalStorage>,
+    /// The policy every audit is judged against.
+    policy: AuditPolicy,
     /// Bumped by every load and cancel; an older load's callbacks see the change and do
     /// nothing.
     generation: StoredValue<u64>,
 }
 
 impl ReceiptLoad {
-    /// Nothing loaded.
-    pub fn new() -> ReceiptLoad {
-        ReceiptLoad {
+    /// Nothing loaded; audits will be judged against `policy`, and re-run when it changes.
+    pub fn new(policy: AuditPolicy) -> ReceiptLoad {
+        let load = ReceiptLoad {
             model: RwSignal::new(None),
             error: RwSignal::new(None),
             status: RwSignal::new(None),
             loading: RwSignal::new(None),
             job: StoredValue::new_local(None),
+            source: StoredValue::new_local(None),
+            policy,
             generation: StoredValue::new(0),
-        }
+        };
+        Effect::watch(
+            move || policy.in_force(),
+            move |_, _, _| load.reaudit(),
+            false,
+        );
+        load
     }
 
     /// True when nothing is shown, loading or failed (untracked).
@@ -66,6 +95,7 @@ impl ReceiptLoad {
         self.stop_job();
         let generation = self.generation.get_value() + 1;
         self.generation.set_value(generation);
+        self.source.set_value(None);
         self.model.set(None);
         self.error.set(None);
         self.status.set(None);
@@ -84,21 +114,61 @@ impl ReceiptLoad {
         self.generation.get_value() == generation
     }
 
-    /// Audits `blob` (reported as `name`) off the page's thread, for the load `generation`
-    /// began. `accept` may refuse the audited receipt with the message shown instead.
+    /// Audits `blob` (reported as `name`) off the page's thread against the policy in force,
+    /// for the load `generation` began. `accept` may refuse the audited receipt with the message
+    /// shown instead (it is asked again after every re-audit).
     pub fn audit(
         self,
         name: String,
         blob: Blob,
         generation: u64,
-        accept: impl FnOnce(&ReceiptModel) -> Result<(), String> + 'static,
+        accept: impl Fn(&ReceiptModel) -> Result<(), String> + 'static,
     ) {
         if !self.is_current(generation) {
             return;
         }
+        let source = Source {
+            name,
+            blob,
+            accept: Rc::new(accept),
+        };
+        self.source.set_value(Some(source.clone()));
+        self.run(source, generation);
+    }
+
+    /// Audits what is shown (or loading) again, against the policy now in force: the receipt
+    /// on screen stays until the new audit replaces it.
+    fn reaudit(self) {
+        let Some(source) = self.source.get_value() else {
+            return;
+        };
+        if self.model.with_untracked(Option::is_none)
+            && self.loading.with_untracked(Option::is_none)
+        {
+            return;
+        }
+        self.stop_job();
+        let generation = self.generation.get_value() + 1;
+        self.generation.set_value(generation);
+        self.error.set(None);
+        self.status.set(None);
+        self.loading.set(Some(Loading {
+            name: source.name.clone(),
+            progress: Progress {
+                fraction: 0.0,
+                stage: "read".to_owned(),
+            },
+        }));
+        self.run(source, generation);
+    }
+
+    fn run(self, source: Source, generation: u64) {
+        let Source { name, blob, accept } = source;
         let progress_name = name.clone();
+        let policy = self.policy.in_force_untracked();
         let job = audit_receipt(
             name,
+            &policy,
             blob,
             move |progress| {
                 if self.is_current(generation) {
@@ -116,7 +186,10 @@ impl ReceiptLoad {
                 self.job.set_value(None);
                 match result.and_then(|m| accept(&m).map(|()| m)) {
                     Ok(m) => self.model.set(Some(Arc::new(m))),
-                    Err(e) => self.error.set(Some(e)),
+                    Err(e) => {
+                        self.model.set(None);
+                        self.error.set(Some(e));
+                    }
                 }
             },
         );
@@ -132,7 +205,8 @@ impl ReceiptLoad {
     }
 
     /// Stops the load in progress (its worker terminated, its callbacks ignored); returns the
-    /// name of the file it was loading, if one was.
+    /// name of the file it was loading, if one was. A receipt shown under a policy no longer in
+    /// force (its re-audit cancelled) is no longer shown.
     pub fn cancel(self) -> Option<String> {
         let name = self
             .loading
@@ -140,6 +214,13 @@ impl ReceiptLoad {
         self.stop_job();
         self.generation.update_value(|g| *g += 1);
         self.loading.set(None);
+        let policy = self.policy.in_force_untracked();
+        if self
+            .model
+            .with_untracked(|m| m.as_ref().is_some_and(|m| m.audit.policy != policy))
+        {
+            self.model.set(None);
+        }
         name
     }
 
@@ -149,11 +230,5 @@ impl ReceiptLoad {
                 job.cancel();
             }
         });
-    }
-}
-
-impl Default for ReceiptLoad {
-    fn default() -> ReceiptLoad {
-        ReceiptLoad::new()
     }
 }

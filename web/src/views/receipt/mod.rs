@@ -14,6 +14,10 @@
 //! --receipt` writes beside the app), lists its receipts as buttons and opens the first. A
 //! site without one (404) says nothing.
 //!
+//! Every audit is judged against the reviewer's audit policy ([`AuditPolicy`], set in the
+//! "Audit policy" panel below the file input, shared with the compare view); changing it audits
+//! the receipt on screen again.
+//!
 //! The model and the loader are shared with the compare view, which audits two receipts the
 //! same way.
 
@@ -22,6 +26,7 @@ mod figures;
 pub mod loader;
 pub mod model;
 mod report;
+mod statements;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -31,10 +36,12 @@ use web_sys::File;
 
 use self::loader::ReceiptLoad;
 use self::report::Report;
+use crate::policy::AuditPolicy;
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, SiteIndex, blob_of, fetch_bytes, fetch_site_receipts};
 use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::readable;
+use crate::widgets::policy_panel::PolicyPanel;
 use crate::widgets::readout::Message;
 
 /// What the bundled-receipts fetch found (`data-state` of `#bundled-receipts`).
@@ -60,7 +67,7 @@ impl Bundled {
 /// Load a receipt and show its audit.
 #[component]
 pub fn ReceiptView() -> impl IntoView {
-    let load = ReceiptLoad::new();
+    let load = ReceiptLoad::new(AuditPolicy::from_context());
     let ReceiptLoad {
         model,
         error,
@@ -87,8 +94,8 @@ pub fn ReceiptView() -> impl IntoView {
     let start = move |name: String, blob: web_sys::Blob, expected: Option<String>| {
         let generation = load.begin(&name, "read");
         let done_name = name.clone();
-        load.audit(name, blob, generation, move |m| match expected {
-            Some(want) if want != m.file_sha256 => Err(format!(
+        load.audit(name, blob, generation, move |m| match &expected {
+            Some(want) if *want != m.file_sha256 => Err(format!(
                 "{done_name}: this site's copy has sha256 {}, but {SITE_RECEIPTS} lists {want}: not shown",
                 m.file_sha256
             )),
@@ -252,6 +259,7 @@ pub fn ReceiptView() -> impl IntoView {
             <Message id="receipt-status" class="hint" role="status" text=status />
             <Message id="receipt-error" class="error" role="alert" text=error />
         </section>
+        <PolicyPanel prefix="receipt" />
         {move || model.get().map(|m| view! { <Report model=m /> })}
     }
 }

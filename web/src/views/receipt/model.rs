@@ -1,8 +1,9 @@
 //! What the page shows of one receipt, computed in one place (the offload worker or, as a
 //! fallback, the page's own thread) and sent to the views as one serializable value.
 //!
-//! Every number here comes from `loadproof_core`: the audit is core's `audit()` verbatim (the
-//! same JSON as `loadproof receipt audit --json`); everything else only re-arranges the
+//! Every number here comes from `loadproof_core`: the audit is core's `audit_with()` verbatim
+//! against the reviewer's policy (the same JSON as `loadproof receipt audit --json [--policy
+//! FILE]`); everything else only re-arranges the
 //! receipt's own evidence for plotting and reading (the event log into timeline rows, the
 //! latency samples into histogram bins and CDF points, the `/metrics` scrapes into a series,
 //! each block's bytes into a preview). Evidence is read only from blocks the audit verified:
@@ -21,7 +22,7 @@ use std::collections::BTreeMap;
 use loadproof_core::audit::metric_names::{
     GENERATION_TOKENS, KV_USAGE, PREEMPTIONS, PROMPT_TOKENS, RUNNING, WAITING,
 };
-use loadproof_core::audit::{Audit, STANDINGS, bench_samples, native_samples};
+use loadproof_core::audit::{Audit, Policy, STANDINGS, bench_samples, native_samples};
 use loadproof_core::compare::Side;
 use loadproof_core::formats::{prometheus as exposition, vllm_bench as bench_output};
 use loadproof_core::receipt::{
@@ -262,11 +263,13 @@ pub struct MetricPoint {
 /// Stages a build reports, in order, so the page can show a progress bar.
 pub const STAGES: [&str; 4] = ["parse", "digests", "audit", "series"];
 
-/// Builds the model from a receipt file's bytes. `on_stage(i)` is called as stage `STAGES[i]`
-/// begins. Never panics on any input: bad bytes are an `Err` naming what is wrong.
+/// Builds the model from a receipt file's bytes, audited against `policy`. `on_stage(i)` is
+/// called as stage `STAGES[i]` begins. Never panics on any input: bad bytes are an `Err` naming
+/// what is wrong.
 pub fn build(
     source: &str,
     bytes: &[u8],
+    policy: &Policy,
     on_stage: &mut dyn FnMut(usize),
 ) -> Result<ReceiptModel, String> {
     on_stage(0);
@@ -274,7 +277,7 @@ pub fn build(
     // The audit verifies every digest first, then recomputes.
     on_stage(1);
     on_stage(2);
-    let audit = loadproof_core::audit::audit(&receipt);
+    let audit = loadproof_core::audit::audit_with(&receipt, policy);
     on_stage(3);
     let verified = Verified::of(&receipt, &audit);
     let run_zero = run_zero_ns(&receipt);
@@ -849,7 +852,7 @@ mod tests {
 
     fn model(bytes: &[u8]) -> ReceiptModel {
         let mut stages = Vec::new();
-        let m = build("r.json", bytes, &mut |i| stages.push(i)).unwrap();
+        let m = build("r.json", bytes, &Policy::default(), &mut |i| stages.push(i)).unwrap();
         assert_eq!(stages, [0, 1, 2, 3]);
         m
     }
@@ -897,6 +900,19 @@ mod tests {
     }
 
     #[test]
+    fn the_audit_is_judged_against_the_policy_given() {
+        let strict = Policy {
+            max_send_lag_ms: 0.000001,
+            ..Policy::default()
+        };
+        let m = build("r.json", NATIVE, &strict, &mut |_| {}).unwrap();
+        assert_eq!(m.audit.policy, strict);
+        assert!(!m.audit.standings["arrival"].positive);
+        assert!(!m.audit.qualified);
+        assert!(model(NATIVE).audit.standings["arrival"].positive);
+    }
+
+    #[test]
     fn a_tampered_block_is_named_and_not_read() {
         let text = std::str::from_utf8(NATIVE).unwrap();
         // Change one digit of the first record's scheduled time inside the event log.
@@ -931,7 +947,7 @@ mod tests {
             b"",
             &[0xff, 0xfe],
         ] {
-            let err = build("bad.json", bytes, &mut |_| {}).unwrap_err();
+            let err = build("bad.json", bytes, &Policy::default(), &mut |_| {}).unwrap_err();
             assert!(err.starts_with("bad.json: "), "{err}");
         }
     }

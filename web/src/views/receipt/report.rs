@@ -1,6 +1,7 @@
 //! The receipt view's report: every card about one audited receipt, in reading order — the
 //! verdict, digests, execution gate, ledger, client, latency, the charts ([`super::figures`]),
-//! engine, agreement, standings, refusals, subject, lease and raw evidence.
+//! engine, agreement, standings (with the policy they were judged against), refusals, the
+//! claimant's statements and knobs ([`super::statements`]), subject, lease and raw evidence.
 //!
 //! Each card lays out part of the [`ReceiptModel`]: core's `Audit` verbatim and the receipt's
 //! own facts. Nothing here computes what core computes.
@@ -12,7 +13,10 @@ use loadproof_core::receipt::{Axis, Encoding, Execution};
 
 use super::figures::{LatencyCharts, SeriesChart, TimelineChart};
 use super::model::{self, ReceiptModel};
+use super::statements::Statements;
+use crate::policy::summary;
 use crate::widgets::number::{ABSENT, js, js_opt, readable};
+use crate::widgets::policy_panel::JudgedBy;
 use crate::widgets::readout::{Col, dd, int, int_opt, key_values, list, td, thead, when, yes_no};
 
 /// An id-safe version of a block name (`metrics/3` → `metrics-3`).
@@ -40,6 +44,7 @@ pub fn Report(model: Arc<ReceiptModel>) -> impl IntoView {
         <Agreement m=m.clone() />
         <Standings m=m.clone() />
         <Refusals m=m.clone() />
+        <Statements m=m.clone() />
         <SubjectCard m=m.clone() />
         <LeaseCard m=m.clone() />
         <EvidenceCard m=m />
@@ -430,8 +435,22 @@ fn Client(m: Arc<ReceiptModel>) -> impl IntoView {
                 {dd("arrival-lag-p99", r.lag_p99_ms)}
                 <dt>"Send lag max, ms"</dt>
                 {dd("arrival-lag-max", r.lag_max_ms)}
-                <dt>"Lag bound, ms"</dt>
-                {dd("arrival-bound", r.bound_ms)}
+                <dt>"Judged against"</dt>
+                <dd id="arrival-judged" title=js(a.policy.max_send_lag_ms)>
+                    {format!("send lag ≤ {} ms (", js(a.policy.max_send_lag_ms))}
+                    <JudgedBy used=a.policy.clone() />
+                    ")"
+                </dd>
+                {r
+                    .claimed_bound_ms
+                    .map(|claimed| {
+                        view! {
+                            <dt>"The receipt's own bound"</dt>
+                            <dd id="arrival-claimed" title=js(claimed)>
+                                {format!("{} ms: the claimant's intent, not the standard", readable(claimed))}
+                            </dd>
+                        }
+                    })}
                 <dt>"Sent early"</dt>
                 <dd>{int(r.early)}</dd>
                 <dt>"Source"</dt>
@@ -595,6 +614,16 @@ fn Agreement(m: Arc<ReceiptModel>) -> impl IntoView {
 #[component]
 fn Standings(m: Arc<ReceiptModel>) -> impl IntoView {
     let a = &m.audit;
+    let claimed = a
+        .arrival
+        .as_ref()
+        .and_then(|r| r.claimed_bound_ms)
+        .map(|c| {
+            format!(
+                " The receipt's own send-lag bound, {} ms, is the claimant's intent: reported, never used.",
+                js(c)
+            )
+        });
     let items = model::standing_names(a)
         .into_iter()
         .map(|name| {
@@ -633,6 +662,10 @@ fn Standings(m: Arc<ReceiptModel>) -> impl IntoView {
             <h2 id="standings-heading">"Standings"</h2>
             <p class="hint">
                 "A claim qualifies only when all eight are positive and nothing refused the receipt."
+            </p>
+            <p id="standings-policy" class="policy-used">
+                "Judged against " <JudgedBy used=a.policy.clone() /> ": " {summary(&a.policy)} "."
+                {claimed}
             </p>
             <ul class="standings">{items}</ul>
         </section>
