@@ -636,7 +636,57 @@ fn a_vllm_upstream_never_sees_the_token_and_streams_arrive_chunk_by_chunk() {
         assert_eq!(reply.status, 400, "{path} {headers:?}: {}", reply.text());
         assert!(reply.text().contains(place), "{place}: {}", reply.text());
     }
+    // The adversarial pass's bodies: JSON escapes, a form, an encoding the gateway cannot read.
+    let escaped: String = token
+        .chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect();
+    let form: String = token.bytes().map(|b| format!("%{b:02X}")).collect();
+    for (headers, sent, status) in [
+        (
+            vec![format!("Authorization: Bearer {token}")],
+            format!(r#"{{"model": "m", "prompt": "{escaped}"}}"#),
+            400,
+        ),
+        (
+            vec![
+                format!("Authorization: Bearer {token}"),
+                "Content-Type: application/x-www-form-urlencoded".to_owned(),
+            ],
+            format!("prompt={form}"),
+            400,
+        ),
+        (
+            vec![
+                format!("Authorization: Bearer {token}"),
+                "Content-Encoding: gzip".to_owned(),
+            ],
+            "\u{1f}\u{8b}".to_owned(),
+            415,
+        ),
+    ] {
+        let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+        let reply = request(&gate.addr, "POST", "/invocations", &headers, &sent);
+        assert_eq!(reply.status, status, "{headers:?}: {}", reply.text());
+    }
     assert!(upstream.seen("/v1/completions").is_empty());
+    assert!(upstream.seen("/invocations").is_empty());
+    // A second Authorization header neither hides the token nor carries it upstream.
+    let bearer = format!("Authorization: Bearer {token}");
+    let two = request(
+        &gate.addr,
+        "POST",
+        "/invocations",
+        &["Authorization: Bearer other", &bearer],
+        body,
+    );
+    assert_eq!(two.status, 404, "admitted and forwarded: {}", two.text());
+    let seen = upstream.seen("/invocations");
+    assert_eq!(
+        seen[0].headers.get("authorization").map(String::as_str),
+        Some("Bearer other"),
+        "only the token's header is removed"
+    );
 
     // With the token: forwarded without it, streamed event by event.
     let mut stream = connect(&gate.addr);
@@ -682,10 +732,11 @@ fn a_vllm_upstream_never_sees_the_token_and_streams_arrive_chunk_by_chunk() {
     );
     let released = request(&gate.addr, "DELETE", "/loadproof/lease", &[&auth], "");
     assert_eq!(released.status, 200, "{}", released.text());
+    // Released: the gateway is open again (a path the fake upstream answers at once).
     assert_eq!(
-        request(&gate.addr, "POST", "/v1/completions", &[], body).status,
-        200,
-        "released: the gateway is open again"
+        request(&gate.addr, "POST", "/invocations", &[], body).status,
+        404,
+        "released: forwarded, not locked"
     );
 
     // No flags: the lease states no revision or GPU (never invented).

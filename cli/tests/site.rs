@@ -295,3 +295,88 @@ fn a_receipt_that_holds_a_lease_token_is_refused_unless_redacted() {
     assert!(back.notes.iter().any(|n| n.contains("redacted")));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Adversarial pass: a FIFO in `--app` hung publish (and left its staging directory); a
+/// directory named like the staging directory was deleted; an empty directory made inside a
+/// published site vanished on the next publish.
+#[test]
+fn publish_refuses_special_files_and_touches_no_directory_it_did_not_make() {
+    let dir = scratch("staging");
+    let app = dir.join("dist");
+    fake_app(&app);
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(app.join("pipe"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let site = dir.join("site");
+    let out = publish(&site, &app, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is a FIFO (named pipe)"),
+        "{}",
+        stderr(&out)
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".publish-"))
+        .collect();
+    assert!(leftovers.is_empty(), "no staging directory left behind");
+    std::fs::remove_file(app.join("pipe")).unwrap();
+
+    // An empty directory made inside the published site is not the site's.
+    assert_eq!(publish(&site, &app, &[]).status.code(), Some(0));
+    std::fs::create_dir_all(site.join("mydrafts/sub")).unwrap();
+    let out = publish(&site, &app, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("mydrafts/ holds nothing"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(site.join("mydrafts/sub").is_dir());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Adversarial pass: a lease block that is not a valid lease (another schema, a key twice)
+/// still holding a token was published with it.
+#[test]
+fn a_lease_block_publish_cannot_read_is_refused_rather_than_published() {
+    use loadproof_core::receipt::{Evidence, Receipt, block};
+    let dir = scratch("badlease");
+    let app = dir.join("dist");
+    fake_app(&app);
+    let fixture = Receipt::from_json(
+        &std::fs::read(repo("core/tests/data/receipt/native_sim.json")).unwrap(),
+    )
+    .unwrap();
+    for (name, lease) in [
+        (
+            "schema.json",
+            r#"{"schema": "loadproof.lease/v0", "token": "5f5f5f5f5f5f5f5f5f5f"}"#,
+        ),
+        (
+            "dup.json",
+            r#"{"token": "", "token": "5f5f5f5f5f5f5f5f5f5f"}"#,
+        ),
+    ] {
+        let mut r = fixture.clone();
+        r.evidence
+            .insert(block::LEASE.to_owned(), Evidence::of(lease.as_bytes()));
+        let path = dir.join(name);
+        std::fs::write(&path, r.to_json()).unwrap();
+        let site = dir.join(format!("site-{name}"));
+        let out = publish(&site, &app, &[&path]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains("holds the lease's bearer token") || err.contains("cannot be read"),
+            "{name}: {err}"
+        );
+        assert!(!site.exists());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1000,6 +1000,7 @@ fn a_native_schedule_off_the_embedded_plan_is_inconsistent() {
         r.protocol.timed_trace_sha256 = Some(e.sha256.clone());
         r.protocol = r.protocol.clone().sealed();
         r.evidence.insert(block::TIMED_TRACE.into(), e);
+        *r = r.clone().with_capture();
     };
     embed(&mut r, plan([50, 60, 810, 820]));
     let a = audit(&r);
@@ -1149,4 +1150,101 @@ fn thresholds_are_the_reviewers_and_a_raised_bound_changes_nothing() {
         a.arrival.unwrap().claimed_bound_ms,
         Some(i64::MAX as f64 / 1e6)
     );
+}
+
+/// Adversarial pass, findings 1 and 2: a lessor's gauge or a server's self-description read
+/// from another URL (a decoy `--metrics-url`, a gate in front of another server) made a lease
+/// "isolate" and a subject "established". Only the endpoint's own scrapes speak for it.
+#[test]
+fn only_the_endpoints_own_scrapes_speak_for_its_lease_and_subject() {
+    let mut r = Receipt::from_json(include_bytes!("data/receipt/native_sim.json")).unwrap();
+    let endpoint = r.protocol.base_url.clone().unwrap();
+    // Every scrape moved to another server's URL (bodies and digests unchanged).
+    for s in &mut r.scrapes {
+        s.url = "http://127.0.0.1:1/metrics".into();
+    }
+    let r = r.with_capture();
+    let a = audit(&r);
+    assert!(!a.qualified);
+    let (pos, window) = standing(&a, "window");
+    assert!(
+        !pos && window.contains(&format!("no readable scrape of its route {endpoint}")),
+        "{window}"
+    );
+    let (pos, subject) = standing(&a, "subject");
+    assert!(
+        !pos && subject.contains("stated by the receipt"),
+        "{subject}"
+    );
+    assert!(
+        !a.simulator || r.subject.simulator,
+        "the simulator flag is the receipt's word here"
+    );
+}
+
+/// Adversarial pass, finding 3: protocol fields were neither compared with the evidence nor
+/// listed as statements; with the key recomputed, an edit kept the receipt qualified.
+#[test]
+fn the_protocol_is_held_to_the_plan_the_execution_and_the_servers_model_name() {
+    let fixture = || Receipt::from_json(include_bytes!("data/receipt/native_sim.json")).unwrap();
+    let edited = |edit: &dyn Fn(&mut Receipt)| {
+        let mut r = fixture();
+        edit(&mut r);
+        r.protocol = r.protocol.clone().sealed();
+        // A forger who also rewrites the capture block: the evidence still disagrees.
+        audit(&r.with_capture())
+    };
+    for (what, edit, named) in [
+        (
+            "trace",
+            &(|r: &mut Receipt| r.protocol.trace_sha256 = Some("00".repeat(32)))
+                as &dyn Fn(&mut Receipt),
+            "is not the source of the plan fired",
+        ),
+        (
+            "requests",
+            &|r: &mut Receipt| r.protocol.requests = Some(6000),
+            "protocol.requests 6000 is not the",
+        ),
+        (
+            "engine",
+            &|r: &mut Receipt| r.protocol.engine = Engine::VllmBenchServe,
+            "protocol.engine is vllm_bench_serve but the execution is the native client's",
+        ),
+        (
+            "model",
+            &|r: &mut Receipt| r.protocol.model = Some("Qwen/Qwen3-0.6B".into()),
+            "is not the model the server's own /metrics name",
+        ),
+    ] {
+        let a = edited(edit);
+        assert!(!a.qualified, "{what}");
+        assert!(
+            a.inconsistencies.iter().any(|i| i.contains(named)),
+            "{what}: {:?}",
+            a.inconsistencies
+        );
+    }
+}
+
+/// Adversarial pass, finding 8: unknown fields (`"claim": {"gpu": "B200"}`) were accepted
+/// silently; a receipt is a closed schema.
+#[test]
+fn a_receipt_with_a_field_the_schema_does_not_name_is_refused() {
+    let text = String::from_utf8(include_bytes!("data/receipt/native_sim.json").to_vec()).unwrap();
+    for (from, to) in [
+        (
+            "\"schema\": \"loadproof.receipt/v1\",",
+            "\"schema\": \"loadproof.receipt/v1\",\n  \"claim\": {\"gpu\": \"B200\"},",
+        ),
+        ("\"subject\": {", "\"subject\": {\"gpu_note\": \"B200\","),
+        ("\"protocol\": {", "\"protocol\": {\"tensor_parallel\": 8,"),
+    ] {
+        let forged = text.replacen(from, to, 1);
+        assert_ne!(forged, text);
+        let e = Receipt::from_json(forged.as_bytes())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown field"), "{to}: {e}");
+    }
 }

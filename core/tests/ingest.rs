@@ -158,7 +158,7 @@ fn ambiguous_json_rows_and_impossible_prefix_blocks_are_named_drops() {
     assert!(
         blocks
             .detail
-            .contains("3 blocks of 512 tokens for a 10-token prompt (at most 1)"),
+            .contains("11 prefix blocks for a 10-token prompt"),
         "{}",
         blocks.detail
     );

@@ -570,12 +570,15 @@ async fn fire_async(
     }
 
     let simulator = scrapes
-        .first_body()
+        .first_body(endpoint)
         .is_some_and(|b| b.contains("loadproof_sim_info"));
-    let sim_info = scrapes.first_body().and_then(sim_info).unwrap_or_default();
+    let sim_info = scrapes
+        .first_body(endpoint)
+        .and_then(sim_info)
+        .unwrap_or_default();
     // vLLM's own exporter: its metric families are vLLM's readback of what serves.
     let vllm_exporter = scrapes
-        .first_body()
+        .first_body(endpoint)
         .is_some_and(|b| b.contains("\nvllm:") || b.starts_with("vllm:"));
     evidence.extend(std::mem::take(&mut scrapes.blocks));
     let mut subject = subject_for(args, stated, &model, engine_version, simulator);

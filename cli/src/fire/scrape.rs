@@ -82,13 +82,19 @@ impl Scrapes {
     }
 
     /// The first successful body, for reading identity (`loadproof_sim_info`, …).
-    pub fn first_body(&self) -> Option<&str> {
-        self.list.iter().find_map(|s| match &s.outcome {
-            ScrapeOutcome::Response { body, .. } => {
-                self.blocks.get(body).map(|e| e.content.as_str())
-            }
-            ScrapeOutcome::Failed { .. } => None,
-        })
+    /// The first body scraped from `endpoint`'s own origin: what the server itself says (a
+    /// worker or another URL on the list does not speak for it).
+    pub fn first_body(&self, endpoint: &str) -> Option<&str> {
+        let ours = loadproof_core::receipt::origin(endpoint);
+        self.list
+            .iter()
+            .filter(|s| ours.is_some() && loadproof_core::receipt::origin(&s.url) == ours)
+            .find_map(|s| match &s.outcome {
+                ScrapeOutcome::Response { body, .. } => {
+                    self.blocks.get(body).map(|e| e.content.as_str())
+                }
+                ScrapeOutcome::Failed { .. } => None,
+            })
     }
 }
 

@@ -208,7 +208,15 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
         return Ok(token::refusal(&place));
     }
     let open = req.method() == Method::GET && OPEN_PATHS.contains(&path);
-    let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
+    // Every Authorization value counts: the one that carries the token admits the request (a
+    // second header must not hide it, nor let it through to the upstream).
+    let authorization = req
+        .headers()
+        .get_all(AUTHORIZATION)
+        .iter()
+        .map(HeaderValue::as_bytes)
+        .find(|v| app.lessor.carries_token(Some(v)))
+        .or_else(|| req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes));
     if !open && let Err(locked) = app.lessor.admit(authorization, unix_ns_now()) {
         return Ok(proxy::error(
             StatusCode::LOCKED,
@@ -220,8 +228,25 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
             ),
         ));
     }
-    let strip_authorization = app.lessor.carries_token(authorization);
-    let (parts, body) = req.into_parts();
+    if token.is_some()
+        && let Some(encoding) = req
+            .headers()
+            .get(hyper::header::CONTENT_ENCODING)
+            .filter(|e| !e.as_bytes().eq_ignore_ascii_case(b"identity"))
+    {
+        return Ok(proxy::error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "BadRequestError",
+            format!(
+                "the gateway reads request bodies to keep its lease token from the upstream; a body with content-encoding {:?} cannot be checked, so it is not forwarded",
+                String::from_utf8_lossy(encoding.as_bytes())
+            ),
+        ));
+    }
+    let (mut parts, body) = req.into_parts();
+    if let Some(t) = token.as_deref() {
+        token::remove_bearer(&mut parts.headers, t);
+    }
     let body = match Limited::new(body, MAX_FORWARD_BODY_BYTES).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(err) if err.is::<http_body_util::LengthLimitError>() => {
@@ -241,7 +266,7 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
     };
     if token
         .as_deref()
-        .is_some_and(|t| token::contains(&body, t.as_bytes()))
+        .is_some_and(|t| token::in_body(&body, t.as_bytes()))
     {
         return Ok(token::refusal("the request body"));
     }
@@ -256,24 +281,9 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
             lease_active: active.as_deref(),
             lease_refused: app.lessor.refused(),
         };
-        return Ok(proxy::metrics(
-            &app.client,
-            &app.upstream,
-            req,
-            strip_authorization,
-            &app.gate_id,
-            &lines,
-        )
-        .await);
+        return Ok(proxy::metrics(&app.client, &app.upstream, req, &app.gate_id, &lines).await);
     }
-    Ok(proxy::forward(
-        &app.client,
-        &app.upstream,
-        req,
-        strip_authorization,
-        &app.gate_id,
-    )
-    .await)
+    Ok(proxy::forward(&app.client, &app.upstream, req, &app.gate_id).await)
 }
 
 /// Largest request body the gateway forwards (it reads each whole to keep its token out).

@@ -15,9 +15,9 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Full, Limited};
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::header::{
-    ACCEPT_ENCODING, AUTHORIZATION, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE,
-    EXPECT, HOST, HeaderMap, HeaderName, HeaderValue, PROXY_AUTHENTICATE, PROXY_AUTHORIZATION, TE,
-    TRAILER, TRANSFER_ENCODING, UPGRADE,
+    ACCEPT_ENCODING, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, EXPECT, HOST,
+    HeaderMap, HeaderName, HeaderValue, PROXY_AUTHENTICATE, PROXY_AUTHORIZATION, TE, TRAILER,
+    TRANSFER_ENCODING, UPGRADE,
 };
 use hyper::{Request, Response, StatusCode, Uri, Version};
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -160,10 +160,9 @@ pub async fn forward(
     client: &Client,
     upstream: &Upstream,
     req: Request<Full<Bytes>>,
-    strip_authorization: bool,
     gate_id: &str,
 ) -> Response<GateBody> {
-    match send(client, upstream, req, strip_authorization, gate_id).await {
+    match send(client, upstream, req, gate_id).await {
         Ok(response) => {
             let (mut parts, body) = response.into_parts();
             remove_hop_by_hop(&mut parts.headers);
@@ -179,13 +178,12 @@ pub async fn metrics(
     client: &Client,
     upstream: &Upstream,
     mut req: Request<Full<Bytes>>,
-    strip_authorization: bool,
     gate_id: &str,
     lines: &GateLines<'_>,
 ) -> Response<GateBody> {
     req.headers_mut()
         .insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
-    let response = match send(client, upstream, req, strip_authorization, gate_id).await {
+    let response = match send(client, upstream, req, gate_id).await {
         Ok(response) => response,
         Err(response) => return response,
     };
@@ -219,7 +217,6 @@ async fn send(
     client: &Client,
     upstream: &Upstream,
     req: Request<Full<Bytes>>,
-    strip_authorization: bool,
     gate_id: &str,
 ) -> Result<Response<Incoming>, Response<GateBody>> {
     let (mut parts, body) = req.into_parts();
@@ -237,9 +234,6 @@ async fn send(
     // `100 Continue`, so the body is sent at once.
     parts.headers.remove(HOST);
     parts.headers.remove(EXPECT);
-    if strip_authorization {
-        parts.headers.remove(AUTHORIZATION);
-    }
     if let Ok(id) = HeaderValue::from_str(gate_id) {
         parts.headers.append(LOOP_HEADER, id);
     }
@@ -372,7 +366,7 @@ mod tests {
         h.insert("keep-alive", HeaderValue::from_static("timeout=5"));
         h.insert(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
         h.insert(
-            AUTHORIZATION,
+            hyper::header::AUTHORIZATION,
             HeaderValue::from_static("Bearer upstream-key"),
         );
         h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));

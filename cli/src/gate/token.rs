@@ -1,7 +1,9 @@
 //! The gateway's lease token stays with the gateway: `Authorization: Bearer <token>` is the one
-//! place a request may carry it (and that header is removed before forwarding); anywhere else —
-//! another header, another scheme, the path or query (raw or percent-decoded), the body — the
-//! request is refused with 400 rather than forwarded, because the upstream would see it.
+//! place a request may carry it (and every such header is removed before forwarding); anywhere
+//! else — another header, another scheme, the path or query (raw or percent-decoded), the body
+//! (raw, percent-decoded as a form, or inside any JSON string once its escapes are read) — the
+//! request is refused with 400 rather than forwarded, because the upstream would see it. A body
+//! the gateway cannot read (content-encoding other than identity) is refused before this.
 
 use hyper::header::AUTHORIZATION;
 use hyper::{Request, Response, StatusCode};
@@ -32,6 +34,44 @@ pub fn found_outside_authorization<B>(req: &Request<B>, token: &str) -> Option<S
     None
 }
 
+/// Whether a request body holds the token: as bytes, percent-decoded (a form), or in any
+/// string or key of a JSON document once its escapes (`\u0030…`) are read.
+pub fn in_body(body: &[u8], token: &[u8]) -> bool {
+    if contains(body, token) || contains(&percent_decoded_form(body), token) {
+        return true;
+    }
+    match serde_json::from_slice::<serde_json::Value>(body) {
+        Ok(v) => json_holds(&v, token),
+        Err(_) => false,
+    }
+}
+
+fn json_holds(v: &serde_json::Value, token: &[u8]) -> bool {
+    match v {
+        serde_json::Value::String(s) => contains(s.as_bytes(), token),
+        serde_json::Value::Array(items) => items.iter().any(|i| json_holds(i, token)),
+        serde_json::Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| contains(k.as_bytes(), token) || json_holds(v, token)),
+        _ => false,
+    }
+}
+
+/// Every `Authorization: Bearer <token>` value removed; other Authorization values kept.
+pub fn remove_bearer(headers: &mut hyper::HeaderMap, token: &str) {
+    let bearer = format!("Bearer {token}");
+    let kept: Vec<hyper::header::HeaderValue> = headers
+        .get_all(AUTHORIZATION)
+        .iter()
+        .filter(|v| v.as_bytes() != bearer.as_bytes())
+        .cloned()
+        .collect();
+    headers.remove(AUTHORIZATION);
+    for v in kept {
+        headers.append(AUTHORIZATION, v);
+    }
+}
+
 /// Whether `haystack` holds `needle`.
 pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     !needle.is_empty() && memchr::memmem::find(haystack, needle).is_some()
@@ -48,9 +88,21 @@ pub fn refusal(place: &str) -> Response<GateBody> {
     )
 }
 
+/// A form body decoded: `+` as a space, `%XX` as its byte.
+fn percent_decoded_form(body: &[u8]) -> Vec<u8> {
+    let spaced: Vec<u8> = body
+        .iter()
+        .map(|&b| if b == b'+' { b' ' } else { b })
+        .collect();
+    percent_decoded_bytes(&spaced)
+}
+
 /// `%XX` decoded (anything else kept); `+` is left alone.
 fn percent_decoded(text: &str) -> Vec<u8> {
-    let bytes = text.as_bytes();
+    percent_decoded_bytes(text.as_bytes())
+}
+
+fn percent_decoded_bytes(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
@@ -119,5 +171,19 @@ mod tests {
             assert!(found.contains(place), "{uri} {headers:?}: {found}");
         }
         assert!(contains(br#"{"prompt": "abc123"}"#, t.as_bytes()));
+        // issue 20 (adversarial pass): escaped and form-encoded bodies hide nothing.
+        assert!(in_body(br#"{"prompt": "\u0061bc123"}"#, t.as_bytes()));
+        assert!(in_body(b"prompt=%61bc%31%323", t.as_bytes()));
+        assert!(!in_body(br#"{"prompt": "abc12"}"#, t.as_bytes()));
+        let mut h = hyper::HeaderMap::new();
+        h.append(AUTHORIZATION, "Bearer other".parse().unwrap());
+        h.append(AUTHORIZATION, "Bearer abc123".parse().unwrap());
+        remove_bearer(&mut h, t);
+        let left: Vec<&[u8]> = h
+            .get_all(AUTHORIZATION)
+            .iter()
+            .map(|v| v.as_bytes())
+            .collect();
+        assert_eq!(left, [&b"Bearer other"[..]]);
     }
 }

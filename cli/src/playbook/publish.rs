@@ -38,7 +38,13 @@ fn bundled_receipts(paths: &[PathBuf], redact: bool) -> Result<Vec<Bundled>> {
     let mut out: Vec<Bundled> = Vec::new();
     for path in paths {
         let (mut bytes, mut receipt) = read_receipt(path)?;
-        if let Some(token) = receipt.lease_token() {
+        let token = receipt.lease_token().map_err(|why| {
+            BadInput(format!(
+                "{}: its lease block cannot be read ({why}), so publish cannot tell whether it holds the lease's bearer token; not published",
+                path.display()
+            ))
+        })?;
+        if let Some(token) = token {
             if !redact {
                 return Err(BadInput(format!(
                     "{}: its lease block holds the lease's bearer token (a receipt written before leases named only token_sha256); a published site would hand it to anyone. Pass --redact-lease-tokens to publish it with the token replaced by its sha256",
@@ -131,10 +137,6 @@ pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitC
     // Build beside the target and rename into place, so a failed publish leaves nothing half
     // written and a re-publish never mixes two apps' files.
     let staging = staging_dir(&args.out)?;
-    if staging.exists() {
-        std::fs::remove_dir_all(&staging)
-            .with_context(|| format!("removing {}", staging.display()))?;
-    }
     let result = (|| -> Result<usize> {
         copy_tree(&args.app, &staging)?;
         let playbook_path = staging.join(SITE_PLAYBOOK);
@@ -254,6 +256,28 @@ fn check_site_dir(dir: &Path) -> Result<()> {
         listed.insert(name.to_owned(), sha.to_owned());
     }
     let present = site_files(dir)?;
+    // A directory with no listed file under it (say, one made inside the site) is not ours.
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).with_context(|| format!("reading {}", d.display()))? {
+            let entry = entry.with_context(|| format!("reading {}", d.display()))?;
+            if entry.file_type().is_ok_and(|k| k.is_dir()) {
+                let path = entry.path();
+                let rel = path.strip_prefix(dir).unwrap_or(&path);
+                let prefix = format!(
+                    "{}/",
+                    rel.components()
+                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                        .collect::<Vec<_>>()
+                        .join("/")
+                );
+                if !listed.keys().any(|name| name.starts_with(&prefix)) {
+                    return refuse(format!("{prefix} holds nothing its {SITE_MANIFEST} lists"));
+                }
+                stack.push(path);
+            }
+        }
+    }
     for (name, path) in &present {
         if name == SITE_MANIFEST {
             continue;
@@ -303,7 +327,8 @@ fn site_files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
     Ok(files)
 }
 
-/// A hidden sibling of `out` to build the site in.
+/// A hidden sibling of `out` to build the site in, created here and new: a directory that
+/// happens to have that name already is someone else's and is never touched.
 fn staging_dir(out: &Path) -> Result<PathBuf> {
     let name = out
         .file_name()
@@ -313,11 +338,27 @@ fn staging_dir(out: &Path) -> Result<PathBuf> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating {}", parent.display()))?;
     }
-    let staged = format!(".{}.publish-{}", name.to_string_lossy(), std::process::id());
-    Ok(match parent {
-        Some(p) => p.join(staged),
-        None => PathBuf::from(staged),
-    })
+    for n in 0..1000 {
+        let staged = format!(
+            ".{}.publish-{}-{n}",
+            name.to_string_lossy(),
+            std::process::id()
+        );
+        let path = match parent {
+            Some(p) => p.join(staged),
+            None => PathBuf::from(staged),
+        };
+        match std::fs::create_dir(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("creating {}", path.display())),
+        }
+    }
+    Err(BadInput(format!(
+        "{}: no free name beside it to stage the site in",
+        out.display()
+    ))
+    .into())
 }
 
 /// Copies every regular file under `from` to `to` (directories recreated), leaving out a
@@ -371,6 +412,12 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
                 std::fs::create_dir_all(&target)
                     .with_context(|| format!("creating {}", target.display()))?;
                 stack.push(source);
+            } else if !kind.is_file() {
+                return Err(BadInput(
+                    crate::input::not_a_regular_file(&source)
+                        .unwrap_or_else(|| format!("{}: not a regular file", source.display())),
+                )
+                .into());
             } else {
                 std::fs::copy(&source, &target).with_context(|| {
                     format!("copying {} to {}", source.display(), target.display())
@@ -400,4 +447,28 @@ fn site_manifest(dir: &Path) -> Result<Vec<String>> {
             Ok(format!("{}  {name}\n", sha256_hex(&bytes)))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Adversarial pass: a directory already named like the staging directory was deleted.
+    #[test]
+    fn the_staging_directory_is_new_and_never_someone_elses() {
+        let dir = std::env::temp_dir().join(format!("loadproof-staging-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let theirs = dir.join(format!(".site.publish-{}-0", std::process::id()));
+        std::fs::create_dir_all(&theirs).unwrap();
+        std::fs::write(theirs.join("notes.txt"), "mine").unwrap();
+        let staged = staging_dir(&dir.join("site")).unwrap();
+        assert_ne!(staged, theirs);
+        assert!(staged.is_dir());
+        assert_eq!(
+            std::fs::read_to_string(theirs.join("notes.txt")).unwrap(),
+            "mine"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

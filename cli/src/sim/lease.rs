@@ -174,7 +174,9 @@ impl Lessor {
         let duration_ns = (seconds * 1e9).round() as i64;
         let until_unix_ns = now_unix_ns.saturating_add(duration_ns);
         let route = match host {
-            Some(h) if usable_host(h) => format!("http://{h}"),
+            Some(h) if usable_host(h) && names_us(h, &self.config.fallback_route) => {
+                format!("http://{h}")
+            }
             _ => self.config.fallback_route.clone(),
         };
         let id = format!("{}-{n}-{now_unix_ns}", self.terms.id_prefix);
@@ -350,6 +352,39 @@ fn usable_host(h: &str) -> bool {
             .all(|b| b.is_ascii_graphic() && !matches!(b, b'/' | b'\\' | b'?' | b'#' | b'@'))
 }
 
+/// Whether a `Host` header can name this lessor, whose own address is `ours`
+/// (`http://IP:PORT`): the same port, and an IP literal only when it is ours (or both are
+/// loopback, or we listen on every address). A client cannot have a lease issued for another
+/// server's route by naming it in `Host` (a name is taken as given: the audit checks the
+/// route's own scrapes).
+fn names_us(host: &str, ours: &str) -> bool {
+    let Some(our_addr) = ours
+        .strip_prefix("http://")
+        .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
+    else {
+        return false;
+    };
+    let (name, port) = match host.rsplit_once(':') {
+        Some((n, p)) if !n.ends_with(']') || n.starts_with('[') => match p.parse::<u16>() {
+            Ok(p) => (n, p),
+            Err(_) => return false,
+        },
+        _ => (host, 80),
+    };
+    if port != our_addr.port() {
+        return false;
+    }
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    match name.parse::<std::net::IpAddr>() {
+        Ok(ip) => {
+            ip == our_addr.ip()
+                || our_addr.ip().is_unspecified()
+                || (ip.is_loopback() && our_addr.ip().is_loopback())
+        }
+        Err(_) => true,
+    }
+}
+
 /// Compares without stopping at the first difference.
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
@@ -400,10 +435,10 @@ mod tests {
     fn one_lease_at_a_time_and_only_its_token_passes() {
         let l = lessor();
         let granted = l
-            .grant(br#"{"holder": "me", "seconds": 2}"#, Some("h:9"), 1_000)
+            .grant(br#"{"holder": "me", "seconds": 2}"#, Some("h:1"), 1_000)
             .unwrap();
         let lease = Lease::from_json(granted.json.as_bytes()).unwrap();
-        assert_eq!(lease.route, "http://h:9");
+        assert_eq!(lease.route, "http://h:1");
         assert_eq!(lease.until_unix_ns, 2_000_001_000);
         // The document names the token's digest, never the token.
         let token = granted.token;
@@ -511,6 +546,27 @@ mod tests {
             l.grant(br#"{"holder": "you", "seconds": 1}"#, None, 16)
                 .is_ok()
         );
+    }
+
+    #[test]
+    fn a_host_header_cannot_have_a_lease_issued_for_another_servers_route() {
+        let l = lessor(); // listens on 127.0.0.1:1
+        for (host, route) in [
+            ("127.0.0.1:1", "http://127.0.0.1:1"),
+            ("localhost:1", "http://localhost:1"),
+            ("127.0.0.1:9", "http://127.0.0.1:1"),
+            ("10.0.0.7:1", "http://127.0.0.1:1"),
+            ("[::1]:1", "http://[::1]:1"),
+            ("sim", "http://127.0.0.1:1"),
+        ] {
+            let granted = l
+                .grant(br#"{"holder": "me", "seconds": 1}"#, Some(host), 0)
+                .unwrap();
+            let lease = Lease::from_json(granted.json.as_bytes()).unwrap();
+            assert_eq!(lease.route, route, "{host}");
+            // The next grant at a later time: the first has expired.
+            let _ = l.release(Some(format!("Bearer {}", granted.token).as_bytes()), 0);
+        }
     }
 
     #[test]

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::decimal::Decimal;
 use crate::formats::prometheus::{self, Exposition};
-use crate::receipt::{Phase, Receipt, ScrapeOutcome};
+use crate::receipt::{Phase, Receipt, ScrapeOutcome, origin};
 
 /// vLLM's counter of generated tokens (also the simulator's).
 pub const GENERATION_TOKENS: &str = "vllm:generation_tokens_total";
@@ -222,6 +222,9 @@ pub fn read(
     spans_ns: &[(i64, i64)],
     lessor_family: Option<&str>,
 ) -> EngineSide {
+    // What the server says it is comes from the endpoint's own scrapes only: another URL
+    // (a worker, or a decoy someone chose to scrape) cannot speak for it.
+    let endpoint = receipt.protocol.base_url.as_deref().and_then(origin);
     let mut series: Vec<&str> = SERIES.to_vec();
     series.extend(lessor_family);
     let mut by_url: BTreeMap<&str, (Vec<Read>, Vec<String>)> = BTreeMap::new();
@@ -243,7 +246,9 @@ pub fn read(
             }
             ScrapeOutcome::Response { body, .. } => match block(body) {
                 Err(why) => Some(format!("scrape {i} ({:?}): {why}", s.phase)),
-                Ok(bytes) => match if s.phase == Phase::During && !readback.is_empty() {
+                Ok(bytes) => match if s.phase == Phase::During
+                    && (!readback.is_empty() || origin(&s.url) != endpoint)
+                {
                     // A during-run scrape is read for six numbers: every line is still
                     // checked, only those families are kept (a third of a full parse).
                     prometheus::scan(&bytes, &series)
@@ -252,7 +257,7 @@ pub fn read(
                 } {
                     Err(e) => Some(format!("scrape {i} ({:?}) {body}: {e}", s.phase)),
                     Ok(metrics) => {
-                        if readback.is_empty() {
+                        if readback.is_empty() && endpoint.is_some() && origin(&s.url) == endpoint {
                             readback_from(&metrics, &mut readback, &mut settings);
                         }
                         let values = Values::of(&metrics, lessor_family);

@@ -32,7 +32,7 @@ pub mod metric_names {
 }
 pub use standing::{Qualification, STANDINGS, Standing};
 
-use crate::receipt::{Axis, Execution, Lease, Phase, Receipt, Subject, block};
+use crate::receipt::{Axis, Execution, Lease, Phase, Receipt, Subject, block, origin};
 
 /// Schema identity of [`Audit`] (the `--json` interface).
 pub const AUDIT_SCHEMA: &str = "loadproof.audit/v1";
@@ -291,6 +291,7 @@ pub fn audit_with(receipt: &Receipt, policy: &Policy) -> Audit {
     if let Some(why) = capture_inconsistency(receipt, &block) {
         inconsistencies.push(why);
     }
+    inconsistencies.extend(protocol_against_evidence(receipt, &block, &eng.readback));
     let foreign_work = foreign_work(side.client.as_ref(), &eng.engine);
     let simulator = receipt.subject.simulator
         || eng.readback.get("engine").map(String::as_str) == Some("loadproof sim");
@@ -665,6 +666,70 @@ fn statements(
     out
 }
 
+/// The protocol against evidence that does not come from the protocol: the plan fired (its
+/// source trace, its request count), the execution (which client ran, how many requests it
+/// offered, the argv it ran with) and the server's own name for the model it serves.
+fn protocol_against_evidence(
+    receipt: &Receipt,
+    block: &client::BlockReader<'_>,
+    readback: &BTreeMap<String, String>,
+) -> Vec<String> {
+    let p = &receipt.protocol;
+    let mut out = Vec::new();
+    let plan = block(block::PLAN)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<crate::plan::PlanDoc>(&bytes).ok());
+    if let Some(plan) = &plan {
+        if let Some(sha) = &p.trace_sha256
+            && *sha != plan.source.sha256
+        {
+            out.push(format!(
+                "protocol.trace_sha256 {sha} is not the source of the plan fired ({})",
+                plan.source.sha256
+            ));
+        }
+        if let Some(n) = p.requests
+            && n != plan.timed_trace.lines
+        {
+            out.push(format!(
+                "protocol.requests {n} is not the {} requests of the plan fired",
+                plan.timed_trace.lines
+            ));
+        }
+    }
+    match (&p.engine, &receipt.execution) {
+        (crate::receipt::Engine::Native, Execution::Native { offered, .. })
+            if p.requests.is_some_and(|n| n != *offered) =>
+        {
+            out.push(format!(
+                "protocol.requests {} is not the {offered} the native client offered",
+                p.requests.unwrap_or(0)
+            ));
+        }
+        (crate::receipt::Engine::Native, Execution::Ran { .. }) => {
+            out.push("protocol.engine is native but the execution is a bench process".to_owned())
+        }
+        (crate::receipt::Engine::VllmBenchServe, Execution::Native { .. }) => out.push(
+            "protocol.engine is vllm_bench_serve but the execution is the native client's"
+                .to_owned(),
+        ),
+        (crate::receipt::Engine::VllmBenchServe, Execution::Ran { argv, .. })
+            if !p.argv.is_empty() && *argv != p.argv =>
+        {
+            out.push("protocol.argv is not the argv the bench process ran with".to_owned());
+        }
+        _ => {}
+    }
+    if let (Some(model), Some(served)) = (&p.model, readback.get("model"))
+        && model != served
+    {
+        out.push(format!(
+            "protocol.model {model:?} is not the model the server's own /metrics name ({served:?})"
+        ));
+    }
+    out
+}
+
 /// The receipt's capture fields against the block that was written with them: an edit after
 /// the fact is named; a receipt without the block has its capture in no digest.
 fn capture_inconsistency(receipt: &Receipt, block: &client::BlockReader<'_>) -> Option<String> {
@@ -917,14 +982,26 @@ fn lessor_confirms(lease: &Lease, leases: &[LeaseReading]) -> Result<(), String>
             "lease {id} names no readback gauge: its lessor's own word cannot be checked in the scrapes, so the lease file is only the claimant's statement"
         ));
     };
-    let readings: Vec<&LeaseReading> = leases.iter().filter(|r| r.active.is_some()).collect();
+    // Only the route's own scrapes speak for the lessor: a gauge read from another URL is
+    // another server's word about another route.
+    let route = origin(&lease.route);
+    let readings: Vec<&LeaseReading> = leases
+        .iter()
+        .filter(|r| route.is_some() && origin(&r.url) == route)
+        .collect();
     if readings.is_empty() {
         return Err(format!(
-            "lease {id} is not confirmed by its lessor: no scrape of this run carries {family} (the lessor's own readback), so the lease file is only the claimant's statement"
+            "lease {id} is not confirmed by its lessor: no readable scrape of its route {} is in this run, so the lease file is only the claimant's statement",
+            lease.route
         ));
     }
     for r in &readings {
-        let active = r.active.as_deref().unwrap_or_default();
+        let Some(active) = r.active.as_deref() else {
+            return Err(format!(
+                "the route's /metrics at scrape {} ({:?}, {}) carry no {family}: the lessor named in lease {id} does not serve this route",
+                r.scrape, r.phase, r.url
+            ));
+        };
         if !active.iter().any(|a| a == id) {
             let seen = match active {
                 [] => "no lease".to_owned(),

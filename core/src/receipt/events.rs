@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// Token counts the server reported in the stream's final `usage` chunk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Usage {
     /// `usage.prompt_tokens`.
     pub prompt_tokens: u64,
@@ -14,7 +15,7 @@ pub struct Usage {
 
 /// How a request ended. Only `Ok` is a success; everything else is counted and named.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Disposition {
     /// The stream finished with `[DONE]`.
     Ok,
@@ -79,6 +80,7 @@ impl Disposition {
 
 /// One offered request, from schedule to end. Times are monotonic ns since the run's zero.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RequestRecord {
     /// 0-based line of the `timed_trace` file.
     pub index: u64,

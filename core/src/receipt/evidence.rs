@@ -17,6 +17,7 @@ pub enum Encoding {
 
 /// One piece of raw evidence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Evidence {
     /// sha256 of the raw bytes, lowercase hex.
     pub sha256: String,

@@ -59,6 +59,7 @@ pub mod block {
 /// A moment on the firing machine: monotonic nanoseconds since the run's start (for intervals)
 /// and the wall clock at that moment (for humans and cross-machine joins).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Stamp {
     /// Monotonic ns since the run's zero.
     pub mono_ns: i64,
@@ -73,9 +74,42 @@ pub fn key_value(item: &str) -> Option<(&str, &str)> {
     item.split_once('=').filter(|(key, _)| !key.is_empty())
 }
 
+/// The origin of an `http(s)://` URL — scheme, host and port, lower-cased, the port made
+/// explicit (`http://Host:8000/metrics` → `http://host:8000`) — so two URLs can be compared as
+/// "the same server". `None` for anything else.
+pub fn origin(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    let authority = rest.split(['/', '?', '#']).next()?;
+    if authority.is_empty() || authority.contains('@') {
+        return None;
+    }
+    let authority = authority.to_ascii_lowercase();
+    // `[::1]:8000`, `host:8000`, `host`.
+    let has_port = match authority.rfind(':') {
+        Some(i) => {
+            authority
+                .get(i + 1..)
+                .is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                && !authority.get(i..).is_some_and(|t| t.contains(']'))
+        }
+        None => false,
+    };
+    Some(if has_port {
+        format!("{scheme}://{authority}")
+    } else {
+        format!("{scheme}://{authority}:{default_port}")
+    })
+}
+
 /// One axis of what was measured: known (and who said so) or explicitly unknown.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "standing", rename_all = "snake_case")]
+#[serde(tag = "standing", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Axis {
     /// Known.
     Known {
@@ -108,6 +142,7 @@ impl Axis {
 
 /// What was measured: the serving stack under the load.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Subject {
     /// The served model.
     pub model: Axis,
@@ -128,6 +163,7 @@ pub struct Subject {
 
 /// Who made the receipt and how.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Provenance {
     /// `fire` (loadproof ran it) or `import` (files captured by someone else).
     pub source: String,
@@ -143,6 +179,7 @@ pub struct Provenance {
 
 /// A process's end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ExitStatus {
     /// The exit code, when it exited.
     pub code: Option<i32>,
@@ -162,7 +199,7 @@ pub enum Interruption {
 
 /// What happened when the plan was fired: exactly one of these per receipt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Execution {
     /// The bench client ran as a process. Its facts come from stdout (and the result JSON)
     /// only when `exit.code == Some(0)`; stderr is diagnostics.
@@ -219,7 +256,7 @@ pub enum Execution {
 
 /// The bench client's `--save-result` file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ResultFile {
     /// Written and kept.
     Kept {
@@ -247,6 +284,7 @@ pub enum Phase {
 
 /// One `/metrics` scrape, kept whether or not it succeeded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Scrape {
     /// The URL scraped.
     pub url: String,
@@ -262,7 +300,7 @@ pub struct Scrape {
 
 /// How a scrape ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ScrapeOutcome {
     /// A response came back (any status); the body is evidence.
     Response {
@@ -282,6 +320,7 @@ pub enum ScrapeOutcome {
 /// binary (loadproof's own executable), so a reader knows which implementation produced the
 /// labels, the semaphore semantics and the summary it printed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Implementation {
     /// `vllm bench serve` or `loadproof native`.
     pub name: String,
@@ -297,6 +336,7 @@ pub struct Implementation {
 
 /// A receipt: one fired (or imported) run, self-contained.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Receipt {
     /// [`RECEIPT_SCHEMA`].
     pub schema: String,
@@ -380,8 +420,9 @@ impl Receipt {
     }
 
     /// What the firing client captured about the run outside the evidence blocks — the
-    /// execution (exit status, clock stamps, the offered count, its own lag bound), every
-    /// scrape's record, the implementation it bound and the lease block it names — as the
+    /// protocol it fired, the execution (exit status, clock stamps, the offered count, its own
+    /// lag bound), every scrape's record, the implementation it bound and the lease block it
+    /// names — as the
     /// bytes of [`block::CAPTURE`]. A writer stores these bytes as evidence; the audit compares
     /// the receipt's fields with them, so an edit to a capture field after the fact is a named
     /// inconsistency, not a new fact.
@@ -390,46 +431,65 @@ impl Receipt {
             "execution": self.execution,
             "implementation": self.implementation,
             "lease": self.lease,
+            "protocol": self.protocol,
             "scrapes": self.scrapes,
         });
         serde_json::to_vec(&value).unwrap_or_default()
     }
 
     /// The bearer token a lease block still holds (leases written before tokens left the
-    /// document): a secret that must not be published. `None` when the lease names only its
-    /// sha256, or there is no readable lease.
-    pub fn lease_token(&self) -> Option<String> {
+    /// document): a secret that must not be published. `Ok(None)` when there is no lease block
+    /// or it names only `token_sha256`; `Err` when the block cannot be read as one unambiguous
+    /// JSON object, so nobody can tell whether it holds a token. Read leniently on purpose: a
+    /// block that is not a valid lease (another schema, a missing field) can still hold one.
+    pub fn lease_token(&self) -> Result<Option<String>, String> {
         let name = self.lease.as_deref().unwrap_or(block::LEASE);
-        let bytes = self.block(name).ok()?;
-        Lease::from_json(&bytes)
-            .ok()?
-            .token
-            .filter(|t| !t.is_empty())
+        let Some(evidence) = self.evidence.get(name) else {
+            return Ok(None);
+        };
+        let bytes = evidence.decoded(name).map_err(|e| e.to_string())?;
+        if let Some(path) = strict_json::first_duplicate_key(&bytes).map_err(|e| e.to_string())? {
+            return Err(format!("{name}: the key {path} appears twice"));
+        }
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| format!("{name}: {e}"))?;
+        let serde_json::Value::Object(map) = value else {
+            return Err(format!("{name}: not a JSON object"));
+        };
+        match map.get("token") {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(t)) if t.is_empty() => Ok(None),
+            Some(serde_json::Value::String(t)) => Ok(Some(t.clone())),
+            Some(_) => Err(format!("{name}: a token field that is not a string")),
+        }
     }
 
     /// The receipt with the bearer token taken out of its lease block: the document rewritten
     /// with `token_sha256` in place of `token`, its evidence digest recomputed, and a note that
     /// says so (with the digest of the bytes as received). The lease block is then no longer
     /// the lessor's bytes; the audit's window standing rests on the lessor's readback in the
-    /// scrapes, which redaction does not touch. Unchanged when there is no token.
+    /// scrapes, which redaction does not touch. Unchanged when there is no token to take out.
     pub fn redact_lease_token(mut self) -> Receipt {
-        let Some(token) = self.lease_token() else {
+        let Ok(Some(token)) = self.lease_token() else {
             return self;
         };
         let name = self
             .lease
             .clone()
             .unwrap_or_else(|| block::LEASE.to_owned());
-        let Ok(bytes) = self.block(&name) else {
+        let Some(Ok(bytes)) = self.evidence.get(&name).map(|e| e.decoded(&name)) else {
             return self;
         };
-        let Ok(mut lease) = Lease::from_json(&bytes) else {
+        let Ok(serde_json::Value::Object(mut map)) = serde_json::from_slice(&bytes) else {
             return self;
         };
         let original = sha256_hex(&bytes);
-        lease.token = None;
-        lease.token_sha256 = Some(sha256_hex(token.as_bytes()));
-        let mut json = serde_json::to_string_pretty(&lease).unwrap_or_default();
+        map.remove("token");
+        map.insert(
+            "token_sha256".to_owned(),
+            serde_json::Value::String(sha256_hex(token.as_bytes())),
+        );
+        let mut json = serde_json::to_string_pretty(&map).unwrap_or_default();
         json.push('\n');
         self.evidence
             .insert(name.clone(), Evidence::of(json.as_bytes()));

@@ -24,6 +24,7 @@ pub enum Engine {
 /// whose caller did not say): an unknown field never equals a known one, and the audit names
 /// it rather than guessing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Protocol {
     /// The client.
     pub engine: Engine,

@@ -92,8 +92,8 @@ pub enum DropReason {
     /// A row whose columns contradict each other (BurstGPT: `Total tokens` is not
     /// `Request tokens` + `Response tokens`).
     InconsistentTotal,
-    /// More prefix blocks than the row's prompt can fill (Mooncake: more 512-token `hash_ids`
-    /// than ⌈input_length / 512⌉): the ids cannot belong to this prompt.
+    /// More prefix blocks than the row's prompt has tokens (Mooncake `hash_ids`): no block size
+    /// fits them, so the ids cannot belong to this prompt.
     PrefixBlocksExceedPrompt,
 }
 

@@ -196,19 +196,20 @@ pub(crate) fn read(line: &[u8]) -> Result<Row<'static>, Defect> {
     let input = tokens(&map, "input_length")?;
     let output = tokens(&map, "output_length")?;
     let hash_ids = hash_ids(&map)?;
-    // Each id names a whole 512-token block of the prompt; more ids than the prompt has blocks
-    // cannot be this row's (a zero-token prompt is named by the zero-token check instead).
+    // Each id names a block of at least one token, whatever the block size a replay picks
+    // (`plan --chunk-size`): more ids than the prompt has tokens cannot be this row's (vLLM
+    // would ignore the extra ids; a reader of the prefix structure would not). A zero-token
+    // prompt is named by the zero-token check instead.
     if let Some(ids) = &hash_ids
         && input > 0
-        && ids.len() as u64 > u64::from(input.div_ceil(BLOCK_TOKENS))
+        && ids.len() as u64 > u64::from(input)
     {
         return Err(Defect::new(
             DropReason::PrefixBlocksExceedPrompt,
             Some("hash_ids"),
             format!(
-                "{} blocks of {BLOCK_TOKENS} tokens for a {input}-token prompt (at most {})",
-                ids.len(),
-                input.div_ceil(BLOCK_TOKENS)
+                "{} prefix blocks for a {input}-token prompt: no block size fits them",
+                ids.len()
             ),
         ));
     }
