@@ -389,6 +389,30 @@ fn synth_refuses_bad_parameter_combinations_with_exit_2() {
     }
 }
 
+/// A one-row Mooncake trace planned in `dir`: the trace's path and the plan directory.
+fn one_row_plan(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let trace = dir.join("t.jsonl");
+    std::fs::write(
+        &trace,
+        "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 2, \"hash_ids\": [1]}\n",
+    )
+    .unwrap();
+    let plan = dir.join("plan");
+    let out = run(&[
+        "plan",
+        trace.to_str().unwrap(),
+        "--out",
+        plan.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (trace, plan)
+}
+
 /// issue 20: a FIFO with no writer blocked forever; `plan check` said a FIFO source "is not
 /// there"; `receipt import` of a 1 GB sparse file grew without bound.
 #[test]
@@ -414,25 +438,7 @@ fn special_files_are_named_and_oversized_inputs_are_refused_before_reading() {
         );
     }
     // plan check of a plan whose recorded source became a FIFO.
-    let trace = dir.join("t.jsonl");
-    std::fs::write(
-        &trace,
-        "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 2, \"hash_ids\": [1]}\n",
-    )
-    .unwrap();
-    let plan = dir.join("plan");
-    let out = run(&[
-        "plan",
-        trace.to_str().unwrap(),
-        "--out",
-        plan.to_str().unwrap(),
-    ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (trace, plan) = one_row_plan(&dir);
     std::fs::remove_file(&trace).unwrap();
     assert!(
         Command::new("mkfifo")
@@ -483,20 +489,7 @@ fn special_files_are_named_and_oversized_inputs_are_refused_before_reading() {
 #[test]
 fn a_lag_bound_that_no_run_can_be_held_to_is_refused() {
     let dir = scratch("lagbound");
-    let trace = dir.join("t.jsonl");
-    std::fs::write(
-        &trace,
-        "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 2, \"hash_ids\": [1]}\n",
-    )
-    .unwrap();
-    let plan = dir.join("plan");
-    let planned = run(&[
-        "plan",
-        trace.to_str().unwrap(),
-        "--out",
-        plan.to_str().unwrap(),
-    ]);
-    assert_eq!(planned.status.code(), Some(0));
+    let (_, plan) = one_row_plan(&dir);
     for bound in ["1e300", "-0", "0", "-5", "NaN"] {
         let out = run(&[
             "fire",

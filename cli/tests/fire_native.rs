@@ -663,40 +663,35 @@ fn a_lease_file_is_kept_byte_for_byte_and_without_it_the_leased_sim_refuses_ever
     let file = dir.join("lease.json");
     std::fs::write(&file, &raw).unwrap();
 
-    // The token is never a flag value: without the variable it names, the lease is refused.
-    let out = loadproof(&[
-        "fire",
-        s(&dir.join("plan")),
-        "--endpoint",
-        &sim.url,
-        "--engine",
-        "native",
-        "--lease",
-        s(&file),
-        "--out",
-        s(&dir.join("refused.json")),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("needs a bearer token"),
-        "{}",
-        stderr(&out)
-    );
-    let wrong = common::run_env(
-        &[
+    // The token is never a flag value: without the variable it names, the lease is refused,
+    // and a variable holding another token is refused too.
+    let refused = |extra: &[&str], env: &[(&str, &str)]| {
+        let plan = dir.join("plan");
+        let out_path = dir.join("refused.json");
+        let mut args = vec![
             "fire",
-            s(&dir.join("plan")),
+            s(&plan),
             "--endpoint",
             &sim.url,
             "--engine",
             "native",
             "--lease",
             s(&file),
-            "--lease-token-env",
-            "LEASE_TOKEN",
             "--out",
-            s(&dir.join("refused.json")),
-        ],
+            s(&out_path),
+        ];
+        args.extend_from_slice(extra);
+        common::run_env(&args, env)
+    };
+    let out = refused(&[], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("needs a bearer token"),
+        "{}",
+        stderr(&out)
+    );
+    let wrong = refused(
+        &["--lease-token-env", "LEASE_TOKEN"],
         &[("LEASE_TOKEN", "0000")],
     );
     assert!(

@@ -353,14 +353,15 @@ fn a_lease_block_publish_cannot_read_is_refused_rather_than_published() {
         &std::fs::read(repo("core/tests/data/receipt/native_sim.json")).unwrap(),
     )
     .unwrap();
+    let token = "5f".repeat(16);
     for (name, lease) in [
         (
             "schema.json",
-            r#"{"schema": "loadproof.lease/v0", "token": "5f5f5f5f5f5f5f5f5f5f"}"#,
+            format!(r#"{{"schema": "loadproof.lease/v0", "token": "{token}"}}"#),
         ),
         (
             "dup.json",
-            r#"{"token": "", "token": "5f5f5f5f5f5f5f5f5f5f"}"#,
+            format!(r#"{{"token": "", "token": "{token}"}}"#),
         ),
     ] {
         let mut r = fixture.clone();
