@@ -368,6 +368,10 @@ fn a_lease_token_reaches_vllm_bench_serve_as_openai_api_key_and_its_source_is_bo
         "{:?}",
         r.notes
     );
+    // The run's own protocol and capture agree with its evidence (the argv ran is the
+    // protocol's, the console script resolved in argv[0]).
+    let a = loadproof_core::audit::audit(&r);
+    assert!(a.inconsistencies.is_empty(), "{:?}", a.inconsistencies);
 
     let imp = r.implementation.as_ref().unwrap();
     assert_eq!(imp.name, "vllm bench serve");

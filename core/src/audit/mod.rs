@@ -713,8 +713,10 @@ fn protocol_against_evidence(
             "protocol.engine is vllm_bench_serve but the execution is the native client's"
                 .to_owned(),
         ),
+        // The program itself (argv[0]) is the resolved console script; its binding is the
+        // implementation standing's. Every argument must be the protocol's.
         (crate::receipt::Engine::VllmBenchServe, Execution::Ran { argv, .. })
-            if !p.argv.is_empty() && *argv != p.argv =>
+            if !p.argv.is_empty() && argv.get(1..) != p.argv.get(1..) =>
         {
             out.push("protocol.argv is not the argv the bench process ran with".to_owned());
         }
