@@ -38,3 +38,35 @@ ensure_data() {
   fi
   say "data: $DATA ($(stat -c %s "$DATA") bytes)"
 }
+
+# ensure_receipt sim|vllm REQUESTS SECONDS: the make_receipt.py receipt (v1 JSON) for that
+# /metrics template, written once into bench/out/audit/ and reused while its inputs match; sets
+# RECEIPT (empty when the template is unavailable). The sim's template is scraped from a
+# `loadproof sim` started here; vLLM's is the real 0.32 scrape in ../shared.
+ensure_receipt() {
+  local template="$1" requests="$2" seconds="$3" out="$ROOT/bench/out/audit" t
+  mkdir -p "$out"
+  if [[ $template == sim ]]; then
+    t="$out/template-sim.txt"
+    if [[ ! -s "$t" ]]; then
+      say "taking a /metrics template from loadproof sim"
+      local port=18299 sim
+      "$BIN" sim --port "$port" >/dev/null 2>&1 &
+      sim=$!
+      for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/metrics" >"$t" && break; sleep 0.1; done
+      kill "$sim" 2>/dev/null || true
+    fi
+  else
+    t="$ROOT/../shared/vllm/real-runs/vllm-cpu/metrics_after.txt"
+  fi
+  RECEIPT=""
+  [[ -f "$t" ]] || { say "no $t: skipping the $template-sized receipt"; return 0; }
+  RECEIPT="$out/receipt_${template}_${requests}_${seconds}.json"
+  local stamp="$RECEIPT.stamp"
+  local want="make_receipt v1 $requests $seconds $(sha256sum "$ROOT/bench/make_receipt.py" "$t" | cut -c1-16 | tr '\n' ' ')"
+  if [[ ! -s "$RECEIPT" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
+    say "writing $RECEIPT ($template-sized scrapes)"
+    python3 "$ROOT/bench/make_receipt.py" "$t" "$RECEIPT" "$requests" "$seconds"
+    printf '%s' "$want" >"$stamp"
+  fi
+}

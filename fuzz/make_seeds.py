@@ -72,6 +72,23 @@ def main():
             write("vllm_bench", bytes([flags]) + body)
     with open(os.path.join(DATA, "receipt/native_sim.json"), "rb") as f:
         write("receipt_audit", f.read())
+    # receipt_stream: the same receipt as a record stream, decompressed (the structure the
+    # fuzzer should mutate) and compressed, whole and cut — written by `loadproof receipt
+    # upgrade` when a built binary is at hand (CI's seeds are committed).
+    lp = os.path.join(HERE, "..", "target", "debug", "loadproof")
+    if os.path.exists(lp):
+        import subprocess, tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            z = os.path.join(tmp, "r.zst")
+            subprocess.run([lp, "receipt", "upgrade", os.path.join(DATA, "receipt/native_sim.json"),
+                            "--out", z], check=True, capture_output=True)
+            with open(z, "rb") as f:
+                packed = f.read()
+            raw = subprocess.run(["zstd", "-dcq", z], check=True, capture_output=True).stdout
+        write("receipt_stream", packed)
+        write("receipt_stream", packed[: len(packed) * 2 // 3])
+        write("receipt_stream", raw)
+        write("receipt_stream", raw[: len(raw) * 2 // 3])
 
 
 if __name__ == "__main__":

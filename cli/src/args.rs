@@ -50,6 +50,15 @@ pub enum EngineArg {
     Native,
 }
 
+/// The form a receipt is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReceiptForm {
+    /// A zstd-compressed record stream, appended as the run happens and sealed at its end.
+    Stream,
+    /// One `loadproof.receipt/v1` JSON document, written whole at the end.
+    Json,
+}
+
 /// `loadproof fire PLAN_DIR --endpoint URL --engine vllm|native --out RECEIPT`
 ///
 /// Exit codes: 0 the run was captured and the client finished cleanly (a capture, not a
@@ -66,9 +75,14 @@ pub struct FireArgs {
     /// The client that fires.
     #[arg(long, value_enum)]
     pub engine: EngineArg,
-    /// Where to write the receipt (atomically; also for failed runs).
+    /// Where to write the receipt (also for failed runs). As a record stream it is written
+    /// while the run happens (a crash leaves a receipt readable up to its last record).
     #[arg(long, value_name = "RECEIPT")]
     pub out: PathBuf,
+    /// The receipt's form: `stream` (zstd record stream, written as the run happens) or `json`
+    /// (one v1 JSON document written at the end, as loadproof wrote before).
+    #[arg(long, value_enum, default_value = "stream")]
+    pub form: ReceiptForm,
     /// The Python interpreter whose vLLM install is checked and run (--engine vllm).
     #[arg(long, value_name = "PATH")]
     pub python: Option<PathBuf>,
@@ -139,6 +153,37 @@ pub enum ReceiptCommand {
     /// One receipt per arm is an observation, not a measured effect. Exit 0 comparable, 1 not
     /// (every reason printed), 2 a file unreadable or not a receipt.
     Compare(CompareArgs),
+    /// Rewrite a receipt in another form (a v1 JSON document as a sealed record stream, or
+    /// back): the same receipt, the same audit. Refuses a receipt whose evidence does not
+    /// verify or that is unsealed (nothing is laundered by a conversion). Exit 0 written, 2 bad
+    /// input.
+    Upgrade(UpgradeArgs),
+    /// Write one evidence block's raw bytes, exactly as received, to stdout: its `sha256sum`
+    /// is the digest the receipt records. Exit 0 written, 1 the block fails verification
+    /// (nothing written), 2 no such block or not a receipt.
+    Extract(ExtractArgs),
+}
+
+/// `loadproof receipt upgrade`
+#[derive(Debug, clap::Args)]
+pub struct UpgradeArgs {
+    /// The receipt to convert (either form).
+    pub receipt: PathBuf,
+    /// Where to write the converted receipt.
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// The form to write.
+    #[arg(long, value_enum, default_value = "stream")]
+    pub form: ReceiptForm,
+}
+
+/// `loadproof receipt extract`
+#[derive(Debug, clap::Args)]
+pub struct ExtractArgs {
+    /// The receipt (either form).
+    pub receipt: PathBuf,
+    /// The block's name (`loadproof receipt verify` lists them): `metrics/3`, `plan.json`, …
+    pub block: String,
 }
 
 /// `loadproof receipt audit|capture-check|qualify`
@@ -231,6 +276,9 @@ pub struct ImportArgs {
     /// Where to write the receipt (atomically).
     #[arg(long, value_name = "RECEIPT")]
     pub out: PathBuf,
+    /// The receipt's form: `stream` (a sealed zstd record stream) or `json` (a v1 document).
+    #[arg(long, value_enum, default_value = "stream")]
+    pub form: ReceiptForm,
 }
 
 /// What was measured, as the caller states it; anything not given is recorded as unknown.

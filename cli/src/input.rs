@@ -207,7 +207,7 @@ pub(crate) fn read_file(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> 
 pub(crate) fn read_receipt(path: &Path) -> Result<(Vec<u8>, Receipt)> {
     let bytes = read_file(path, MAX_DOCUMENT_BYTES, "a receipt")?;
     let receipt =
-        Receipt::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+        Receipt::from_bytes(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
     Ok((bytes, receipt))
 }
 

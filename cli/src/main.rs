@@ -14,6 +14,7 @@ mod receipt_cmd;
 mod render;
 mod serve;
 mod sim;
+mod stream_out;
 mod synth_cmd;
 mod trace_cmd;
 
@@ -45,6 +46,8 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 ReceiptCommand::CaptureCheck(a) => audit_cmd::capture_check(a, &mut out)?,
                 ReceiptCommand::Qualify(a) => audit_cmd::qualify(a, &mut out)?,
                 ReceiptCommand::Compare(a) => compare_cmd::compare_cmd(a, &mut out)?,
+                ReceiptCommand::Upgrade(a) => receipt_cmd::upgrade(a, &mut out)?,
+                ReceiptCommand::Extract(a) => receipt_cmd::extract(a, &mut out)?,
             };
             out.flush()?;
             return Ok(code);

@@ -11,7 +11,8 @@ use loadproof_core::receipt::{
     Receipt, ResultFile, Scrape, ScrapeOutcome, Subject, block, sha256_hex,
 };
 
-use crate::args::{ImportArgs, SubjectArgs, VerifyArgs};
+use crate::args::{ExtractArgs, ImportArgs, ReceiptForm, SubjectArgs, UpgradeArgs, VerifyArgs};
+use crate::input::BadInput;
 use crate::input::{MAX_EVIDENCE_BYTES, pairs, read_file, read_plan_doc, read_receipt};
 use crate::output::write_atomically;
 
@@ -210,9 +211,10 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
             },
         }),
         derived: None,
+        stream: None,
     }
     .with_capture();
-    write_atomically(&args.out, |w| Ok(receipt.write_json(w)?))?;
+    write_receipt(&args.out, &receipt, args.form)?;
     writeln!(
         out,
         "wrote {} ({} evidence blocks, protocol {})",
@@ -247,5 +249,86 @@ pub fn verify(args: &VerifyArgs, out: &mut impl Write) -> Result<ExitCode> {
             writeln!(out, "  * {e}")?;
         }
         Ok(ExitCode::from(1))
+    }
+}
+
+/// Writes a whole receipt in `form`.
+pub(crate) fn write_receipt(path: &Path, receipt: &Receipt, form: ReceiptForm) -> Result<()> {
+    match form {
+        ReceiptForm::Stream => crate::stream_out::write_whole(path, receipt),
+        ReceiptForm::Json => write_atomically(path, |w| Ok(receipt.write_json(w)?)),
+    }
+}
+
+/// `loadproof receipt upgrade`.
+pub fn upgrade(args: &UpgradeArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let (bytes, receipt) = read_receipt(&args.receipt)?;
+    if !receipt.sealed() {
+        return Err(BadInput(format!(
+            "{}: the receipt is unsealed (its writer stopped); it is read as far as it got, but converting it would present it as whole: audit it as it is",
+            args.receipt.display()
+        ))
+        .into());
+    }
+    let errors = receipt.verify_evidence();
+    if !errors.is_empty() {
+        let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        return Err(BadInput(format!(
+            "{}: evidence does not verify, so converting it would record digests the bytes do not have: {}",
+            args.receipt.display(),
+            list.join("; ")
+        ))
+        .into());
+    }
+    let mut receipt = receipt;
+    receipt.stream = None;
+    write_receipt(&args.out, &receipt, args.form)?;
+    let written = std::fs::metadata(&args.out).map(|m| m.len()).unwrap_or(0);
+    writeln!(
+        out,
+        "wrote {} ({} bytes; {} bytes as read, {:.1}x)",
+        args.out.display(),
+        written,
+        bytes.len(),
+        bytes.len() as f64 / written.max(1) as f64
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `loadproof receipt extract`.
+pub fn extract(args: &ExtractArgs, out: &mut impl Write) -> Result<ExitCode> {
+    let (_, receipt) = read_receipt(&args.receipt)?;
+    let Some(evidence) = receipt.evidence.get(&args.block) else {
+        let names: Vec<&str> = receipt
+            .evidence
+            .keys()
+            .map(String::as_str)
+            .take(12)
+            .collect();
+        return Err(BadInput(format!(
+            "{}: no block {:?} (blocks: {}{})",
+            args.receipt.display(),
+            args.block,
+            names.join(", "),
+            if receipt.evidence.len() > names.len() {
+                ", …"
+            } else {
+                ""
+            }
+        ))
+        .into());
+    };
+    match evidence.verified(&args.block) {
+        Ok(raw) => {
+            out.write_all(&raw)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("{}: {e}; nothing written", args.receipt.display());
+            }
+            Ok(ExitCode::from(1))
+        }
     }
 }

@@ -95,7 +95,7 @@ fn the_positive_path_qualifies_end_to_end_at_the_sim() {
         );
     }
     // fire wrote its own audit's numbers as `derived`; the audit found them consistent
-    let r = Receipt::from_json(&std::fs::read(&receipt).unwrap()).unwrap();
+    let r = Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
     assert!(r.derived.is_some());
     assert_eq!(a["inconsistencies"], serde_json::json!([]));
 
@@ -109,8 +109,7 @@ fn the_positive_path_qualifies_end_to_end_at_the_sim() {
     );
 
     // a byte flipped in one scrape body: named, and the qualification is refused
-    let json = std::fs::read_to_string(&receipt).unwrap();
-    let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let mut v = serde_json::to_value(&r).unwrap();
     let body = v["evidence"]["metrics/1"]["content"]
         .as_str()
         .unwrap()
@@ -174,8 +173,8 @@ fn a_lease_copied_from_another_run_is_refused_by_the_lessors_own_readback() {
     let leased = fire(&leased_dir, &sim, &["--acquire-lease", "120"]);
     let open_dir = planned("splice-open", 10);
     let open = fire(&open_dir, &sim, &[]);
-    let donor = Receipt::from_json(&std::fs::read(&leased).unwrap()).unwrap();
-    let mut forged = Receipt::from_json(&std::fs::read(&open).unwrap()).unwrap();
+    let donor = Receipt::from_bytes(&std::fs::read(&leased).unwrap()).unwrap();
+    let mut forged = Receipt::from_bytes(&std::fs::read(&open).unwrap()).unwrap();
     forged.evidence.insert(
         block::LEASE.to_owned(),
         donor.evidence[block::LEASE].clone(),

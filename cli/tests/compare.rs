@@ -200,8 +200,11 @@ fn receipts_of_two_plans_are_not_comparable_exit_1_naming_every_differing_field(
 fn a_tampered_treatment_is_not_comparable_naming_the_failing_block() {
     let _turn = turn();
     let f = fired();
-    let mut v: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&f.treatment).unwrap()).unwrap();
+    let mut v: serde_json::Value = serde_json::to_value(
+        loadproof_core::receipt::Receipt::from_bytes(&std::fs::read(&f.treatment).unwrap())
+            .unwrap(),
+    )
+    .unwrap();
     let mut chars: Vec<char> = v["evidence"]["native/events.jsonl"]["content"]
         .as_str()
         .unwrap()

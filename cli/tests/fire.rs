@@ -50,7 +50,8 @@ fn an_unreachable_endpoint_still_writes_a_receipt_and_exits_1() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let r = loadproof_core::receipt::Receipt::from_json(&std::fs::read(&receipt).unwrap()).unwrap();
+    let r =
+        loadproof_core::receipt::Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
     match &r.execution {
         loadproof_core::receipt::Execution::Unreachable { url: u, cause } => {
             assert!(u.ends_with("/v1/models"), "{u}");
@@ -109,7 +110,8 @@ fn a_python_without_vllm_is_a_not_started_receipt() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let r = loadproof_core::receipt::Receipt::from_json(&std::fs::read(&receipt).unwrap()).unwrap();
+    let r =
+        loadproof_core::receipt::Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
     match &r.execution {
         loadproof_core::receipt::Execution::NotStarted { cause } => {
             assert!(
@@ -163,7 +165,7 @@ fn fire_with(sim: &Sim, plan: &Path, python: &Path, receipt: &Path) -> std::proc
 }
 
 fn receipt_of(path: &Path) -> loadproof_core::receipt::Receipt {
-    loadproof_core::receipt::Receipt::from_json(&std::fs::read(path).unwrap()).unwrap()
+    loadproof_core::receipt::Receipt::from_bytes(&std::fs::read(path).unwrap()).unwrap()
 }
 
 #[test]
@@ -437,5 +439,32 @@ fn receipt_import_binds_the_client_source_only_when_given() {
             .contains("pass --client-source"),
         "{unbound:?}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_fire_killed_while_vllm_runs_leaves_an_unsealed_receipt_of_its_scrapes() {
+    let sim = Sim::start(&[]);
+    let dir = planned("kill9");
+    let python = fake_install("kill9", "0.32.0", "echo started; sleep 4");
+    let receipt = dir.join("r.receipt.zst");
+    let mut child = fire_with(&sim, &dir, &python, &receipt);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child.kill().unwrap(); // SIGKILL: nothing is sealed
+    child.wait().unwrap();
+    let r = receipt_of(&receipt);
+    assert!(!r.sealed());
+    assert!(r.verify_evidence().is_empty(), "{:?}", r.verify_evidence());
+    assert!(r.scrapes.len() >= 5, "{} scrapes", r.scrapes.len());
+    use loadproof_core::receipt::Execution;
+    let Execution::Ran { exit, .. } = &r.execution else {
+        panic!("{:?}", r.execution)
+    };
+    // The writer never saw the client end: no exit status is claimed for it.
+    assert_eq!((exit.code, exit.signal), (None, None));
+    let a = audit_json(&receipt);
+    assert_eq!(a["sealed"], false);
+    assert_eq!(a["qualified"], false);
+    assert_eq!(a["captured"], false);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -117,7 +117,7 @@ fn fire_env(
     ];
     args.extend_from_slice(extra);
     let out = common::run_env(&args, env);
-    let r = Receipt::from_json(&std::fs::read(&receipt).unwrap_or_else(|e| {
+    let r = Receipt::from_bytes(&std::fs::read(&receipt).unwrap_or_else(|e| {
         panic!("no receipt ({e}): {}", stderr(&out));
     }))
     .unwrap();
@@ -149,7 +149,7 @@ fn wait_until_firing(sim: &Sim) {
     }
 }
 
-/// The event log, checked: one record per offered request, in index order.
+/// The event log, checked: one record per offered request; returned in index order.
 fn records(r: &Receipt) -> Vec<RequestRecord> {
     assert!(r.verify_evidence().is_empty(), "{:?}", r.verify_evidence());
     let Execution::Native {
@@ -159,13 +159,15 @@ fn records(r: &Receipt) -> Vec<RequestRecord> {
         panic!("{:?}", r.execution);
     };
     let log = String::from_utf8(r.block(events).unwrap()).unwrap();
-    let records: Vec<RequestRecord> = log
+    // The log is in the order requests ended (it is appended as they end).
+    let mut records: Vec<RequestRecord> = log
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
+    records.sort_by_key(|r| r.index);
     assert_eq!(records.len() as u64, *offered);
     for (i, rec) in records.iter().enumerate() {
-        assert_eq!(rec.index, i as u64, "one record per request, in order");
+        assert_eq!(rec.index, i as u64, "one record per request");
     }
     records
 }
@@ -401,7 +403,7 @@ fn ctrl_c_stops_dispatching_and_still_writes_every_record() {
     assert!(kill.success());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    let r = Receipt::from_json(&std::fs::read(&receipt).unwrap()).unwrap();
+    let r = Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
     let Execution::Native { interrupted, .. } = &r.execution else {
         panic!("{:?}", r.execution);
     };
@@ -566,7 +568,7 @@ fn an_acquired_lease_is_kept_raw_its_token_sent_and_strangers_are_refused_during
     assert_eq!(status, 423, "{}", String::from_utf8_lossy(&body));
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let r = Receipt::from_json(&std::fs::read(&receipt).unwrap()).unwrap();
+    let r = Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
     // issue 20: the run released its lease: the endpoint is open and leasable again at once.
     assert_eq!(sim_sample(&sim, "loadproof_sim_lease_active"), 0.0);
     let (status, _) = http(&sim.addr, "POST", "/v1/completions", &foreign_completion());
@@ -800,5 +802,62 @@ fn a_refused_or_malformed_lease_is_bad_input_and_nothing_is_written() {
         err.contains("HTTP 409") && err.contains("someone else") && err.contains("until_unix_ns"),
         "{err}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_fire_killed_mid_run_leaves_a_receipt_read_up_to_its_last_record() {
+    let sim = sim(&[]);
+    let dir = planned("kill9", &rows(300, 20)); // 6 s of schedule
+    let receipt = dir.join("receipt.lpr");
+    let mut child = spawn_fire(
+        &dir.join("plan"),
+        &sim.url,
+        &receipt,
+        &["--scrape-interval-ms", "100"],
+    );
+    wait_until_firing(&sim);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    child.kill().unwrap(); // SIGKILL: no handler runs, nothing is sealed
+    child.wait().unwrap();
+    let r = Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
+    assert!(!r.sealed());
+    // Every block it holds verifies: nothing torn was read as whole.
+    assert!(r.verify_evidence().is_empty(), "{:?}", r.verify_evidence());
+    let log = r.block(block::EVENTS).unwrap();
+    let ended = loadproof_core::receipt::parse_events(&log).unwrap();
+    assert!(
+        !ended.is_empty() && ended.len() < 300,
+        "{} records",
+        ended.len()
+    );
+    assert!(r.scrapes.len() >= 5, "{} scrapes", r.scrapes.len());
+    assert!(r.scrapes.iter().all(|s| s.phase != Phase::After));
+    // The audit reads it as far as it got, says so, and qualifies nothing.
+    let a = common::audit_json(&receipt);
+    assert_eq!(a["sealed"], false);
+    assert!(
+        a["unsealed"]["last_seq"].as_u64().unwrap() > 5,
+        "{}",
+        a["unsealed"]
+    );
+    assert_eq!(
+        a["ledger"]["completed"].as_u64().unwrap() as usize,
+        ended.len()
+    );
+    assert_eq!(
+        a["ledger"]["unterminated"].as_u64().unwrap() as usize,
+        300 - ended.len()
+    );
+    assert_eq!(a["qualified"], false);
+    assert!(
+        a["refusals"][0].as_str().unwrap().starts_with("unsealed:"),
+        "{}",
+        a["refusals"]
+    );
+    for (cmd, code) in [("qualify", 1), ("capture-check", 1), ("verify", 0)] {
+        let out = loadproof(&["receipt", cmd, s(&receipt)]);
+        assert_eq!(out.status.code(), Some(code), "{cmd}: {}", stderr(&out));
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

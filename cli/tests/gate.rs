@@ -424,7 +424,7 @@ fn a_native_run_through_the_gate_at_the_sim_qualifies_and_foreign_requests_are_r
     assert_eq!(a["foreign_work"]["surplus_tokens"], 0);
 
     // The lease the receipt keeps is the gateway's, bound to what the sim says it is.
-    let r = Receipt::from_json(&std::fs::read(&receipt).unwrap()).unwrap();
+    let r = Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
     let block = &r.evidence["window/lease.json"];
     let l = Lease::from_json(&block.verified("window/lease.json").unwrap()).unwrap();
     assert_eq!(

@@ -371,8 +371,11 @@ fn a_receipt_of_the_rows_own_arms_matches_it_at_distance_0_and_alone() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("--receipt"), "{}", stderr(&out));
     // A receipt without its schedule is refused naming the evidence block.
-    let mut receipt: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&f.baseline[0]).unwrap()).unwrap();
+    let mut receipt: serde_json::Value = serde_json::to_value(
+        loadproof_core::receipt::Receipt::from_bytes(&std::fs::read(&f.baseline[0]).unwrap())
+            .unwrap(),
+    )
+    .unwrap();
     receipt["evidence"]
         .as_object_mut()
         .unwrap()

@@ -238,6 +238,7 @@ impl Native {
                 unbound: None,
             }),
             derived: None,
+            stream: None,
         }
         .with_capture()
     }
@@ -423,6 +424,7 @@ fn capture(dir: &str, exit: i32) -> Receipt {
         lease: None,
         implementation: None,
         derived: None,
+        stream: None,
     }
 }
 

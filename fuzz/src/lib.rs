@@ -423,12 +423,31 @@ pub fn check_prometheus(data: &[u8]) {
 /// "every standing positive and no receipt-level refusal"; a capture needs verified digests
 /// and read client facts; a failed digest is always among the refusals.
 pub fn check_receipt_audit(data: &[u8]) {
-    use loadproof_core::audit::{STANDINGS, audit};
     use loadproof_core::receipt::Receipt;
     let Ok(receipt) = Receipt::from_json(data) else {
         return;
     };
-    let a = audit(&receipt);
+    check_audit(&receipt);
+}
+
+/// A receipt in either form — a record stream (zstd or not) or a v1 document — read and audited:
+/// a torn, reordered or spliced stream is read or refused, never a panic, and an unsealed one
+/// is neither captured nor qualified.
+pub fn check_receipt_stream(data: &[u8]) {
+    use loadproof_core::receipt::Receipt;
+    let Ok(receipt) = Receipt::from_bytes(data) else {
+        return;
+    };
+    let _ = receipt.verify_evidence();
+    let a = check_audit(&receipt);
+    if !receipt.sealed() {
+        assert!(!a.qualified && !a.captured && !a.sealed);
+    }
+}
+
+fn check_audit(receipt: &loadproof_core::receipt::Receipt) -> loadproof_core::audit::Audit {
+    use loadproof_core::audit::{STANDINGS, audit};
+    let a = audit(receipt);
     let all_positive = STANDINGS
         .iter()
         .all(|n| a.standings.get(*n).is_some_and(|s| s.positive));
@@ -442,4 +461,5 @@ pub fn check_receipt_audit(data: &[u8]) {
     if !a.digests_ok {
         assert!(!a.qualified && !a.captured);
     }
+    a
 }

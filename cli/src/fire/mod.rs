@@ -37,16 +37,18 @@ use loadproof_core::plan::{
 };
 use loadproof_core::receipt::{
     Axis, Engine, Evidence, Execution, ExitStatus, Implementation, Interruption, Phase, Protocol,
-    RECEIPT_SCHEMA, Receipt, RequestRecord, ResultFile, Subject, block, sha256_hex,
+    RECEIPT_SCHEMA, Receipt, ResultFile, Subject, block, sha256_hex,
 };
 
-use crate::args::{EngineArg, FireArgs};
+use crate::args::{EngineArg, FireArgs, ReceiptForm};
 use crate::http_client::first_model_id;
 use crate::input::{BadInput, read_plan_doc};
 use crate::output::write_atomically;
 use crate::receipt_cmd::{provenance, subject};
+use crate::stream_out::{StreamOut, write_whole};
 use http::Http;
-use scrape::{Clock, Scrapes};
+use loadproof_core::receipt::stream::Fields;
+use scrape::{Clock, Scrapes, Sink};
 
 /// What the caller stated, checked before firing.
 struct Stated {
@@ -151,6 +153,7 @@ fn native_inputs(args: &FireArgs, plan: &PlanDir) -> Result<NativeInputs> {
             request_timeout: Duration::from_secs_f64(args.request_timeout),
             progress: std::io::stderr().is_terminal(),
             authorization: None,
+            journal: None,
         },
         lag_bound_ns: (args.lag_bound_ms * 1e6).round() as i64,
     })
@@ -183,7 +186,7 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    let (receipt, report) = runtime.block_on(fire_async(
+    let (receipt, report, journal) = runtime.block_on(fire_async(
         args,
         &stated,
         &plan,
@@ -200,7 +203,11 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     let mut receipt = receipt.with_capture();
     let audit = loadproof_core::audit::audit(&receipt);
     receipt.derived = Some(audit.derived());
-    write_atomically(&args.out, |w| Ok(receipt.write_json(w)?))?;
+    match (journal, args.form) {
+        (Some(journal), _) => journal.seal(&receipt, receipt_end_mono(&receipt))?,
+        (None, ReceiptForm::Stream) => write_whole(&args.out, &receipt)?,
+        (None, ReceiptForm::Json) => write_atomically(&args.out, |w| Ok(receipt.write_json(w)?))?,
+    }
     let (summary, clean) = report.unwrap_or_else(|| summarize(&receipt));
     writeln!(out, "{}", args.out.display())?;
     #[allow(clippy::print_stderr)]
@@ -232,6 +239,104 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The run's end on its own clock, for the seal's time.
+fn receipt_end_mono(receipt: &Receipt) -> i64 {
+    match &receipt.execution {
+        Execution::Native { ended, .. } => ended.mono_ns,
+        Execution::Ran { ended: Some(e), .. } => e.mono_ns,
+        _ => 0,
+    }
+    .max(
+        receipt
+            .scrapes
+            .iter()
+            .filter_map(|s| s.completed_mono_ns)
+            .max()
+            .unwrap_or(0),
+    )
+}
+
+/// What the writer knows when it opens the stream, before anything is fired.
+struct Opening<'a> {
+    args: &'a FireArgs,
+    stated: &'a Stated,
+    plan: &'a PlanDir,
+    endpoint: &'a str,
+    model: &'a str,
+    engine_version: Option<String>,
+    native: Option<&'a NativeInputs>,
+    install: Option<&'a vllm::Install>,
+    argv: &'a [String],
+    lease: Option<String>,
+    implementation: Option<Implementation>,
+    notes: &'a [String],
+    clock: Clock,
+}
+
+impl Opening<'_> {
+    /// The open record's fields: the protocol as planned, the subject as stated, and the
+    /// execution the run is about to have — what an unsealed receipt is read with.
+    fn fields(&self) -> Fields {
+        let now = self.clock.stamp();
+        let (engine, execution) = match (self.native, self.install) {
+            (Some(inputs), _) => (
+                Engine::Native,
+                Execution::Native {
+                    events: block::EVENTS.to_owned(),
+                    offered: inputs.schedule.len() as u64,
+                    started: now,
+                    ended: now,
+                    interrupted: None,
+                    lag_bound_ns: inputs.lag_bound_ns,
+                },
+            ),
+            (None, install) => (
+                Engine::VllmBenchServe,
+                Execution::Ran {
+                    program: install
+                        .map(|i| i.program.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                    argv: self.argv.to_vec(),
+                    env: self.plan.doc.bench.env.clone(),
+                    exit: ExitStatus {
+                        code: None,
+                        signal: None,
+                    },
+                    stdout: block::STDOUT.to_owned(),
+                    stderr: block::STDERR.to_owned(),
+                    result: ResultFile::Absent {
+                        reason: "the run had not ended when this was written".to_owned(),
+                    },
+                    started: Some(now),
+                    ended: None,
+                    interrupted: None,
+                },
+            ),
+        };
+        let protocol = Protocol {
+            model: Some(self.model.to_owned()),
+            ..planned_protocol(self.plan, engine, self.endpoint)
+        };
+        Fields {
+            schema: RECEIPT_SCHEMA.to_owned(),
+            protocol: protocol.sealed(),
+            subject: subject_for(
+                self.args,
+                self.stated,
+                self.model,
+                self.engine_version.clone(),
+                false,
+            ),
+            provenance: self.stated.provenance.clone(),
+            execution,
+            notes: self.notes.to_vec(),
+            lease: self.lease.clone(),
+            implementation: self.implementation.clone(),
+            derived: None,
+        }
+    }
 }
 
 /// One line about the run, and whether it was a clean capture.
@@ -273,9 +378,10 @@ async fn scraped<T>(
     clock: Clock,
     urls: &[String],
     interval: Duration,
+    sink: Sink,
     work: impl Future<Output = T>,
 ) -> (T, Scrapes) {
-    let mut scrapes = Scrapes::default();
+    let mut scrapes = Scrapes::new(sink.clone());
     scrapes.take(http, &clock, urls, Phase::Before).await;
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let during = tokio::spawn(scrape::during(
@@ -284,6 +390,7 @@ async fn scraped<T>(
         urls.to_vec(),
         interval,
         stop_rx,
+        sink,
     ));
     let out = work.await;
     let _ = stop_tx.send(true);
@@ -339,7 +446,7 @@ async fn fire_async(
     leased: Option<lease::Held>,
     endpoint: &str,
     metrics_urls: &[String],
-) -> Result<(Receipt, Option<(String, bool)>)> {
+) -> Result<(Receipt, Option<(String, bool)>, Option<StreamOut>)> {
     // The native client is this executable: hash it (tens of MB) while the endpoint is checked.
     let native_implementation = native
         .is_some()
@@ -396,12 +503,14 @@ async fn fire_async(
             return Ok((
                 bare_receipt(args, stated, plan, execution, evidence, notes),
                 None,
+                None,
             ));
         }
         Err(cause) => {
             let execution = unreachable(cause);
             return Ok((
                 bare_receipt(args, stated, plan, execution, evidence, notes),
+                None,
                 None,
             ));
         }
@@ -462,6 +571,7 @@ async fn fire_async(
                     return Ok((
                         bare_receipt(args, stated, plan, execution, evidence, notes),
                         None,
+                        None,
                     ));
                 }
             }
@@ -493,6 +603,47 @@ async fn fire_async(
     let bearer = leased.as_ref().and_then(lease::Held::bearer);
 
     let interval = Duration::from_millis(args.scrape_interval_ms.max(10));
+    // From here on the receipt is written as the run happens: a crash leaves a receipt that
+    // reads up to its last record. The opening states what the writer expects; the seal, the
+    // run's real end.
+    let journal = match args.form {
+        ReceiptForm::Json => None,
+        ReceiptForm::Stream => {
+            let opening = Opening {
+                args,
+                stated,
+                plan,
+                endpoint,
+                model: &model,
+                engine_version: engine_version.clone(),
+                native: native.as_ref(),
+                install: install.as_ref(),
+                argv: &argv,
+                lease: leased.as_ref().map(|_| block::LEASE.to_owned()),
+                implementation: native_implementation.clone().or_else(|| {
+                    install.as_ref().map(|i| {
+                        implementation::bind(
+                            implementation::VLLM,
+                            Some(i.version.clone()),
+                            i.serve_py.clone(),
+                        )
+                    })
+                }),
+                notes: &notes,
+                clock,
+            };
+            let journal = StreamOut::create(&args.out, &opening.fields(), clock.mono_ns())?;
+            for (name, e) in &evidence {
+                if let Ok(raw) = e.decoded(name) {
+                    journal.block(name, &raw, clock.mono_ns());
+                }
+            }
+            if let Some(held) = &leased {
+                journal.block(block::LEASE, &held.raw, clock.mono_ns());
+            }
+            Some(journal)
+        }
+    };
     let (fired, implementation) = match (native, install) {
         (Some(mut inputs), None) => {
             if let Some(token) = bearer {
@@ -517,6 +668,7 @@ async fn fire_async(
                 interval,
                 &mut evidence,
                 &mut notes,
+                journal.as_ref(),
             )
             .await?;
             let implementation = native_implementation.unwrap_or_else(implementation::native);
@@ -547,6 +699,7 @@ async fn fire_async(
                 metrics_urls,
                 interval,
                 &mut evidence,
+                journal.as_ref(),
             )
             .await;
             (fired, implementation)
@@ -625,8 +778,10 @@ async fn fire_async(
             lease: leased.map(|_| block::LEASE.to_owned()),
             implementation: Some(implementation),
             derived: None,
+            stream: None,
         },
         report,
+        journal,
     ))
 }
 
@@ -739,6 +894,7 @@ async fn fire_vllm(
     metrics_urls: &[String],
     interval: Duration,
     evidence: &mut BTreeMap<String, Evidence>,
+    journal: Option<&StreamOut>,
 ) -> Fired {
     let doc = &plan.doc;
     let result_path = plan.dir.join(RESULT_DIR).join(RESULT_FILE);
@@ -759,8 +915,13 @@ async fn fire_vllm(
     if let Some(token) = bearer {
         env.push(("OPENAI_API_KEY".to_owned(), token.to_owned()));
     }
-    let ((started, outcome, ended), scrapes) =
-        scraped(http, clock, metrics_urls, interval, async {
+    let ((started, outcome, ended), scrapes) = scraped(
+        http,
+        clock,
+        metrics_urls,
+        interval,
+        Sink::to(journal.cloned()),
+        async {
             // The client's own progress output is captured as evidence; on a terminal, show
             // that it runs and for how long.
             let spinner = std::io::stderr().is_terminal().then(|| {
@@ -773,13 +934,14 @@ async fn fire_vllm(
                 bar
             });
             let started = clock.stamp();
-            let outcome = vllm::run(&run_argv, &plan.dir, &env).await;
+            let outcome = vllm::run(&run_argv, &plan.dir, &env, journal).await;
             if let Some(bar) = spinner {
                 bar.finish_and_clear();
             }
             (started, outcome, clock.stamp())
-        })
-        .await;
+        },
+    )
+    .await;
 
     let execution = match outcome {
         Err(cause) => Execution::NotStarted { cause },
@@ -847,6 +1009,7 @@ async fn fire_native(
     interval: Duration,
     evidence: &mut BTreeMap<String, Evidence>,
     notes: &mut Vec<String>,
+    journal: Option<&StreamOut>,
 ) -> Result<Fired> {
     // Ctrl-C from here on stops the run; the receipt is still written.
     let (interrupt_tx, mut interrupts) = tokio::sync::mpsc::unbounded_channel();
@@ -858,11 +1021,14 @@ async fn fire_native(
         }
     });
     let template = Arc::new(native::Template::new(model));
+    let mut inputs = inputs;
+    inputs.options.journal = journal.cloned();
     let (outcome, scrapes) = scraped(
         http,
         clock,
         metrics_urls,
         interval,
+        Sink::to(journal.cloned()),
         native::run(
             Arc::clone(&inputs.schedule),
             Arc::clone(&inputs.vocab),
@@ -882,10 +1048,7 @@ async fn fire_native(
         inputs.schedule.offered_rate(),
         inputs.lag_bound_ns,
     );
-    evidence.insert(
-        block::EVENTS.to_owned(),
-        Evidence::of(&event_log(&outcome.records)),
-    );
+    evidence.insert(block::EVENTS.to_owned(), Evidence::of(&outcome.log));
     if inputs.vocab.tokenizer().is_none() {
         notes.push(format!(
             "no --tokenizer: prompt tokens were drawn from {}; a real model needs ids of its own vocabulary (pass --tokenizer)",
@@ -937,17 +1100,6 @@ async fn fire_native(
         scrapes,
         report: Some((text, clean)),
     })
-}
-
-/// The event log: one JSON line per record, in index order.
-fn event_log(records: &[RequestRecord]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(records.len() * 160);
-    for r in records {
-        if serde_json::to_writer(&mut out, r).is_ok() {
-            out.push(b'\n');
-        }
-    }
-    out
 }
 
 fn subject_for(
@@ -1017,6 +1169,7 @@ fn bare_receipt(
         lease: None,
         implementation: None,
         derived: None,
+        stream: None,
     }
 }
 

@@ -39,7 +39,9 @@ use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue, USER_AGENT};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
-use loadproof_core::receipt::{Disposition, RequestRecord, Stamp};
+use loadproof_core::receipt::{Disposition, Execution, RequestRecord, Stamp, block};
+
+use crate::stream_out::{EVENTS_EVERY, StreamOut};
 use tokio::sync::{mpsc, oneshot, watch};
 
 pub use prompt::{GENERATOR, PATH, Schedule, Template, Vocab};
@@ -67,12 +69,17 @@ pub struct Options {
     pub progress: bool,
     /// `Authorization: Bearer <lease token>` for every request, when a lease has a token.
     pub authorization: Option<HeaderValue>,
+    /// The receipt being written as the run happens: the event log is appended to it.
+    pub journal: Option<StreamOut>,
 }
 
 /// What happened.
 pub struct Outcome {
     /// One per offered request, by index.
     pub records: Vec<RequestRecord>,
+    /// The event log: one JSON line per record in the order requests ended, then one for each
+    /// offered request that never got one (by index) — the bytes appended to the receipt.
+    pub log: Vec<u8>,
     /// The schedule's zero.
     pub started: Stamp,
     /// When the last request ended (or was abandoned).
@@ -122,6 +129,7 @@ pub async fn run(
     let client = Client::builder(TokioExecutor::new())
         .pool_idle_timeout(Duration::from_secs(90))
         .build(connector);
+    let journal = options.journal.as_ref();
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let (records_tx, mut records_rx) = mpsc::unbounded_channel();
     let sent = Arc::new(AtomicU64::new(0));
@@ -141,6 +149,21 @@ pub async fn run(
         mono_ns: now.mono_ns + LEAD_NS,
         unix_ns: now.unix_ns + LEAD_NS,
     };
+    // The schedule's zero is known now: an unsealed receipt joins send times to it.
+    if let Some(j) = journal {
+        j.restate(
+            |f| {
+                if let Execution::Native {
+                    started: s, ended, ..
+                } = &mut f.execution
+                {
+                    *s = started;
+                    *ended = started;
+                }
+            },
+            now.mono_ns,
+        );
+    }
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let (dispatched_tx, dispatched_rx) = oneshot::channel();
     let dispatcher = Dispatcher {
@@ -175,6 +198,9 @@ pub async fn run(
     let mut interrupted = false;
     let mut grace: Option<std::pin::Pin<Box<tokio::time::Sleep>>> = None;
     let mut tick = tokio::time::interval(Duration::from_millis(200));
+    let mut log: Vec<u8> = Vec::with_capacity(n * 200);
+    let mut journaled = 0usize;
+    let mut append = tokio::time::interval(EVENTS_EVERY);
     loop {
         tokio::select! {
             record = records_rx.recv() => match record {
@@ -185,10 +211,19 @@ pub async fn run(
                     if let Some(s) = r.sent_ns {
                         max_lag_ns = max_lag_ns.max(s - r.scheduled_ns);
                     }
+                    if serde_json::to_writer(&mut log, &r).is_ok() {
+                        log.push(b'\n');
+                    }
                     records.push(r);
                 }
                 None => break,
             },
+            _ = append.tick(), if journal.is_some() => {
+                if let (Some(j), Some(new)) = (journal, log.get(journaled..)) {
+                    j.part(block::EVENTS, new, clock.mono_ns());
+                    journaled = log.len();
+                }
+            }
             Some(()) = interrupts.recv() => {
                 if interrupted {
                     let _ = cancel_tx.send(true);
@@ -225,15 +260,26 @@ pub async fn run(
             .unwrap_or(0)
     });
     let ended = clock.stamp();
+    let ended_ones: std::collections::HashSet<u64> = records.iter().map(|r| r.index).collect();
+    let records = complete(
+        records,
+        &schedule,
+        started.mono_ns,
+        dispatched,
+        interrupted,
+        ended.mono_ns,
+    );
+    for r in records.iter().filter(|r| !ended_ones.contains(&r.index)) {
+        if serde_json::to_writer(&mut log, r).is_ok() {
+            log.push(b'\n');
+        }
+    }
+    if let (Some(j), Some(new)) = (journal, log.get(journaled..)) {
+        j.part(block::EVENTS, new, ended.mono_ns);
+    }
     Ok(Outcome {
-        records: complete(
-            records,
-            &schedule,
-            started.mono_ns,
-            dispatched,
-            interrupted,
-            ended.mono_ns,
-        ),
+        log,
+        records,
         started,
         ended,
         interrupted,

@@ -2,11 +2,33 @@
 //! a failed one as a failure with its error — with the client's clock at request and response.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use loadproof_core::receipt::{Evidence, Phase, Scrape, ScrapeOutcome, Stamp, block};
 
 use super::http::Http;
+use crate::stream_out::StreamOut;
+
+/// Where scrapes go besides the list: block names numbered across the before, during and
+/// after phases (one counter, so a name is final the moment a body is kept), and the receipt
+/// being written, when the run writes one as it goes.
+#[derive(Clone, Default)]
+pub struct Sink {
+    next: Arc<AtomicUsize>,
+    journal: Option<StreamOut>,
+}
+
+impl Sink {
+    /// Scrapes appended to `journal` as they are taken.
+    pub fn to(journal: Option<StreamOut>) -> Sink {
+        Sink {
+            next: Arc::default(),
+            journal,
+        }
+    }
+}
 
 /// How long one scrape may take before it counts as failed.
 pub const SCRAPE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -45,39 +67,58 @@ impl Clock {
 }
 
 /// Scrapes and the evidence blocks holding their bodies.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Scrapes {
     /// In order.
     pub list: Vec<Scrape>,
     /// `metrics/<n>` → body.
     pub blocks: BTreeMap<String, Evidence>,
+    sink: Sink,
 }
 
 impl Scrapes {
+    /// No scrapes yet; each one taken goes to `sink` too.
+    pub fn new(sink: Sink) -> Scrapes {
+        Scrapes {
+            list: Vec::new(),
+            blocks: BTreeMap::new(),
+            sink,
+        }
+    }
+
     /// Scrapes every URL once, in order, for `phase`.
     pub async fn take(&mut self, http: &Http, clock: &Clock, urls: &[String], phase: Phase) {
         for url in urls {
             let requested = clock.stamp();
             let result = http.get(url, SCRAPE_TIMEOUT).await;
             let completed = clock.mono_ns();
-            let outcome = match result {
+            let (outcome, body) = match result {
                 Ok((status, body)) => {
-                    let name = format!("{}{}", block::METRICS_PREFIX, self.list.len());
+                    let n = self.sink.next.fetch_add(1, Ordering::Relaxed);
+                    let name = format!("{}{n}", block::METRICS_PREFIX);
                     self.blocks.insert(name.clone(), Evidence::of(&body));
-                    ScrapeOutcome::Response {
+                    let outcome = ScrapeOutcome::Response {
                         status: Some(status),
                         body: name,
-                    }
+                    };
+                    (outcome, body)
                 }
-                Err(error) => ScrapeOutcome::Failed { error },
+                Err(error) => {
+                    self.sink.next.fetch_add(1, Ordering::Relaxed);
+                    (ScrapeOutcome::Failed { error }, Vec::new())
+                }
             };
-            self.list.push(Scrape {
+            let scrape = Scrape {
                 url: url.clone(),
                 phase,
                 requested: Some(requested),
                 completed_mono_ns: Some(completed),
                 outcome,
-            });
+            };
+            if let Some(journal) = &self.sink.journal {
+                journal.scrape(&scrape, &body, completed);
+            }
+            self.list.push(scrape);
         }
     }
 
@@ -106,8 +147,9 @@ pub async fn during(
     urls: Vec<String>,
     interval: Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
+    sink: Sink,
 ) -> Scrapes {
-    let mut scrapes = Scrapes::default();
+    let mut scrapes = Scrapes::new(sink);
     let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     ticker.tick().await; // the first tick is immediate: the before-scrape just happened
@@ -121,17 +163,9 @@ pub async fn during(
 }
 
 impl Scrapes {
-    /// Appends `other`'s scrapes, renumbering their blocks after this one's.
+    /// Appends `other`'s scrapes (taken later, through the same [`Sink`], so already named).
     pub fn extend(&mut self, other: Scrapes) {
-        for mut scrape in other.list {
-            if let ScrapeOutcome::Response { body, .. } = &mut scrape.outcome {
-                let name = format!("{}{}", block::METRICS_PREFIX, self.list.len());
-                if let Some(e) = other.blocks.get(body.as_str()) {
-                    self.blocks.insert(name.clone(), e.clone());
-                }
-                *body = name;
-            }
-            self.list.push(scrape);
-        }
+        self.list.extend(other.list);
+        self.blocks.extend(other.blocks);
     }
 }

@@ -7,7 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use loadproof_core::plan::MIN_VLLM;
+use loadproof_core::receipt::block;
 use tokio::io::AsyncReadExt;
+
+use crate::stream_out::{EVENTS_EVERY, StreamOut};
 
 /// A checked `vllm` install.
 #[derive(Debug, Clone)]
@@ -121,6 +124,8 @@ const DRAIN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 /// still leaves every byte it got.
 fn drain(
     stream: Option<impl tokio::io::AsyncRead + Unpin + Send + 'static>,
+    block: &'static str,
+    journal: Option<StreamOut>,
 ) -> (
     std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
     tokio::task::JoinHandle<()>,
@@ -129,15 +134,36 @@ fn drain(
     let sink = buf.clone();
     let task = tokio::spawn(async move {
         let Some(mut stream) = stream else { return };
-        let mut chunk = vec![0u8; 64 << 10];
-        while let Ok(n) = stream.read(&mut chunk).await {
-            if n == 0 {
-                break;
+        // The block exists in the receipt from the start, and grows as the client writes:
+        // what was read is appended at most EVENTS_EVERY later (and at the end).
+        let mut appended = 0usize;
+        let append = |appended: &mut usize, first: bool| {
+            let Some(j) = &journal else { return };
+            let Ok(b) = sink.lock() else { return };
+            if let Some(new) = b.get(*appended..)
+                && (first || !new.is_empty())
+            {
+                j.part_even_empty(block, new);
+                *appended = b.len();
             }
-            if let (Ok(mut b), Some(read)) = (sink.lock(), chunk.get(..n)) {
-                b.extend_from_slice(read);
+        };
+        append(&mut appended, true);
+        let mut tick = tokio::time::interval(EVENTS_EVERY);
+        let mut chunk = vec![0u8; 64 << 10];
+        loop {
+            tokio::select! {
+                read = stream.read(&mut chunk) => match read {
+                    Ok(n) if n > 0 => {
+                        if let (Ok(mut b), Some(read)) = (sink.lock(), chunk.get(..n)) {
+                            b.extend_from_slice(read);
+                        }
+                    }
+                    _ => break,
+                },
+                _ = tick.tick() => append(&mut appended, false),
             }
         }
+        append(&mut appended, false);
     });
     (buf, task)
 }
@@ -160,6 +186,7 @@ pub async fn run(
     argv: &[String],
     cwd: &Path,
     env: &[(String, String)],
+    journal: Option<&StreamOut>,
 ) -> Result<Outcome, NotStarted> {
     let (program, args) = argv.split_first().ok_or_else(|| "empty argv".to_owned())?;
     let mut child = tokio::process::Command::new(program)
@@ -174,8 +201,8 @@ pub async fn run(
         .spawn()
         .map_err(|e| format!("cannot start {program}: {e}"))?;
     let pid = child.id();
-    let (out_buf, out_task) = drain(child.stdout.take());
-    let (err_buf, err_task) = drain(child.stderr.take());
+    let (out_buf, out_task) = drain(child.stdout.take(), block::STDOUT, journal.cloned());
+    let (err_buf, err_task) = drain(child.stderr.take(), block::STDERR, journal.cloned());
     let mut interrupted = false;
     let status = tokio::select! {
         status = child.wait() => status,
@@ -196,11 +223,16 @@ pub async fn run(
     if interrupted {
         signal_group(pid, "-KILL");
     }
+    let (mut out_task, mut err_task) = (out_task, err_task);
     let _ = tokio::time::timeout(DRAIN_GRACE, async {
-        let _ = out_task.await;
-        let _ = err_task.await;
+        let _ = (&mut out_task).await;
+        let _ = (&mut err_task).await;
     })
     .await;
+    // A reader still blocked (a grandchild holds the pipe) stops here, so nothing is appended
+    // to the receipt after the bytes kept below are taken.
+    out_task.abort();
+    err_task.abort();
     let take = |b: &std::sync::Arc<std::sync::Mutex<Vec<u8>>>| {
         b.lock()
             .map(|mut v| std::mem::take(&mut *v))

@@ -44,6 +44,10 @@ pub struct LedgerFacts {
     pub dispositions: BTreeMap<String, u64>,
     /// Where the ledger comes from.
     pub source: String,
+    /// In an unsealed receipt: offered requests with no terminal record (in flight, or not yet
+    /// sent, when the writer stopped) — counted as neither completed nor failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unterminated: Option<u64>,
 }
 
 /// Client token totals and the client's own service interval.
@@ -558,6 +562,7 @@ fn bench_ledger(
                 && summary.failed.is_none_or(|f| f == failed),
             dispositions,
             source: "per-request errors array of the result JSON (--save-detailed)".to_owned(),
+            unterminated: None,
         };
     }
     let failed = summary.failed;
@@ -572,6 +577,7 @@ fn bench_ledger(
             _ => false,
         },
         dispositions: BTreeMap::new(),
+        unterminated: None,
         source:
             "aggregate: the stdout summary's Successful/Failed counts (no per-request population)"
                 .to_owned(),
@@ -769,7 +775,9 @@ fn read_native(
         }
     }
     let missing = offered.saturating_sub(seen.len() as u64);
-    if missing > 0 {
+    // In an unsealed receipt a request without a record had not ended when the writer
+    // stopped: the ledger counts it as unterminated (never closed), not as a contradiction.
+    if missing > 0 && receipt.sealed() {
         problems.push(format!("{missing} offered requests have no record"));
     }
     let mut dispositions: BTreeMap<String, u64> = BTreeMap::new();
@@ -790,13 +798,15 @@ fn read_native(
     for p in problems.iter().take(3) {
         side.inconsistencies.push(format!("event log: {p}"));
     }
+    let sealed = receipt.sealed();
     side.ledger = Some(LedgerFacts {
         offered: Some(offered),
         completed,
-        failed: Some(failed + missing),
+        failed: Some(if sealed { failed + missing } else { failed }),
+        unterminated: (!sealed).then_some(missing),
         failed_after_tokens: Some(after_tokens),
         aggregate: false,
-        closed: problems.is_empty(),
+        closed: problems.is_empty() && missing == 0,
         dispositions,
         source: "native event log: one terminal disposition per offered request".to_owned(),
     });

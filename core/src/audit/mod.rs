@@ -69,6 +69,12 @@ pub struct ForeignWork {
 pub struct Audit {
     /// [`AUDIT_SCHEMA`].
     pub schema: String,
+    /// False for a record-stream receipt whose writer never sealed it (a crash, a kill, a run
+    /// still being written): read as far as it got, never qualified, never a clean capture.
+    pub sealed: bool,
+    /// How far an unsealed stream got: its last complete record, its time, its torn tail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsealed: Option<crate::receipt::stream::StreamStatus>,
     /// Every evidence block verified.
     pub digests_ok: bool,
     /// Per block.
@@ -161,6 +167,13 @@ impl Audit {
                     ""
                 }
             )
+        } else if let Some(s) = &self.unsealed {
+            format!(
+                "UNQUALIFIED (UNSEALED: its writer stopped at record {}, {:.3} s into the run): {} refusals",
+                s.last_seq,
+                s.last_mono_ns as f64 / 1e9,
+                self.refusals.len()
+            )
         } else {
             format!("UNQUALIFIED: {} refusals", self.refusals.len())
         }
@@ -168,6 +181,17 @@ impl Audit {
 
     fn receipt_refusals(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if let Some(s) = &self.unsealed {
+            out.push(format!(
+                "unsealed: the writer stopped before sealing the receipt (last complete record {}, {:?}, {:.3} s into the run{}): read as far as it got",
+                s.last_seq,
+                s.last_kind,
+                s.last_mono_ns as f64 / 1e9,
+                s.torn_tail
+                    .as_ref()
+                    .map_or(String::new(), |t| format!("; {} torn bytes after it", t.bytes))
+            ));
+        }
         for d in self.digests.iter().filter(|d| !d.ok) {
             out.push(format!(
                 "evidence: block {:?} fails verification{}",
@@ -344,9 +368,11 @@ pub fn audit_with(receipt: &Receipt, policy: &Policy) -> Audit {
 
     let mut out = Audit {
         schema: AUDIT_SCHEMA.to_owned(),
+        sealed: receipt.sealed(),
+        unsealed: receipt.stream.clone().filter(|s| !s.sealed),
         digests_ok: bad.is_empty(),
         digests,
-        captured: bad.is_empty() && gate.read && side.ledger.is_some(),
+        captured: receipt.sealed() && bad.is_empty() && gate.read && side.ledger.is_some(),
         execution_gate: gate,
         ledger: side.ledger,
         client: side.client,
@@ -735,6 +761,10 @@ fn protocol_against_evidence(
 /// The receipt's capture fields against the block that was written with them: an edit after
 /// the fact is named; a receipt without the block has its capture in no digest.
 fn capture_inconsistency(receipt: &Receipt, block: &client::BlockReader<'_>) -> Option<String> {
+    // An unsealed stream's writer never got to its capture block; being unsealed refuses it.
+    if !receipt.sealed() {
+        return None;
+    }
     if !receipt.evidence.contains_key(block::CAPTURE) {
         return Some(format!(
             "the receipt holds no {} block: its execution, scrapes, implementation and lease fields are in no digest (written before capture blocks, or removed)",

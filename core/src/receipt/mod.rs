@@ -14,6 +14,7 @@ mod events;
 mod evidence;
 mod lease;
 mod protocol;
+pub mod stream;
 mod strict_json;
 
 use std::collections::BTreeMap;
@@ -365,6 +366,11 @@ pub struct Receipt {
     /// as an inconsistent receipt.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub derived: Option<serde_json::Value>,
+    /// How the receipt was read when it came from a record stream ([`stream`]): sealed or not,
+    /// how far the run got. `None` for a v1 document, which is whole by construction. Not part
+    /// of either form's bytes: it describes the reading.
+    #[serde(skip)]
+    pub stream: Option<stream::StreamStatus>,
 }
 
 /// Why bytes are not a receipt.
@@ -387,6 +393,10 @@ pub enum ReceiptError {
         /// What the file says.
         found: String,
     },
+    /// A record stream that cannot be read as a receipt (a record dropped, duplicated,
+    /// reordered, spliced in or malformed).
+    #[error("not a loadproof receipt: {0}")]
+    Stream(#[from] stream::StreamError),
     /// A key twice in one object: readers that keep the first and readers that keep the last
     /// would read two different receipts.
     #[error(
@@ -399,6 +409,12 @@ pub enum ReceiptError {
 }
 
 impl Receipt {
+    /// False only for a record stream whose writer never appended its seal (it died, or is
+    /// still writing): such a receipt is read as far as it got and never qualifies.
+    pub fn sealed(&self) -> bool {
+        self.stream.as_ref().is_none_or(|s| s.sealed)
+    }
+
     /// Parses a receipt, refusing a key twice in any object. Digests are not checked here:
     /// see [`Receipt::verify_evidence`].
     pub fn from_json(bytes: &[u8]) -> Result<Receipt, ReceiptError> {
@@ -697,6 +713,7 @@ mod tests {
             lease: None,
             implementation: None,
             derived: None,
+            stream: None,
         };
         let json = receipt.to_json();
         let back = Receipt::from_json(json.as_bytes()).unwrap();

@@ -119,7 +119,7 @@ pub fn PlaybookView() -> impl IntoView {
             };
             let result = if looks_like_receipt(&head) {
                 match read_blob(&file).await {
-                    Ok(bytes) => Receipt::from_json(&bytes)
+                    Ok(bytes) => Receipt::from_bytes(&bytes)
                         .map(|r| LiveData::Receipt(Box::new(r)))
                         .map_err(|e| format!("{name}: {e}")),
                     Err(err) => Err(format!(

@@ -69,6 +69,9 @@ pub const SNIFF_BYTES: f64 = 65_536.0;
 /// Whether `head` (the start of a file) is a loadproof receipt: a JSON object whose `schema` is
 /// `loadproof.receipt/…`. A Mooncake trace is JSON lines of objects too, but has no `schema`.
 pub fn looks_like_receipt(head: &[u8]) -> bool {
+    if loadproof_core::receipt::stream::is_stream(head) {
+        return true;
+    }
     let text = String::from_utf8_lossy(head);
     let text = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
     if !text.starts_with('{') {

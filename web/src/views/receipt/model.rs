@@ -66,6 +66,8 @@ pub struct ReceiptModel {
     pub file_bytes: u64,
     /// sha256 of the whole file, lowercase hex.
     pub file_sha256: String,
+    /// The file's form: `v1 JSON document`, or the record stream's reading.
+    pub form: String,
     /// What was asked of the server.
     pub protocol: Protocol,
     /// What was measured.
@@ -263,6 +265,27 @@ pub struct MetricPoint {
 /// Stages a build reports, in order, so the page can show a progress bar.
 pub const STAGES: [&str; 4] = ["parse", "digests", "audit", "series"];
 
+/// How the file holds the receipt, in one line.
+fn form(receipt: &Receipt) -> String {
+    match &receipt.stream {
+        None => "v1 JSON document".to_owned(),
+        Some(s) => format!(
+            "record stream, {}: {} records, {} bytes decompressed{}",
+            if s.sealed {
+                "sealed"
+            } else {
+                "UNSEALED (its writer stopped)"
+            },
+            s.records,
+            s.stream_bytes,
+            s.torn_tail.as_ref().map_or(String::new(), |t| format!(
+                "; {} torn bytes at the end",
+                t.bytes
+            ))
+        ),
+    }
+}
+
 /// Builds the model from a receipt file's bytes, audited against `policy`. `on_stage(i)` is
 /// called as stage `STAGES[i]` begins. Never panics on any input: bad bytes are an `Err` naming
 /// what is wrong.
@@ -273,7 +296,7 @@ pub fn build(
     on_stage: &mut dyn FnMut(usize),
 ) -> Result<ReceiptModel, String> {
     on_stage(0);
-    let receipt = Receipt::from_json(bytes).map_err(|e| format!("{source}: {e}"))?;
+    let receipt = Receipt::from_bytes(bytes).map_err(|e| format!("{source}: {e}"))?;
     // The audit verifies every digest first, then recomputes.
     on_stage(1);
     on_stage(2);
@@ -286,6 +309,7 @@ pub fn build(
         source: source.to_owned(),
         file_bytes: bytes.len() as u64,
         file_sha256: loadproof_core::receipt::sha256_hex(bytes),
+        form: form(&receipt),
         protocol: receipt.protocol.clone(),
         subject: receipt.subject.clone(),
         provenance: receipt.provenance.clone(),

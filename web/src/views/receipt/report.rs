@@ -109,6 +109,8 @@ fn Banner(m: Arc<ReceiptModel>) -> impl IntoView {
                 <dd id="receipt-sha256" class="mono">
                     {m.file_sha256.clone()}
                 </dd>
+                <dt>"Form"</dt>
+                <dd id="receipt-form">{m.form.clone()}</dd>
                 <dt>"Protocol key"</dt>
                 <dd class="mono">{m.protocol.key.clone()}</dd>
                 <dt>"Made by"</dt>

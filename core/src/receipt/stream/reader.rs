@@ -1,0 +1,421 @@
+//! Reading records back into the [`Receipt`] their writer held.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{
+    Fields, Header, Kind, MAGIC, Opening, Sealing, StreamError, StreamStatus, TornTail, delta,
+};
+use crate::receipt::{
+    Evidence, Execution, Receipt, Scrape, ScrapeOutcome, Stamp, sha256_hex, strict_json,
+};
+
+/// A receipt rebuilt from its records, and how far its stream got.
+#[derive(Debug)]
+pub struct Materialized {
+    /// The receipt (for an unsealed stream: the opening's fields, the execution closed at the
+    /// last record).
+    pub receipt: Receipt,
+    /// The stream's reading.
+    pub status: StreamStatus,
+}
+
+/// A block being assembled from parts.
+struct Growing {
+    bytes: Vec<u8>,
+    parts: u64,
+    /// The first part whose payload did not hash to its header's digest: its recorded digest.
+    mismatch: Option<String>,
+}
+
+/// One record cut from the stream.
+struct Cut<'a> {
+    header: Header,
+    line: &'a [u8],
+    payload: &'a [u8],
+}
+
+/// The next record at `at`, `Ok(None)` at the end, `Err(torn)` when the stream ends inside it.
+fn cut<'a>(
+    stream: &'a [u8],
+    at: usize,
+    position: u64,
+) -> Result<Option<Cut<'a>>, Result<TornTail, StreamError>> {
+    let rest = stream.get(at..).unwrap_or_default();
+    if rest.is_empty() {
+        return Ok(None);
+    }
+    let torn = |what: String| {
+        Err(Ok(TornTail {
+            layer: "record".to_owned(),
+            offset: at as u64,
+            bytes: rest.len() as u64,
+            detail: what,
+        }))
+    };
+    let Some(eol) = memchr::memchr(b'\n', rest) else {
+        return torn(format!(
+            "record {position}'s header is cut short ({} bytes, no end of line)",
+            rest.len()
+        ));
+    };
+    let line = rest.get(..eol).unwrap_or_default();
+    let bad = |detail: String| StreamError::Header {
+        position,
+        offset: at as u64,
+        detail,
+    };
+    match strict_json::first_duplicate_key(line) {
+        Ok(None) => {}
+        Ok(Some(path)) => return Err(Err(bad(format!("the key {path} appears twice")))),
+        Err(e) => return Err(Err(bad(e.to_string()))),
+    }
+    let header: Header = serde_json::from_slice(line).map_err(|e| Err(bad(e.to_string())))?;
+    let start = eol + 1;
+    let len = usize::try_from(header.len).unwrap_or(usize::MAX);
+    let Some(end) = start.checked_add(len).filter(|&e| e < rest.len()) else {
+        return torn(format!(
+            "record {position}'s payload is cut short ({} of {} bytes)",
+            rest.len().saturating_sub(start).min(len),
+            header.len
+        ));
+    };
+    if rest.get(end) != Some(&b'\n') {
+        return Err(Err(bad(format!(
+            "the payload's {} bytes are not followed by a newline",
+            header.len
+        ))));
+    }
+    Ok(Some(Cut {
+        payload: rest.get(start..end).unwrap_or_default(),
+        line,
+        header,
+    }))
+}
+
+/// Reads a decompressed record stream. `torn` is what the container left unread (if anything);
+/// `file_bytes` the size of the file as given. `limit` bounds any one rebuilt block.
+pub fn read_records(
+    stream: &[u8],
+    torn: Option<TornTail>,
+    file_bytes: u64,
+    limit: usize,
+) -> Result<Materialized, StreamError> {
+    let mut at = MAGIC.len();
+    if !stream.starts_with(MAGIC) {
+        return Err(StreamError::Magic);
+    }
+    let mut prev = sha256_hex(MAGIC.strip_suffix(b"\n").unwrap_or(MAGIC));
+    // Header digests by sequence number, to tell a duplicate from a reordered record.
+    let mut seen: Vec<String> = Vec::new();
+    let mut opening: Option<Opening> = None;
+    let mut latest: Option<Fields> = None;
+    let mut sealing: Option<Sealing> = None;
+    let mut evidence: BTreeMap<String, Evidence> = BTreeMap::new();
+    let mut growing: BTreeMap<String, Growing> = BTreeMap::new();
+    let mut scrapes: Vec<Scrape> = Vec::new();
+    let mut last_body: HashMap<String, (String, Vec<u8>)> = HashMap::new();
+    let mut last = (0u64, Kind::Open, 0i64);
+    let mut torn_tail = None;
+    loop {
+        let position = seen.len() as u64;
+        let record = match cut(stream, at, position) {
+            Ok(Some(r)) => r,
+            Ok(None) => break,
+            Err(Ok(t)) => {
+                torn_tail = Some(t);
+                break;
+            }
+            Err(Err(e)) => return Err(e),
+        };
+        let h = &record.header;
+        let digest = sha256_hex(record.line);
+        if h.seq < position {
+            let identical = seen.get(h.seq as usize) == Some(&digest);
+            return Err(StreamError::Repeated {
+                position,
+                seq: h.seq,
+                identical,
+            });
+        }
+        if h.seq > position {
+            return Err(StreamError::Gap {
+                position,
+                seq: h.seq,
+            });
+        }
+        if h.prev != prev {
+            return Err(StreamError::Chain { seq: h.seq });
+        }
+        if sealing.is_some() {
+            return Err(StreamError::AfterSeal { seq: h.seq });
+        }
+        let refuse = |detail: String| StreamError::Record {
+            seq: h.seq,
+            kind: h.kind,
+            detail,
+        };
+        if (h.seq == 0) != (h.kind == Kind::Open) {
+            return Err(if h.seq == 0 {
+                StreamError::Open {
+                    detail: format!("it is a {:?} record", h.kind),
+                }
+            } else {
+                refuse("a second opening".to_owned())
+            });
+        }
+        // The bytes the payload stands for, and whether they are what the header says.
+        let raw: std::borrow::Cow<'_, [u8]> = match &h.base {
+            None => std::borrow::Cow::Borrowed(record.payload),
+            Some(base) => {
+                let url = h
+                    .scrape
+                    .as_ref()
+                    .map(|s| s.url.as_str())
+                    .unwrap_or_default();
+                let Some((name, bytes)) = last_body.get(url).filter(|(n, _)| n == base) else {
+                    return Err(refuse(format!(
+                        "written against {base:?}, which is not the previous body scraped from {url:?}"
+                    )));
+                };
+                let limit = limit.min(usize::try_from(h.bytes).unwrap_or(usize::MAX));
+                let rebuilt = delta::decode(bytes, record.payload, limit).map_err(|e| {
+                    refuse(format!("its delta against {name:?} does not rebuild: {e}"))
+                })?;
+                std::borrow::Cow::Owned(rebuilt)
+            }
+        };
+        // Whole blocks carry their header's claim, checked once by whoever verifies the
+        // receipt (a changed byte fails by name, as in a v1 receipt). Everything else the
+        // reader itself relies on — the opening, updates, the seal, each part of a growing
+        // block — is checked here.
+        let intact = || raw.len() as u64 == h.bytes && sha256_hex(&raw) == h.sha256;
+        let as_recorded = |raw: &[u8]| Evidence::claimed(raw, &h.sha256, h.bytes);
+        match h.kind {
+            Kind::Open => {
+                let o: Opening = read_json(&raw).map_err(|detail| StreamError::Open { detail })?;
+                if !intact() {
+                    return Err(StreamError::Open {
+                        detail: "its payload is not the bytes its header digests".to_owned(),
+                    });
+                }
+                opening = Some(o);
+            }
+            Kind::Update => {
+                if !intact() {
+                    return Err(refuse(
+                        "its payload is not the bytes its header digests".to_owned(),
+                    ));
+                }
+                latest = Some(read_json(&raw).map_err(refuse)?);
+            }
+            Kind::Seal => {
+                if !intact() {
+                    return Err(refuse(
+                        "its payload is not the bytes its header digests".to_owned(),
+                    ));
+                }
+                sealing = Some(read_json(&raw).map_err(refuse)?);
+            }
+            Kind::Block => {
+                let Some(name) = &h.block else {
+                    return Err(refuse("a block record without a block name".to_owned()));
+                };
+                if h.scrape.is_some() || h.base.is_some() {
+                    return Err(refuse("a block record with scrape fields".to_owned()));
+                }
+                match h.part {
+                    None => {
+                        if evidence.contains_key(name) || growing.contains_key(name) {
+                            return Err(refuse(format!("block {name:?} is written twice")));
+                        }
+                        evidence.insert(name.clone(), as_recorded(&raw));
+                    }
+                    Some(part) => {
+                        if evidence.contains_key(name) {
+                            return Err(refuse(format!(
+                                "block {name:?} is written whole and in parts"
+                            )));
+                        }
+                        let g = growing.entry(name.clone()).or_insert_with(|| Growing {
+                            bytes: Vec::new(),
+                            parts: 0,
+                            mismatch: None,
+                        });
+                        if part != g.parts {
+                            return Err(refuse(format!(
+                                "part {part} of block {name:?} where part {} was due",
+                                g.parts
+                            )));
+                        }
+                        if g.bytes.len().saturating_add(raw.len()) > limit {
+                            return Err(refuse(format!("block {name:?} grows past {limit} bytes")));
+                        }
+                        g.parts += 1;
+                        g.bytes.extend_from_slice(&raw);
+                        if g.mismatch.is_none() && !intact() {
+                            g.mismatch = Some(h.sha256.clone());
+                        }
+                    }
+                }
+            }
+            Kind::Scrape => {
+                let Some(scrape) = &h.scrape else {
+                    return Err(refuse("a scrape record without its scrape".to_owned()));
+                };
+                match &scrape.outcome {
+                    ScrapeOutcome::Response { body, .. } => {
+                        if h.block.as_ref() != Some(body) || h.part.is_some() {
+                            return Err(refuse(format!(
+                                "the scrape's body is {body:?} but the record holds block {:?}",
+                                h.block
+                            )));
+                        }
+                        if evidence.contains_key(body) || growing.contains_key(body) {
+                            return Err(refuse(format!("block {body:?} is written twice")));
+                        }
+                        evidence.insert(body.clone(), as_recorded(&raw));
+                        last_body.insert(scrape.url.clone(), (body.clone(), raw.into_owned()));
+                    }
+                    ScrapeOutcome::Failed { .. } => {
+                        if h.block.is_some() || h.len != 0 {
+                            return Err(refuse("a failed scrape with a body".to_owned()));
+                        }
+                    }
+                }
+                scrapes.push(scrape.clone());
+            }
+        }
+        last = (h.seq, h.kind, h.at_mono_ns);
+        seen.push(digest.clone());
+        prev = digest;
+        at += record.line.len() + 1 + record.payload.len() + 1;
+    }
+    let Some(opening) = opening else {
+        return Err(match torn_tail {
+            Some(t) => StreamError::Open {
+                detail: format!(
+                    "the stream ends before its first record is whole: {}",
+                    t.detail
+                ),
+            },
+            None => StreamError::Open {
+                detail: "the stream holds no records".to_owned(),
+            },
+        });
+    };
+    // Parts become whole blocks. One whose parts do not all verify carries the digest the
+    // seal claims for it (or its first bad part's), so it fails verification by name.
+    for (name, g) in growing {
+        let mut e = Evidence::of(&g.bytes);
+        if let Some(recorded) = g.mismatch {
+            match sealing.as_ref().and_then(|s| s.blocks.get(&name)) {
+                Some(claim) => {
+                    e.sha256.clone_from(&claim.sha256);
+                    e.bytes = claim.bytes;
+                }
+                None => e.sha256 = recorded,
+            }
+        }
+        evidence.insert(name, e);
+    }
+    let sealed = sealing.is_some();
+    let fields = match sealing {
+        Some(seal) => {
+            check_seal(&seal, &evidence, scrapes.len() as u64)?;
+            seal.receipt
+        }
+        None => unsealed(latest.unwrap_or(opening.receipt), last.2),
+    };
+    let status = StreamStatus {
+        sealed,
+        run: opening.run,
+        records: seen.len() as u64,
+        last_seq: last.0,
+        last_kind: last.1,
+        last_mono_ns: last.2,
+        file_bytes,
+        stream_bytes: stream.len() as u64,
+        torn_tail: torn_tail.or(torn),
+    };
+    Ok(Materialized {
+        receipt: Receipt {
+            schema: fields.schema,
+            protocol: fields.protocol,
+            subject: fields.subject,
+            provenance: fields.provenance,
+            execution: fields.execution,
+            scrapes,
+            evidence,
+            notes: fields.notes,
+            lease: fields.lease,
+            implementation: fields.implementation,
+            derived: fields.derived,
+            stream: Some(status.clone()),
+        },
+        status,
+    })
+}
+
+/// A JSON payload, refusing a key twice.
+fn read_json<T: serde::de::DeserializeOwned>(raw: &[u8]) -> Result<T, String> {
+    if let Some(path) = strict_json::first_duplicate_key(raw).map_err(|e| e.to_string())? {
+        return Err(format!("the key {path} appears twice"));
+    }
+    serde_json::from_slice(raw).map_err(|e| e.to_string())
+}
+
+/// The seal must list exactly the blocks read, with the digests their records carry.
+fn check_seal(
+    seal: &Sealing,
+    evidence: &BTreeMap<String, Evidence>,
+    scrapes: u64,
+) -> Result<(), StreamError> {
+    if seal.scrapes != scrapes {
+        return Err(StreamError::Seal {
+            detail: format!(
+                "it counts {} scrapes, the stream holds {scrapes}",
+                seal.scrapes
+            ),
+        });
+    }
+    for (name, d) in &seal.blocks {
+        match evidence.get(name) {
+            None => {
+                return Err(StreamError::Seal {
+                    detail: format!("it lists block {name:?}, which no record holds"),
+                });
+            }
+            Some(e) if e.sha256 != d.sha256 || e.bytes != d.bytes => {
+                return Err(StreamError::Seal {
+                    detail: format!(
+                        "block {name:?} is sealed as sha256 {} ({} bytes); its records hold {} ({} bytes)",
+                        d.sha256, d.bytes, e.sha256, e.bytes
+                    ),
+                });
+            }
+            Some(_) => {}
+        }
+    }
+    if let Some(name) = evidence.keys().find(|n| !seal.blocks.contains_key(*n)) {
+        return Err(StreamError::Seal {
+            detail: format!("block {name:?} is in the stream but not in the seal"),
+        });
+    }
+    Ok(())
+}
+
+/// The opening's fields for a stream whose writer never sealed it: the execution closed at the
+/// last record's time, with nothing the writer did not get to say.
+fn unsealed(mut fields: Fields, last_mono_ns: i64) -> Fields {
+    match &mut fields.execution {
+        Execution::Native { started, ended, .. } => {
+            let mono_ns = last_mono_ns.max(started.mono_ns);
+            *ended = Stamp {
+                mono_ns,
+                unix_ns: started.unix_ns.saturating_add(mono_ns - started.mono_ns),
+            };
+        }
+        Execution::Ran { .. } | Execution::NotStarted { .. } | Execution::Unreachable { .. } => {}
+    }
+    fields
+}

@@ -1,0 +1,310 @@
+//! The stream form's rules, each a test named after it.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::receipt::{Receipt, ReceiptError, sha256_hex};
+
+const NATIVE: &[u8] = include_bytes!("../../../tests/data/receipt/native_sim.json");
+
+fn native() -> Receipt {
+    Receipt::from_json(NATIVE).unwrap()
+}
+
+/// The stream of `r`, uncompressed, and each record's start offset.
+fn stream_of(r: &Receipt) -> (Vec<u8>, Vec<usize>) {
+    let bytes = whole(r, "00112233445566778899aabbccddeeff");
+    let mut starts = Vec::new();
+    let mut at = MAGIC.len();
+    while at < bytes.len() {
+        starts.push(at);
+        let eol = at + memchr::memchr(b'\n', &bytes[at..]).unwrap();
+        let h: Header = serde_json::from_slice(&bytes[at..eol]).unwrap();
+        at = eol + 1 + h.len as usize + 1;
+    }
+    (bytes, starts)
+}
+
+fn records(bytes: &[u8], starts: &[usize]) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for (i, &s) in starts.iter().enumerate() {
+        let e = starts.get(i + 1).copied().unwrap_or(bytes.len());
+        out.push(bytes[s..e].to_vec());
+    }
+    out
+}
+
+fn join(records: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    for r in records {
+        out.extend_from_slice(r);
+    }
+    out
+}
+
+fn read(bytes: &[u8]) -> Result<Receipt, ReceiptError> {
+    Receipt::from_bytes(bytes)
+}
+
+#[test]
+fn a_receipt_read_back_from_its_stream_is_the_receipt_written() {
+    let r = native();
+    let (bytes, starts) = stream_of(&r);
+    let back = read(&bytes).unwrap();
+    let status = back.stream.clone().unwrap();
+    assert!(status.sealed);
+    assert_eq!(status.records, starts.len() as u64);
+    assert!(status.torn_tail.is_none());
+    let mut same = back.clone();
+    same.stream = None;
+    assert_eq!(same, r);
+    assert!(back.verify_evidence().is_empty());
+    // Scrape bodies after the first from a URL are written as deltas against the one before.
+    let deltas = records(&bytes, &starts)
+        .iter()
+        .filter(|r| r.windows(8).any(|w| w == b"\"base\":\""))
+        .count();
+    assert!(deltas > 0);
+}
+
+#[test]
+fn a_v1_document_is_read_as_sealed() {
+    let r = Receipt::from_bytes(NATIVE).unwrap();
+    assert!(r.stream.is_none());
+    assert!(r.sealed());
+}
+
+#[test]
+fn a_stream_cut_anywhere_is_read_up_to_its_last_whole_record_and_unsealed() {
+    let r = native();
+    let (bytes, starts) = stream_of(&r);
+    // Every cut inside the last three records, and at every record boundary.
+    let from = starts[starts.len().saturating_sub(3)];
+    let mut cuts: Vec<usize> = (from..bytes.len()).collect();
+    cuts.extend(starts.iter().skip(1).copied());
+    for cut in cuts {
+        let got = read(&bytes[..cut]);
+        let whole_records = starts
+            .iter()
+            .filter(|&&s| s < cut)
+            .count()
+            .saturating_sub(usize::from(!starts.contains(&cut)));
+        match got {
+            Ok(back) => {
+                let s = back.stream.clone().unwrap();
+                assert!(!s.sealed, "cut {cut}");
+                assert_eq!(s.records as usize, whole_records, "cut {cut}");
+                assert_eq!(s.torn_tail.is_some(), !starts.contains(&cut), "cut {cut}");
+                // Every block the cut receipt holds verifies: nothing torn was counted.
+                assert!(
+                    back.verify_evidence()
+                        .iter()
+                        .all(|e| matches!(e, crate::receipt::EvidenceError::Missing { .. })),
+                    "cut {cut}"
+                );
+            }
+            Err(e) => panic!("cut {cut}: {e}"),
+        }
+    }
+}
+
+#[test]
+fn a_stream_without_a_whole_first_record_is_refused() {
+    let r = native();
+    let (bytes, starts) = stream_of(&r);
+    for cut in [0, 5, MAGIC.len(), starts[1] - 1] {
+        assert!(read(&bytes[..cut]).is_err(), "cut {cut}");
+    }
+}
+
+#[test]
+fn a_dropped_record_is_a_named_gap() {
+    let r = native();
+    let (bytes, starts) = stream_of(&r);
+    let mut recs = records(&bytes, &starts);
+    recs.remove(3);
+    let e = read(&join(&recs)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ReceiptError::Stream(StreamError::Gap {
+                position: 3,
+                seq: 4
+            })
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_duplicated_record_is_named() {
+    let r = native();
+    let (bytes, starts) = stream_of(&r);
+    let mut recs = records(&bytes, &starts);
+    let copy = recs[2].clone();
+    recs.insert(3, copy);
+    let e = read(&join(&recs)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ReceiptError::Stream(StreamError::Repeated {
+                position: 3,
+                seq: 2,
+                identical: true
+            })
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_reordered_record_is_named() {
+    let r = native();
+    let (bytes, starts) = stream_of(&r);
+    let mut recs = records(&bytes, &starts);
+    recs.swap(2, 3);
+    let e = read(&join(&recs)).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            ReceiptError::Stream(StreamError::Gap {
+                position: 2,
+                seq: 3
+            })
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_record_spliced_from_another_receipt_breaks_the_chain() {
+    let r = native();
+    let (bytes, starts) = stream_of(&r);
+    let other = whole(&r, "ffffffffffffffffffffffffffffffff");
+    let mut recs = records(&bytes, &starts);
+    let theirs = records(&other, &starts);
+    recs[4] = theirs[4].clone();
+    let e = read(&join(&recs)).unwrap_err();
+    assert!(
+        matches!(e, ReceiptError::Stream(StreamError::Chain { seq: 4 })),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_record_after_the_seal_is_refused() {
+    let r = native();
+    let (bytes, _) = stream_of(&r);
+    let mut w = bytes.clone();
+    // A forged record that chains to the seal.
+    let seal_line_start = {
+        let last = w[..w.len() - 1].iter().rposition(|&b| b == b'\n').unwrap();
+        // The seal's header line precedes its payload line.
+        w[..last].iter().rposition(|&b| b == b'\n').unwrap() + 1
+    };
+    let seal_eol = seal_line_start + memchr::memchr(b'\n', &w[seal_line_start..]).unwrap();
+    let seal: Header = serde_json::from_slice(&w[seal_line_start..seal_eol]).unwrap();
+    let extra = Header {
+        seq: seal.seq + 1,
+        prev: sha256_hex(&w[seal_line_start..seal_eol]),
+        kind: Kind::Block,
+        at_mono_ns: 0,
+        block: Some("x".into()),
+        part: None,
+        scrape: None,
+        base: None,
+        len: 0,
+        sha256: sha256_hex(b""),
+        bytes: 0,
+    };
+    w.extend(serde_json::to_vec(&extra).unwrap());
+    w.extend(b"\n\n");
+    let e = read(&w).unwrap_err();
+    assert!(
+        matches!(e, ReceiptError::Stream(StreamError::AfterSeal { .. })),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_changed_payload_byte_names_its_block_and_is_not_a_refusal() {
+    let r = native();
+    let (mut bytes, starts) = stream_of(&r);
+    // The plan block's payload: flip one byte of its text.
+    let recs = records(&bytes, &starts);
+    let i = recs
+        .iter()
+        .position(|r| r.starts_with(b"{\"seq\"") && r.windows(11).any(|w| w == b"\"plan.json\""))
+        .unwrap();
+    let at = starts[i] + memchr::memchr(b'\n', &recs[i]).unwrap() + 5;
+    bytes[at] ^= 0x01;
+    let back = read(&bytes).unwrap();
+    let errors = back.verify_evidence();
+    assert!(
+        errors.iter().any(|e| e.to_string().contains("plan.json")),
+        "{errors:?}"
+    );
+}
+
+#[test]
+fn an_unsealed_native_stream_ends_its_run_at_the_last_record() {
+    let r = native();
+    let (bytes, starts) = stream_of(&r);
+    let back = read(&bytes[..starts[starts.len() - 1]]).unwrap();
+    assert!(!back.sealed());
+    // The opening's fields are the receipt's (upgrade writes them final).
+    assert_eq!(back.protocol, r.protocol);
+}
+
+#[test]
+fn a_compressed_stream_cut_mid_block_names_its_torn_tail() {
+    // A frame flushed after every record, then cut: what was flushed reads.
+    let r = native();
+    let (bytes, starts) = stream_of(&r);
+    let mut frame = Vec::new();
+    // Stored (raw) zstd blocks written by hand: header 3 bytes (size<<3 | type 0 | last).
+    frame.extend_from_slice(&ZSTD_MAGIC);
+    frame.extend_from_slice(&[0x00, 0x50]); // frame header: no checksum, window 2^(10+10)
+    let mut cuts = Vec::new();
+    let mut prev = 0;
+    for &s in starts.iter().skip(1).chain(std::iter::once(&bytes.len())) {
+        let chunk = &bytes[prev..s];
+        for piece in chunk.chunks(100_000) {
+            let h = (piece.len() as u32) << 3;
+            frame.extend_from_slice(&h.to_le_bytes()[..3]);
+            frame.extend_from_slice(piece);
+        }
+        cuts.push(frame.len());
+        prev = s;
+    }
+    frame.extend_from_slice(&[0x01, 0, 0]);
+    let all = read(&frame).unwrap();
+    assert!(all.sealed());
+    let cut = cuts[cuts.len() - 3] + 7;
+    let back = read(&frame[..cut]).unwrap();
+    let s = back.stream.unwrap();
+    assert!(!s.sealed);
+    let t = s.torn_tail.unwrap();
+    assert_eq!(t.layer, "compressed");
+    assert_eq!(t.bytes, 7);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn any_edit_to_a_stream_is_read_or_refused_never_a_panic(
+        at in 0usize..60_000, len in 0usize..40, fill in any::<u8>(), cut in 0usize..70_000,
+    ) {
+        let r = native();
+        let (mut bytes, _) = stream_of(&r);
+        let n = bytes.len();
+        for b in bytes.iter_mut().skip(at % n).take(len) {
+            *b = fill;
+        }
+        bytes.truncate(cut.min(n));
+        if let Ok(back) = read(&bytes) {
+            // Whatever reads, every block it holds either verifies or is named.
+            let _ = back.verify_evidence();
+        }
+    }
+}
