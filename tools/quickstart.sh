@@ -46,20 +46,27 @@ start_sim() { # $1 = decode step ms, $2 = port (0: any free one); sets sim_pid a
 }
 start_sim 1 0
 "$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --acquire-lease 600 \
-  --knob decode_step_ms=1 --out "$out/baseline.json"
+  --knob decode_step_ms=1 --out "$out/baseline.receipt"
 kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true
 start_sim 2 "${sim_url##*:}"
 "$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --acquire-lease 600 \
-  --knob decode_step_ms=2 --out "$out/treatment.json"
+  --knob decode_step_ms=2 --out "$out/treatment.receipt"
 kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true
-"$lp" receipt verify "$out/baseline.json"
+"$lp" receipt verify "$out/baseline.receipt"
+printf '\n== main job: the receipt is a record stream, written as the run happened ==\n'
+# zstd-compressed records (scrapes as line deltas), chained and sealed; any block comes out as
+# the exact bytes received, so its sha256sum is the digest the receipt records.
+echo "baseline.receipt: $(stat -c %s "$out/baseline.receipt") bytes; as one v1 JSON document:"
+"$lp" receipt upgrade "$out/baseline.receipt" --form json --out "$out/baseline.v1.json"
+echo "metrics/0 extracted: $("$lp" receipt extract "$out/baseline.receipt" metrics/0 | sha256sum | cut -c1-64)"
+"$lp" receipt verify "$out/baseline.receipt" | grep -F ' metrics/0 '
 printf '\n== main job: audit the receipt (every number recomputed from its raw evidence) ==\n'
-"$lp" receipt audit "$out/baseline.json"
-"$lp" receipt qualify "$out/baseline.json" >/dev/null \
+"$lp" receipt audit "$out/baseline.receipt"
+"$lp" receipt qualify "$out/baseline.receipt" >/dev/null \
   && echo "receipt qualify: exit 0 (qualified, of loadproof sim, a simulator)" \
   || echo "receipt qualify: exit $? (unqualified: see the refusals above)"
 printf '\n== main job: compare the two arms (one receipt each: an observation, not a measured effect) ==\n'
-"$lp" receipt compare "$out/baseline.json" "$out/treatment.json" \
+"$lp" receipt compare "$out/baseline.receipt" "$out/treatment.receipt" \
   || echo "receipt compare: exit $? (not comparable: see the reasons above)"
 
 real="$root/../shared/traces/burstgpt/BurstGPT_1.first400.csv"
@@ -70,7 +77,7 @@ fi
 
 printf '\n== main job: publish the example playbook with the web app (a static site) ==\n'
 "$lp" playbook publish fixtures/playbook/examples.json --out "$out/site" --app "$root/dist" \
-  --receipt "$out/baseline.json" --receipt "$out/treatment.json"
+  --receipt "$out/baseline.receipt" --receipt "$out/treatment.receipt"
 (cd "$out/site" && sha256sum --quiet -c site.sha256 && echo "site.sha256: every file verifies")
 
 if [ "${SERVE:-1}" = 0 ]; then

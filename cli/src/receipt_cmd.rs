@@ -286,11 +286,14 @@ pub fn upgrade(args: &UpgradeArgs, out: &mut impl Write) -> Result<ExitCode> {
     let written = std::fs::metadata(&args.out).map(|m| m.len()).unwrap_or(0);
     writeln!(
         out,
-        "wrote {} ({} bytes; {} bytes as read, {:.1}x)",
+        "wrote {} as {} ({written} bytes; {} was {} bytes)",
         args.out.display(),
-        written,
+        match args.form {
+            ReceiptForm::Stream => "a sealed record stream",
+            ReceiptForm::Json => "a v1 JSON document",
+        },
+        args.receipt.display(),
         bytes.len(),
-        bytes.len() as f64 / written.max(1) as f64
     )?;
     Ok(ExitCode::SUCCESS)
 }

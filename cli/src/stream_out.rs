@@ -90,7 +90,7 @@ impl StreamOut {
                 error: None,
             })),
         };
-        out.append(|_| bytes);
+        out.append(|_, _| bytes);
         Ok(out)
     }
 
@@ -100,7 +100,7 @@ impl StreamOut {
     }
 
     /// Restates the fields (`change` applied to the last statement): an update record.
-    pub fn restate(&self, change: impl FnOnce(&mut Fields), at_mono_ns: i64) {
+    pub fn restate(&self, change: impl FnOnce(&mut Fields)) {
         let fields = {
             let Ok(mut inner) = self.inner.lock() else {
                 return;
@@ -108,11 +108,12 @@ impl StreamOut {
             change(&mut inner.fields);
             inner.fields.clone()
         };
-        self.append(|w| w.update(&fields, at_mono_ns));
+        self.append(|w, at| w.update(&fields, at));
     }
 
-    /// Appends what `make` returns (given the writer) and flushes it to the OS.
-    fn append(&self, make: impl FnOnce(&mut RecordWriter) -> Vec<u8>) {
+    /// Appends what `make` returns (given the writer and the time, read under the lock so
+    /// records are stamped in the order they are appended) and flushes it to the OS.
+    fn append(&self, make: impl FnOnce(&mut RecordWriter, i64) -> Vec<u8>) {
         let Ok(mut inner) = self.inner.lock() else {
             return;
         };
@@ -120,7 +121,7 @@ impl StreamOut {
         let (Some(writer), Some(zstd)) = (inner.writer.as_mut(), inner.zstd.as_mut()) else {
             return;
         };
-        let bytes = make(writer);
+        let bytes = make(writer, self.clock_ns());
         let result = zstd.write_all(&bytes).and_then(|()| zstd.flush());
         let result = result.and_then(|()| {
             if inner.last_sync.elapsed() >= SYNC_EVERY {
@@ -138,32 +139,32 @@ impl StreamOut {
     }
 
     /// A whole evidence block.
-    pub fn block(&self, name: &str, raw: &[u8], at_mono_ns: i64) {
-        self.append(|w| w.block(name, raw, at_mono_ns));
+    pub fn block(&self, name: &str, raw: &[u8]) {
+        self.append(|w, at| w.block(name, raw, at));
     }
 
     /// The next part of a growing block.
-    pub fn part(&self, name: &str, raw: &[u8], at_mono_ns: i64) {
+    pub fn part(&self, name: &str, raw: &[u8]) {
         if !raw.is_empty() {
-            self.append(|w| w.part(name, raw, at_mono_ns));
+            self.append(|w, at| w.part(name, raw, at));
         }
     }
 
     /// The next part of a growing block, even an empty one (a block that exists from the
     /// start of a run, before it has bytes).
     pub fn part_even_empty(&self, name: &str, raw: &[u8]) {
-        let at = self.clock_ns();
-        self.append(|w| w.part(name, raw, at));
+        self.append(|w, at| w.part(name, raw, at));
     }
 
     /// One scrape and its body.
-    pub fn scrape(&self, scrape: &Scrape, body: &[u8], at_mono_ns: i64) {
-        self.append(|w| w.scrape(scrape, body, at_mono_ns));
+    pub fn scrape(&self, scrape: &Scrape, body: &[u8]) {
+        self.append(|w, at| w.scrape(scrape, body, at));
     }
 
     /// Appends every block of `receipt` not yet written and the seal, closes the frame and
     /// syncs the file. Fails when any write during the run failed.
-    pub fn seal(&self, receipt: &Receipt, at_mono_ns: i64) -> Result<()> {
+    pub fn seal(&self, receipt: &Receipt) -> Result<()> {
+        let at_mono_ns = self.clock_ns();
         let mut inner = self
             .inner
             .lock()
@@ -191,6 +192,21 @@ impl StreamOut {
 /// fired): through a temporary file and a rename, like every other whole file.
 pub fn write_whole(path: &Path, receipt: &Receipt) -> Result<()> {
     let bytes = loadproof_core::receipt::stream::whole(receipt, &run_id());
+    // Never write a stream the reader would refuse or read as another receipt (two scrapes
+    // sharing one body block, say): read it back first.
+    let back = Receipt::from_bytes(&bytes).map_err(|e| {
+        crate::input::BadInput(format!(
+            "{}: this receipt cannot be written as a record stream: {e}",
+            path.display()
+        ))
+    })?;
+    if !same_receipt(&back, receipt) {
+        return Err(crate::input::BadInput(format!(
+            "{}: this receipt does not read back whole from a record stream (kept as it is)",
+            path.display()
+        ))
+        .into());
+    }
     crate::output::write_atomically(path, |w| {
         let mut z = zstd::stream::write::Encoder::new(w, LEVEL)?;
         z.include_checksum(false)?;
@@ -198,4 +214,23 @@ pub fn write_whole(path: &Path, receipt: &Receipt) -> Result<()> {
         z.finish()?;
         Ok(())
     })
+}
+
+/// The same receipt, block bytes compared as bytes (a v1 file may hold text as base64).
+fn same_receipt(a: &Receipt, b: &Receipt) -> bool {
+    let strip = |r: &Receipt| {
+        let mut r = r.clone();
+        r.evidence.clear();
+        r.stream = None;
+        r
+    };
+    strip(a) == strip(b)
+        && a.evidence.len() == b.evidence.len()
+        && a.evidence.iter().all(|(name, x)| {
+            b.evidence.get(name).is_some_and(|y| {
+                x.sha256 == y.sha256
+                    && x.bytes == y.bytes
+                    && x.decoded(name).ok() == y.decoded(name).ok()
+            })
+        })
 }

@@ -61,7 +61,7 @@ mustRun(['trace', 'synth', '--out', trace, '--output-p50', '8', '--output-p95', 
 mustRun(['plan', trace, '--out', path.join(work, 'plan'), '--max-requests', '60', '--time-scale', '20']);
 mustRun(['plan', trace, '--out', path.join(work, 'plan2'), '--max-requests', '40', '--time-scale', '20']);
 const port = await freePort();
-const names = { baseline: 'baseline.json', treatment: 'treatment.json', other: 'other-plan.json' };
+const names = { baseline: 'baseline.receipt', treatment: 'treatment.receipt', other: 'other-plan.receipt' };
 const at = (n) => path.join(published, n);
 await fire(port, path.join(work, 'plan'), at(names.baseline), 64);
 await fire(port, path.join(work, 'plan'), at(names.treatment), 2);
@@ -289,9 +289,9 @@ try {
 
   await check('Cancel stops an audit in progress: its result never arrives', async () => {
     // The file is set and Cancel pressed in one task of the page, before the file is read.
-    const outcome = await page.evaluate(async (text) => {
+    const outcome = await page.evaluate(async ([bytes, name]) => {
       const dt = new DataTransfer();
-      dt.items.add(new File([text], 'treatment.json', { type: 'application/json' }));
+      dt.items.add(new File([new Uint8Array(bytes)], name));
       const input = document.querySelector('#treatment-file');
       input.files = dt.files;
       input.dispatchEvent(new Event('change', { bubbles: true }));
@@ -301,7 +301,7 @@ try {
       const progress = document.querySelector('#treatment-progress') !== null;
       button.click();
       return progress ? 'clicked' : 'no #treatment-progress beside the button';
-    }, fs.readFileSync(at(names.treatment), 'utf8'));
+    }, [Array.from(fs.readFileSync(at(names.treatment))), names.treatment]);
     expectEqual(outcome, 'clicked', 'cancel');
     await page.waitForSelector('#treatment-status');
     const status = await page.innerText('#treatment-status');

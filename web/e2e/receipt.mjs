@@ -81,24 +81,34 @@ const trace = path.join(tmp, 'synthetic-burstgpt.csv');
 mustRun(['trace', 'synth', '--out', trace]);
 const plan = path.join(tmp, 'plan');
 mustRun(['plan', trace, '--out', plan, '--max-requests', '60', '--time-scale', '20']);
-const good = await fire(plan, [], path.join(tmp, 'baseline.json'));
+const good = await fire(plan, [], path.join(tmp, 'baseline.receipt'));
 // Three knobs: the sim states max_num_seqs (256 by default: read back) and decode_step_ms (2 by
 // default: 5 is contradicted); it names no `scheduler` (stated only).
-const faulty = await fire(plan, ['--fault', 'http500:5'], path.join(tmp, 'faulty.json'), [
+const faulty = await fire(plan, ['--fault', 'http500:5'], path.join(tmp, 'faulty.receipt'), [
   '--knob', 'max_num_seqs=256', '--knob', 'decode_step_ms=5', '--knob', 'scheduler=fcfs',
 ]);
 
-// The same receipt with one digit of the event log changed (inside the block's content, where
-// the JSON string escapes quotes): only that block's digest fails.
+// The same receipt as a v1 JSON document (`receipt upgrade --form json`) with one digit of the
+// event log changed (inside the block's content, where the JSON string escapes quotes): only
+// that block's digest fails.
+const goodJson = path.join(tmp, 'baseline-v1.json');
+mustRun(['receipt', 'upgrade', good, '--form', 'json', '--out', goodJson]);
 const tampered = path.join(tmp, 'tampered.json');
 {
-  const text = fs.readFileSync(good, 'utf8');
-  const marker = '{\\"index\\":0,\\"scheduled_ns\\":';
+  const text = fs.readFileSync(goodJson, 'utf8');
+  const marker = '{\\"index\\":';
   const at = text.indexOf(marker);
-  if (at < 0) throw new Error('no event log record 0 in the receipt');
+  if (at < 0) throw new Error('no event log record in the receipt');
   const digit = at + marker.length;
   const flipped = text[digit] === '1' ? '2' : '1';
   fs.writeFileSync(tampered, text.slice(0, digit) + flipped + text.slice(digit + 1));
+}
+// The record stream cut short, as a writer killed mid-run leaves it: read up to its last whole
+// record, unsealed.
+const unsealed = path.join(tmp, 'unsealed.receipt');
+{
+  const bytes = fs.readFileSync(good);
+  fs.writeFileSync(unsealed, bytes.subarray(0, Math.floor(bytes.length * 0.7)));
 }
 const notReceipt = path.join(tmp, 'not-a-receipt.json');
 fs.writeFileSync(notReceipt, '{"hello": "world"}\n');
@@ -134,6 +144,8 @@ const expected = {
   good: cliAudit(good),
   faulty: cliAudit(faulty),
   tampered: cliAudit(tampered),
+  goodJson: cliAudit(goodJson),
+  unsealed: cliAudit(unsealed),
   strictGood: cliAudit(good, strictPolicy),
 };
 
@@ -298,7 +310,7 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
     const sel = `details.evidence[data-block="${EVENTS}"]`;
     await page.click(`${sel} summary`);
     const text = await page.innerText(`${sel} pre.preview`);
-    expectIncludes(text, '"index":0', 'preview');
+    expectIncludes(text, '{"index":', 'preview'); // records in the order requests ended
     const blocks = await page.$$eval('details.evidence', (ds) => ds.map((d) => d.dataset.block));
     deepStrictEqual(blocks, cli.digests.map((d) => d.block));
   });
@@ -314,7 +326,7 @@ try {
   });
   let audit = null;
   try {
-    audit = await waitForAudit('baseline.json');
+    audit = await waitForAudit('baseline.receipt');
   } catch (err) {
     await check('baseline.json (bundled) loads', () => Promise.reject(err));
   }
@@ -339,7 +351,7 @@ try {
       window.loadproofAuditSource = undefined;
     });
     await page.click('#bundled-1');
-    audit = await waitForAudit('faulty.json');
+    audit = await waitForAudit('faulty.receipt');
     expectEqual(await page.getAttribute('#bundled-1', 'aria-pressed'), 'true', '#bundled-1 aria-pressed');
   });
   await checkReceipt('faulty.json (sim --fault http500:5)', faulty, audit, expected.faulty);
@@ -370,7 +382,7 @@ try {
   await check('offline: a chosen receipt (file input) equals the CLI again', async () => {
     const again = await choose(good);
     deepStrictEqual(again, expected.good);
-    expectEqual(await page.innerText('#receipt-source'), 'baseline.json', '#receipt-source');
+    expectEqual(await page.innerText('#receipt-source'), 'baseline.receipt', '#receipt-source');
   });
 
   await check(`offline: tampered receipt names ${EVENTS} as failed in #receipt-digests`, async () => {
@@ -392,6 +404,25 @@ try {
   });
   await page.evaluate(() => document.querySelector('#receipt-banner')?.scrollIntoView());
   await page.screenshot({ path: path.join(shots, 'receipt-view-tampered.png') });
+
+  await check('offline: the record stream and its v1 JSON document audit the same in the page', async () => {
+    expectIncludes(await (async () => { await choose(good); return page.innerText('#receipt-form'); })(),
+      'record stream, sealed', '#receipt-form');
+    const a = await choose(goodJson);
+    deepStrictEqual(a, expected.goodJson);
+    deepStrictEqual(a, expected.good);
+    expectEqual(await page.innerText('#receipt-form'), 'v1 JSON document', '#receipt-form');
+  });
+
+  await check('offline: an unsealed record stream (a writer killed mid-run) is read as far as it got, never qualified', async () => {
+    const a = await choose(unsealed);
+    deepStrictEqual(a, expected.unsealed);
+    expectEqual(a.sealed, false, 'sealed');
+    expectEqual(a.qualified, false, 'qualified');
+    if (!(a.unsealed.records > 1)) throw new Error(`only ${a.unsealed.records} records read`);
+    expectIncludes(await page.innerText('#receipt-form'), 'UNSEALED', '#receipt-form');
+    expectIncludes(await page.innerText('#receipt-verdict'), 'UNSEALED', 'banner');
+  });
 
   await check('offline: a file that is not a receipt shows an error naming the file', async () => {
     await page.setInputFiles('#receipt-file', notReceipt);
@@ -433,11 +464,11 @@ try {
   });
 
   await check('offline: Cancel stops an audit: no verdict, no published audit, a status line', async () => {
-    const text = fs.readFileSync(faulty, 'utf8');
+    const text = Array.from(fs.readFileSync(faulty));
     const state = await page.evaluate(async (t) => {
       const input = document.querySelector('#receipt-file');
       const dt = new DataTransfer();
-      dt.items.add(new File([t], 'to-cancel.json', { type: 'application/json' }));
+      dt.items.add(new File([new Uint8Array(t)], 'to-cancel.receipt'));
       input.files = dt.files;
       input.dispatchEvent(new Event('change', { bubbles: true }));
       for (let i = 0; i < 50 && !document.querySelector('#receipt-cancel'); i += 1) {
@@ -459,7 +490,7 @@ try {
     expectEqual(state.progress, true, 'progress bar shown while auditing');
     expectEqual(state.banner, false, 'banner after Cancel');
     expectEqual(state.audit, null, 'window.loadproofAudit after Cancel');
-    expectEqual(state.status, 'Cancelled: to-cancel.json was not audited.', '#receipt-status');
+    expectEqual(state.status, 'Cancelled: to-cancel.receipt was not audited.', '#receipt-status');
   });
 
   await check('offline: after a Cancel, the next receipt still audits', async () => {
@@ -501,7 +532,7 @@ try {
     await page.fill('#receipt-policy-max_send_lag_ms', '0.000001');
     await page.press('#receipt-policy-max_send_lag_ms', 'Enter');
     const a = await waitForEqual(page, auditNow, cli);
-    expectEqual(await page.evaluate(() => window.loadproofAuditSource), 'baseline.json', 'loadproofAuditSource');
+    expectEqual(await page.evaluate(() => window.loadproofAuditSource), 'baseline.receipt', 'loadproofAuditSource');
     deepStrictEqual(a.policy, STRICT_POLICY);
     expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'yours', '#receipt-policy data-whose');
     expectEqual(await page.innerText('#receipt-policy-whose'), 'yours', '#receipt-policy-whose');
@@ -560,7 +591,7 @@ try {
   offline = false;
   await check('reload: the stored policy is still in force for the receipt that opens by itself', async () => {
     await page.reload();
-    const a = await waitForAudit('baseline.json');
+    const a = await waitForAudit('baseline.receipt');
     deepStrictEqual(a, expected.strictGood);
     expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'yours', 'data-whose');
     expectEqual(await page.inputValue('#receipt-policy-max_send_lag_ms'), '0.000001', 'the lag field');
@@ -589,7 +620,7 @@ try {
   await check('a stored policy that no longer reads is ignored with a note; the defaults are in force', async () => {
     await page.evaluate((key) => localStorage.setItem(key, '{"schema":"loadproof.audit-policy/v0"}'), STORAGE_KEY);
     await page.reload();
-    deepStrictEqual(await waitForAudit('baseline.json'), expected.good);
+    deepStrictEqual(await waitForAudit('baseline.receipt'), expected.good);
     expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'defaults', 'data-whose');
     const note = await page.innerText('#receipt-policy-note');
     expectIncludes(note, 'no longer reads as a policy', '#receipt-policy-note');

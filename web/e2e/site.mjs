@@ -32,8 +32,8 @@ const realTrace = path.join(shared, 'traces/burstgpt/BurstGPT_1.first400.csv');
 for (const f of ['index.html', 'playbook.json', 'receipts.json', 'site.sha256']) {
   if (!fs.existsSync(path.join(site, f))) bail(`${site}/${f} is missing: run SERVE=0 bash tools/quickstart.sh first`);
 }
-const baseline = path.join(out, 'baseline.json');
-const treatment = path.join(out, 'treatment.json');
+const baseline = path.join(out, 'baseline.receipt');
+const treatment = path.join(out, 'treatment.receipt');
 
 const { server, base, browser, context, blocked } = await openSite(site, {
   allowed: (url, host) => url.host === host || url.protocol === 'data:' || url.protocol === 'blob:',

@@ -204,7 +204,7 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     let audit = loadproof_core::audit::audit(&receipt);
     receipt.derived = Some(audit.derived());
     match (journal, args.form) {
-        (Some(journal), _) => journal.seal(&receipt, receipt_end_mono(&receipt))?,
+        (Some(journal), _) => journal.seal(&receipt)?,
         (None, ReceiptForm::Stream) => write_whole(&args.out, &receipt)?,
         (None, ReceiptForm::Json) => write_atomically(&args.out, |w| Ok(receipt.write_json(w)?))?,
     }
@@ -239,23 +239,6 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-/// The run's end on its own clock, for the seal's time.
-fn receipt_end_mono(receipt: &Receipt) -> i64 {
-    match &receipt.execution {
-        Execution::Native { ended, .. } => ended.mono_ns,
-        Execution::Ran { ended: Some(e), .. } => e.mono_ns,
-        _ => 0,
-    }
-    .max(
-        receipt
-            .scrapes
-            .iter()
-            .filter_map(|s| s.completed_mono_ns)
-            .max()
-            .unwrap_or(0),
-    )
 }
 
 /// What the writer knows when it opens the stream, before anything is fired.
@@ -635,11 +618,11 @@ async fn fire_async(
             let journal = StreamOut::create(&args.out, &opening.fields(), clock.mono_ns())?;
             for (name, e) in &evidence {
                 if let Ok(raw) = e.decoded(name) {
-                    journal.block(name, &raw, clock.mono_ns());
+                    journal.block(name, &raw);
                 }
             }
             if let Some(held) = &leased {
-                journal.block(block::LEASE, &held.raw, clock.mono_ns());
+                journal.block(block::LEASE, &held.raw);
             }
             Some(journal)
         }

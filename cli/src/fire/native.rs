@@ -151,18 +151,15 @@ pub async fn run(
     };
     // The schedule's zero is known now: an unsealed receipt joins send times to it.
     if let Some(j) = journal {
-        j.restate(
-            |f| {
-                if let Execution::Native {
-                    started: s, ended, ..
-                } = &mut f.execution
-                {
-                    *s = started;
-                    *ended = started;
-                }
-            },
-            now.mono_ns,
-        );
+        j.restate(|f| {
+            if let Execution::Native {
+                started: s, ended, ..
+            } = &mut f.execution
+            {
+                *s = started;
+                *ended = started;
+            }
+        });
     }
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let (dispatched_tx, dispatched_rx) = oneshot::channel();
@@ -220,7 +217,7 @@ pub async fn run(
             },
             _ = append.tick(), if journal.is_some() => {
                 if let (Some(j), Some(new)) = (journal, log.get(journaled..)) {
-                    j.part(block::EVENTS, new, clock.mono_ns());
+                    j.part(block::EVENTS, new);
                     journaled = log.len();
                 }
             }
@@ -275,7 +272,7 @@ pub async fn run(
         }
     }
     if let (Some(j), Some(new)) = (journal, log.get(journaled..)) {
-        j.part(block::EVENTS, new, ended.mono_ns);
+        j.part(block::EVENTS, new);
     }
     Ok(Outcome {
         log,

@@ -116,7 +116,7 @@ impl Scrapes {
                 outcome,
             };
             if let Some(journal) = &self.sink.journal {
-                journal.scrape(&scrape, &body, completed);
+                journal.scrape(&scrape, &body);
             }
             self.list.push(scrape);
         }

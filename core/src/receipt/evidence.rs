@@ -79,17 +79,22 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 impl Evidence {
     /// Keeps `raw` exactly: as text when it is UTF-8, base64 otherwise.
     pub fn of(raw: &[u8]) -> Evidence {
-        Evidence::claimed(raw, &sha256_hex(raw), raw.len() as u64)
+        Evidence::claimed(
+            std::borrow::Cow::Borrowed(raw),
+            &sha256_hex(raw),
+            raw.len() as u64,
+        )
     }
 
     /// `raw` with the digest and length a record claims for it, not computed here: whoever
     /// reads the block verifies the claim (once, as for a v1 block).
-    pub(crate) fn claimed(raw: &[u8], sha256: &str, bytes: u64) -> Evidence {
-        let (encoding, content) = match std::str::from_utf8(raw) {
-            Ok(text) => (Encoding::Utf8, text.to_owned()),
-            Err(_) => (
+    pub(crate) fn claimed(raw: std::borrow::Cow<'_, [u8]>, sha256: &str, bytes: u64) -> Evidence {
+        // Owned bytes (a rebuilt scrape body) become the text without a copy.
+        let (encoding, content) = match String::from_utf8(raw.into_owned()) {
+            Ok(text) => (Encoding::Utf8, text),
+            Err(e) => (
                 Encoding::Base64,
-                base64::engine::general_purpose::STANDARD.encode(raw),
+                base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
             ),
         };
         Evidence {

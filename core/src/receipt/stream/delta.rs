@@ -94,8 +94,9 @@ fn get_varint(payload: &[u8], at: &mut usize) -> Result<u64, DeltaError> {
 /// `body` as a delta against `base`; `None` when the delta would not be smaller than the body
 /// (the writer then stores the body as it is).
 pub fn encode(base: &[u8], body: &[u8]) -> Option<Vec<u8>> {
-    let mut index: HashMap<&[u8], u64> = HashMap::with_capacity(base.len() / 40 + 1);
-    for (i, line) in lines(base).enumerate() {
+    let base_lines: Vec<&[u8]> = lines(base).collect();
+    let mut index: HashMap<&[u8], u64> = HashMap::with_capacity(base_lines.len());
+    for (i, line) in base_lines.iter().enumerate() {
         index.entry(line).or_insert(i as u64);
     }
     let mut out = Vec::with_capacity(body.len() / 16);
@@ -119,8 +120,12 @@ pub fn encode(base: &[u8], body: &[u8]) -> Option<Vec<u8>> {
         }
     };
     for line in lines(body) {
-        match index.get(line) {
-            Some(&k) => {
+        // The line after the current run first (repeated lines keep one run), then any.
+        let next = copy
+            .map(|(first, count)| first + count)
+            .filter(|&k| usize::try_from(k).ok().and_then(|k| base_lines.get(k)) == Some(&line));
+        match next.or_else(|| index.get(line).copied()) {
+            Some(k) => {
                 flush_literal(&mut out, &mut literal);
                 match &mut copy {
                     Some((first, count)) if *first + *count == k => *count += 1,

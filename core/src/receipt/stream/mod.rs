@@ -40,9 +40,18 @@ pub use record::{Digest, Fields, Header, Opening, Sealing};
 pub use status::{Kind, MAGIC, StreamError, StreamStatus, TornTail, ZSTD_MAGIC, is_stream};
 pub use writer::{RecordWriter, whole};
 
-/// The most a record stream may decompress to (and any one block rebuild to): 4 GiB, the
-/// v1 document's bound.
+/// The most raw evidence any record stream may hold: 4 GiB, the v1 document's bound.
 pub const MAX_STREAM_BYTES: u64 = 4 << 30;
+
+/// How much raw evidence a stream file of `file_bytes` may unfold to: 1024× its size (real
+/// receipts unfold ~130×: scrapes are deltas of one another), at least 256 MiB, at most
+/// [`MAX_STREAM_BYTES`]. A few kilobytes cannot claim gigabytes of memory (a decompression bomb,
+/// or a delta copying a huge body again and again): they are refused, by the bound, unread.
+pub fn evidence_budget(file_bytes: u64) -> u64 {
+    file_bytes
+        .saturating_mul(1024)
+        .clamp(256 << 20, MAX_STREAM_BYTES)
+}
 
 impl Receipt {
     /// Reads a receipt in either form: a record stream (zstd-compressed or not) or a v1 JSON
@@ -51,13 +60,14 @@ impl Receipt {
         if !is_stream(bytes) {
             return Receipt::from_json(bytes);
         }
+        let budget = evidence_budget(bytes.len() as u64);
         let (decompressed, torn) = if bytes.starts_with(&ZSTD_MAGIC) {
-            let d = container::decompress(bytes, MAX_STREAM_BYTES)?;
+            let d = container::decompress(bytes, budget)?;
             (std::borrow::Cow::Owned(d.bytes), d.torn)
         } else {
             (std::borrow::Cow::Borrowed(bytes), None)
         };
-        let limit = usize::try_from(MAX_STREAM_BYTES).unwrap_or(usize::MAX);
+        let limit = usize::try_from(budget).unwrap_or(usize::MAX);
         let read = read_records(&decompressed, torn, bytes.len() as u64, limit)?;
         if read.receipt.schema != RECEIPT_SCHEMA {
             return Err(ReceiptError::Schema {

@@ -23,8 +23,6 @@ pub struct Materialized {
 struct Growing {
     bytes: Vec<u8>,
     parts: u64,
-    /// The first part whose payload did not hash to its header's digest: its recorded digest.
-    mismatch: Option<String>,
 }
 
 /// One record cut from the stream.
@@ -93,7 +91,8 @@ fn cut<'a>(
 }
 
 /// Reads a decompressed record stream. `torn` is what the container left unread (if anything);
-/// `file_bytes` the size of the file as given. `limit` bounds any one rebuilt block.
+/// `file_bytes` the size of the file as given. `limit` bounds the raw evidence the receipt may
+/// hold in all (every block, rebuilt): a few bytes of delta cannot become gigabytes.
 pub fn read_records(
     stream: &[u8],
     torn: Option<TornTail>,
@@ -113,9 +112,20 @@ pub fn read_records(
     let mut evidence: BTreeMap<String, Evidence> = BTreeMap::new();
     let mut growing: BTreeMap<String, Growing> = BTreeMap::new();
     let mut scrapes: Vec<Scrape> = Vec::new();
-    let mut last_body: HashMap<String, (String, Vec<u8>)> = HashMap::new();
+    let mut last_body: HashMap<String, String> = HashMap::new();
     let mut last = (0u64, Kind::Open, 0i64);
     let mut torn_tail = None;
+    // Raw evidence bytes held so far, against `limit`.
+    let mut held = 0usize;
+    let over = |held: usize, more: usize| -> Result<usize, StreamError> {
+        let total = held.saturating_add(more);
+        if total > limit {
+            return Err(StreamError::TooLarge {
+                limit: limit as u64,
+            });
+        }
+        Ok(total)
+    };
     loop {
         let position = seen.len() as u64;
         let record = match cut(stream, at, position) {
@@ -154,6 +164,26 @@ pub fn read_records(
             kind: h.kind,
             detail,
         };
+        // The writer stamps records under one lock from one monotonic clock.
+        if h.seq > 0 && h.at_mono_ns < last.2 {
+            return Err(refuse(format!(
+                "stamped at {} ns, before record {} ({} ns)",
+                h.at_mono_ns, last.0, last.2
+            )));
+        }
+        // Each kind carries its own fields and no other's.
+        let fields_ok = match h.kind {
+            Kind::Open | Kind::Update | Kind::Seal => {
+                h.block.is_none() && h.part.is_none() && h.scrape.is_none() && h.base.is_none()
+            }
+            Kind::Block => h.block.is_some() && h.scrape.is_none() && h.base.is_none(),
+            Kind::Scrape => h.scrape.is_some() && h.part.is_none(),
+        };
+        if !fields_ok {
+            return Err(refuse(
+                "its header carries fields its kind does not have (or lacks its own)".to_owned(),
+            ));
+        }
         if (h.seq == 0) != (h.kind == Kind::Open) {
             return Err(if h.seq == 0 {
                 StreamError::Open {
@@ -172,13 +202,24 @@ pub fn read_records(
                     .as_ref()
                     .map(|s| s.url.as_str())
                     .unwrap_or_default();
-                let Some((name, bytes)) = last_body.get(url).filter(|(n, _)| n == base) else {
+                let Some(name) = last_body.get(url).filter(|n| *n == base) else {
                     return Err(refuse(format!(
                         "written against {base:?}, which is not the previous body scraped from {url:?}"
                     )));
                 };
-                let limit = limit.min(usize::try_from(h.bytes).unwrap_or(usize::MAX));
-                let rebuilt = delta::decode(bytes, record.payload, limit).map_err(|e| {
+                let bytes = evidence
+                    .get(name)
+                    .and_then(|e| e.decoded(name).ok())
+                    .unwrap_or_default();
+                let room = limit.saturating_sub(held);
+                let claimed = usize::try_from(h.bytes).unwrap_or(usize::MAX);
+                if claimed > room {
+                    return Err(StreamError::TooLarge {
+                        limit: limit as u64,
+                    });
+                }
+                let limit = claimed;
+                let rebuilt = delta::decode(&bytes, record.payload, limit).map_err(|e| {
                     refuse(format!("its delta against {name:?} does not rebuild: {e}"))
                 })?;
                 std::borrow::Cow::Owned(rebuilt)
@@ -189,7 +230,11 @@ pub fn read_records(
         // reader itself relies on — the opening, updates, the seal, each part of a growing
         // block — is checked here.
         let intact = || raw.len() as u64 == h.bytes && sha256_hex(&raw) == h.sha256;
-        let as_recorded = |raw: &[u8]| Evidence::claimed(raw, &h.sha256, h.bytes);
+        let as_recorded =
+            |raw: std::borrow::Cow<'_, [u8]>| Evidence::claimed(raw, &h.sha256, h.bytes);
+        if matches!(h.kind, Kind::Block | Kind::Scrape) {
+            held = over(held, raw.len())?;
+        }
         match h.kind {
             Kind::Open => {
                 let o: Opening = read_json(&raw).map_err(|detail| StreamError::Open { detail })?;
@@ -228,7 +273,7 @@ pub fn read_records(
                         if evidence.contains_key(name) || growing.contains_key(name) {
                             return Err(refuse(format!("block {name:?} is written twice")));
                         }
-                        evidence.insert(name.clone(), as_recorded(&raw));
+                        evidence.insert(name.clone(), as_recorded(raw));
                     }
                     Some(part) => {
                         if evidence.contains_key(name) {
@@ -239,7 +284,6 @@ pub fn read_records(
                         let g = growing.entry(name.clone()).or_insert_with(|| Growing {
                             bytes: Vec::new(),
                             parts: 0,
-                            mismatch: None,
                         });
                         if part != g.parts {
                             return Err(refuse(format!(
@@ -247,14 +291,15 @@ pub fn read_records(
                                 g.parts
                             )));
                         }
-                        if g.bytes.len().saturating_add(raw.len()) > limit {
-                            return Err(refuse(format!("block {name:?} grows past {limit} bytes")));
+                        // A part is checked here: the seal's digest of the joined block can be
+                        // rewritten with the last record, a part's header only with the chain.
+                        if !intact() {
+                            return Err(refuse(format!(
+                                "part {part} of block {name:?} is not the bytes its header digests"
+                            )));
                         }
                         g.parts += 1;
                         g.bytes.extend_from_slice(&raw);
-                        if g.mismatch.is_none() && !intact() {
-                            g.mismatch = Some(h.sha256.clone());
-                        }
                     }
                 }
             }
@@ -264,7 +309,7 @@ pub fn read_records(
                 };
                 match &scrape.outcome {
                     ScrapeOutcome::Response { body, .. } => {
-                        if h.block.as_ref() != Some(body) || h.part.is_some() {
+                        if h.block.as_ref() != Some(body) {
                             return Err(refuse(format!(
                                 "the scrape's body is {body:?} but the record holds block {:?}",
                                 h.block
@@ -273,11 +318,11 @@ pub fn read_records(
                         if evidence.contains_key(body) || growing.contains_key(body) {
                             return Err(refuse(format!("block {body:?} is written twice")));
                         }
-                        evidence.insert(body.clone(), as_recorded(&raw));
-                        last_body.insert(scrape.url.clone(), (body.clone(), raw.into_owned()));
+                        evidence.insert(body.clone(), as_recorded(raw));
+                        last_body.insert(scrape.url.clone(), body.clone());
                     }
                     ScrapeOutcome::Failed { .. } => {
-                        if h.block.is_some() || h.len != 0 {
+                        if h.block.is_some() || h.len != 0 || h.bytes != 0 {
                             return Err(refuse("a failed scrape with a body".to_owned()));
                         }
                     }
@@ -303,22 +348,25 @@ pub fn read_records(
             },
         });
     };
-    // Parts become whole blocks. One whose parts do not all verify carries the digest the
-    // seal claims for it (or its first bad part's), so it fails verification by name.
+    // Parts become whole blocks (every part was checked against its header as it came).
     for (name, g) in growing {
-        let mut e = Evidence::of(&g.bytes);
-        if let Some(recorded) = g.mismatch {
-            match sealing.as_ref().and_then(|s| s.blocks.get(&name)) {
-                Some(claim) => {
-                    e.sha256.clone_from(&claim.sha256);
-                    e.bytes = claim.bytes;
-                }
-                None => e.sha256 = recorded,
-            }
-        }
-        evidence.insert(name, e);
+        evidence.insert(name, Evidence::of(&g.bytes));
     }
     let sealed = sealing.is_some();
+    // A sealed stream ends with its seal: bytes after it (a torn record, a frame that does not
+    // end) are something appended, not a writer that died.
+    if sealed && let Some(t) = torn_tail.as_ref().or(torn.as_ref()) {
+        return Err(StreamError::Seal {
+            detail: format!("{} bytes follow it ({})", t.bytes, t.detail),
+        });
+    }
+    // What was fixed before the run cannot differ between the opening, any update and the
+    // seal: the claimant could otherwise show one run in the records and another in the seal.
+    agree(
+        &opening.receipt,
+        latest.as_ref(),
+        sealing.as_ref().map(|s| &s.receipt),
+    )?;
     let fields = match sealing {
         Some(seal) => {
             check_seal(&seal, &evidence, scrapes.len() as u64)?;
@@ -354,6 +402,71 @@ pub fn read_records(
         },
         status,
     })
+}
+
+/// The fields a run fixes before it fires — the receipt schema, what the protocol says of the
+/// plan and the endpoint, who made it, the kind of execution and what it offers — agree between
+/// the opening, the last update and the seal.
+fn agree(open: &Fields, update: Option<&Fields>, seal: Option<&Fields>) -> Result<(), StreamError> {
+    fn fixed(f: &Fields) -> serde_json::Value {
+        let p = &f.protocol;
+        let execution = match &f.execution {
+            Execution::Native {
+                events,
+                offered,
+                lag_bound_ns,
+                ..
+            } => {
+                serde_json::json!({"kind": "native", "events": events, "offered": offered, "lag_bound_ns": lag_bound_ns})
+            }
+            // The client process: it ran, or (its spawn failed) it never started.
+            Execution::Ran { .. } | Execution::NotStarted { .. } => {
+                serde_json::json!({"kind": "client process"})
+            }
+            // A run that never fired opens and seals as one value (it is written whole).
+            other => serde_json::to_value(other).unwrap_or_default(),
+        };
+        serde_json::json!({
+            "schema": f.schema,
+            "protocol.engine": p.engine,
+            "protocol.base_url": p.base_url,
+            "protocol.model": p.model,
+            "protocol.trace_sha256": p.trace_sha256,
+            "protocol.timed_trace_sha256": p.timed_trace_sha256,
+            "protocol.plan_sha256": p.plan_sha256,
+            "protocol.requests": p.requests,
+            "protocol.chunk_size": p.chunk_size,
+            "protocol.sec_multiplier": p.sec_multiplier,
+            "provenance": f.provenance,
+            "lease": f.lease,
+            "execution": execution,
+        })
+    }
+    let first = fixed(open);
+    for (what, other) in [("the last update", update), ("the seal", seal)] {
+        let Some(other) = other else { continue };
+        let second = fixed(other);
+        if let (serde_json::Value::Object(a), serde_json::Value::Object(b)) = (&first, &second)
+            && let Some((key, value)) = a.iter().find(|(k, v)| b.get(*k) != Some(*v))
+        {
+            return Err(StreamError::Seal {
+                detail: format!(
+                    "the opening says {key} = {value}, {what} says {}: fixed before the run, it cannot change",
+                    b.get(key).cloned().unwrap_or_default()
+                ),
+            });
+        }
+    }
+    if open.schema != crate::receipt::RECEIPT_SCHEMA {
+        return Err(StreamError::Open {
+            detail: format!(
+                "it builds a receipt of schema {:?}, not {:?}",
+                open.schema,
+                crate::receipt::RECEIPT_SCHEMA
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A JSON payload, refusing a key twice.
@@ -412,7 +525,9 @@ fn unsealed(mut fields: Fields, last_mono_ns: i64) -> Fields {
             let mono_ns = last_mono_ns.max(started.mono_ns);
             *ended = Stamp {
                 mono_ns,
-                unix_ns: started.unix_ns.saturating_add(mono_ns - started.mono_ns),
+                unix_ns: started
+                    .unix_ns
+                    .saturating_add(mono_ns.saturating_sub(started.mono_ns)),
             };
         }
         Execution::Ran { .. } | Execution::NotStarted { .. } | Execution::Unreachable { .. } => {}

@@ -77,7 +77,9 @@ pub enum StreamError {
         detail: String,
     },
     /// The decompressed stream exceeds the reader's bound.
-    #[error("the stream decompresses to more than {limit} bytes (refused, not read)")]
+    #[error(
+        "the stream unfolds to more than {limit} bytes of evidence, the bound for a file its size (refused as a decompression bomb, not read)"
+    )]
     TooLarge {
         /// The bound.
         limit: u64,

@@ -3,7 +3,7 @@
 use proptest::prelude::*;
 
 use super::*;
-use crate::receipt::{Receipt, ReceiptError, sha256_hex};
+use crate::receipt::{Receipt, ReceiptError, Scrape, ScrapeOutcome, sha256_hex};
 
 const NATIVE: &[u8] = include_bytes!("../../../tests/data/receipt/native_sim.json");
 
@@ -307,4 +307,142 @@ proptest! {
             let _ = back.verify_evidence();
         }
     }
+}
+
+// ---- Found by the adversarial pass: each a named rule. ----
+
+/// A hand-built stream: an opening of the fixture's fields and whatever `build` appends.
+fn built(build: impl FnOnce(&mut RecordWriter, &mut Vec<u8>)) -> Vec<u8> {
+    let r = native();
+    let (mut w, mut out) = RecordWriter::open("00", &Fields::of(&r), 0);
+    build(&mut w, &mut out);
+    out
+}
+
+#[test]
+fn an_unsealed_stream_with_an_extreme_start_stamp_is_read_not_a_panic() {
+    let mut r = native();
+    if let crate::receipt::Execution::Native { started, .. } = &mut r.execution {
+        started.mono_ns = i64::MIN;
+    }
+    let (w, out) = RecordWriter::open("00", &Fields::of(&r), 0);
+    drop(w);
+    let back = read(&out).unwrap();
+    assert!(!back.sealed());
+}
+
+#[test]
+fn a_small_stream_cannot_decompress_to_gigabytes_in_memory() {
+    // A zstd frame of RLE blocks: 4 bytes each, 128 KiB each decompressed.
+    let mut bomb = ZSTD_MAGIC.to_vec();
+    bomb.extend_from_slice(&[0x00, 0x38]); // no checksum; window 128 KiB
+    for i in 0..3000u32 {
+        let last = u32::from(i == 2999);
+        let header = (131_072u32 << 3) | (1 << 1) | last;
+        bomb.extend_from_slice(&header.to_le_bytes()[..3]);
+        bomb.push(b'a');
+    }
+    assert!(bomb.len() < 13_000);
+    let e = read(&bomb).unwrap_err();
+    assert!(
+        matches!(e, ReceiptError::Stream(StreamError::TooLarge { .. })),
+        "{e}"
+    );
+    assert_eq!(super::evidence_budget(12_000), 256 << 20);
+    assert_eq!(super::evidence_budget(1 << 30), super::MAX_STREAM_BYTES);
+}
+
+#[test]
+fn rebuilt_delta_bodies_are_bounded_in_total() {
+    let body = "a 1\n".repeat(256 << 10).into_bytes(); // 1 MiB
+    let stream = built(|w, out| {
+        for i in 0..40 {
+            let s = Scrape {
+                url: "http://h:1/metrics".into(),
+                phase: crate::receipt::Phase::During,
+                requested: None,
+                completed_mono_ns: Some(i),
+                outcome: ScrapeOutcome::Response {
+                    status: Some(200),
+                    body: format!("metrics/{i}"),
+                },
+            };
+            out.extend(w.scrape(&s, &body, i));
+        }
+    });
+    // 40 MiB of bodies from a few kilobytes of deltas: refused past the bound, not held.
+    assert!(stream.len() < (1 << 20) + 40_000, "{}", stream.len());
+    let e = read_records(&stream, None, stream.len() as u64, 16 << 20).unwrap_err();
+    assert!(matches!(e, StreamError::TooLarge { .. }), "{e}");
+    assert!(read_records(&stream, None, stream.len() as u64, 64 << 20).is_ok());
+}
+
+#[test]
+fn bytes_after_the_seal_are_refused() {
+    let (mut bytes, _) = stream_of(&native());
+    bytes.extend_from_slice(b"{\"seq\": 99, \"trailing\"");
+    let e = read(&bytes).unwrap_err();
+    assert!(
+        matches!(e, ReceiptError::Stream(StreamError::Seal { .. })),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_part_whose_payload_differs_from_its_header_digest_is_refused() {
+    let mut stream = built(|w, out| {
+        out.extend(w.part("native/events.jsonl", b"{\"index\":0}\n", 1));
+        out.extend(w.part("native/events.jsonl", b"{\"index\":1}\n", 2));
+    });
+    let at = stream
+        .windows(11)
+        .rposition(|x| x == b"{\"index\":0}")
+        .unwrap();
+    stream[at + 9] = b'7';
+    let e = read(&stream).unwrap_err();
+    assert!(
+        matches!(&e, ReceiptError::Stream(StreamError::Record { detail, .. }) if detail.contains("part 0")),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_opening_agrees_with_the_seal_on_what_cannot_change() {
+    let r = native();
+    let mut other = r.clone();
+    other.protocol.requests = Some(5);
+    let (w, mut out) = RecordWriter::open("00", &Fields::of(&r), 0);
+    out.extend(w.seal(&other, 1));
+    let e = read(&out).unwrap_err();
+    assert!(
+        matches!(&e, ReceiptError::Stream(StreamError::Seal { detail }) if detail.contains("protocol.requests")),
+        "{e}"
+    );
+    let mut bogus = r.clone();
+    bogus.schema = "bogus/v0".into();
+    let (w, out) = RecordWriter::open("00", &Fields::of(&bogus), 0);
+    drop(w);
+    assert!(read(&out).is_err());
+}
+
+#[test]
+fn record_headers_carry_only_their_kinds_fields_and_time_runs_forward() {
+    let backwards = built(|w, out| {
+        out.extend(w.block("a", b"x", 10));
+        out.extend(w.block("b", b"y", 5));
+    });
+    let e = read(&backwards).unwrap_err();
+    assert!(
+        matches!(&e, ReceiptError::Stream(StreamError::Record { detail, .. }) if detail.contains("before record")),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_receipt_whose_scrapes_share_a_body_does_not_read_back_from_a_stream() {
+    let mut r = native();
+    let first = r.scrapes[0].outcome.clone();
+    r.scrapes[1].outcome = first;
+    // whole() writes it; the reader refuses it, so `receipt upgrade` refuses to write it.
+    assert!(read(&whole(&r, "00")).is_err());
 }

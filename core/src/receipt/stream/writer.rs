@@ -306,8 +306,10 @@ pub fn whole(receipt: &Receipt, run: &str) -> Vec<u8> {
             out.extend(writer.block(name, &raw, 0));
         }
     }
+    // Stamps run forward: each scrape at its completion (never before the record before it).
+    let mut at = 0i64;
     for scrape in &receipt.scrapes {
-        let at = scrape.completed_mono_ns.unwrap_or(0);
+        at = at.max(scrape.completed_mono_ns.unwrap_or(0));
         let body = match &scrape.outcome {
             ScrapeOutcome::Response { body, .. } => receipt
                 .evidence
@@ -319,6 +321,6 @@ pub fn whole(receipt: &Receipt, run: &str) -> Vec<u8> {
         };
         out.extend(writer.scrape(scrape, &body, at));
     }
-    out.extend(writer.seal(receipt, 0));
+    out.extend(writer.seal(receipt, at));
     out
 }
