@@ -1,11 +1,15 @@
 //! Writing a record-stream receipt while the run happens.
 //!
 //! Records go through core's [`RecordWriter`] (numbering, chain, scrape deltas) into one zstd
-//! frame on disk. **Flush policy:** every record is flushed to the operating system as it is
-//! appended (one zstd block per record, so a `kill -9` loses at most the record being
-//! written), the file is fsync'd at most every [`SYNC_EVERY`] and at the seal (a power loss
-//! loses at most that much). The native event log is appended in parts, every
-//! [`EVENTS_EVERY`] (see `fire::native`).
+//! frame on disk, all on one writer thread of their own: the tasks that capture evidence (the
+//! scrapes, the native client's collector, vLLM's output drains) only hand bytes over a
+//! channel, so hashing and compressing never run on the threads that send requests.
+//! **Flush policy:** every record is flushed to the operating system as the writer thread
+//! appends it (one zstd block per record, so a `kill -9` loses at most what was still in the
+//! channel or being written), the file is fsync'd at most every [`SYNC_EVERY`] and at the seal
+//! (a power loss loses at most that much). The native event log is appended in parts, every
+//! [`EVENTS_EVERY`] (see `fire::native`). Records are stamped by the writer thread as it takes
+//! them, in order, from the run's monotonic clock.
 //!
 //! Writing never stops the run: a write error is kept and reported at the seal, where the
 //! command fails loudly instead of claiming a receipt it did not write.
@@ -13,6 +17,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,25 +29,28 @@ use loadproof_core::receipt::{Receipt, Scrape};
 pub const SYNC_EVERY: Duration = Duration::from_secs(5);
 /// How often the native client's finished requests are appended as one part of its event log.
 pub const EVENTS_EVERY: Duration = Duration::from_millis(500);
-/// zstd level: the records are small after the scrape deltas, so a strong level costs little.
+/// zstd level: the records are small after the scrape deltas; the writer thread has the time.
 const LEVEL: i32 = 9;
 
-struct Inner {
-    /// The fields as last stated (the opening's, then each restatement's).
-    fields: Fields,
-    writer: Option<RecordWriter>,
-    zstd: Option<zstd::stream::write::Encoder<'static, File>>,
-    last_sync: Instant,
-    error: Option<String>,
+/// What the capturing tasks hand to the writer thread.
+enum Op {
+    Block(String, Vec<u8>),
+    Part(String, Vec<u8>),
+    Scrape(Box<Scrape>, Vec<u8>),
+    Restate(Box<dyn FnOnce(&mut Fields) + Send>),
+    Seal(Box<Receipt>),
 }
 
-/// A receipt being written as a record stream; shared by the tasks that capture evidence.
+/// The writer thread's handle: its result is the seal's.
+type Writer = std::thread::JoinHandle<Result<(), String>>;
+
+/// A receipt being written as a record stream; a cheap handle shared by the capturing tasks.
 #[derive(Clone)]
 pub struct StreamOut {
     path: PathBuf,
-    /// The run's zero (the instant `at_mono_ns` counts from).
-    zero: Instant,
-    inner: Arc<Mutex<Inner>>,
+    ops: Sender<Op>,
+    /// The writer thread, joined by the seal for its result.
+    thread: Arc<Mutex<Option<Writer>>>,
 }
 
 /// A fresh random run id (128 bits, hex), from the OS's randomness via std's hasher seeds
@@ -65,8 +73,64 @@ fn run_id() -> String {
     out
 }
 
+/// The writer thread: takes ops in order, appends and flushes each, syncs on the policy; ends
+/// at the seal (or when every handle is gone: the file then stays unsealed, as after a crash).
+fn write_loop(
+    ops: Receiver<Op>,
+    mut writer: RecordWriter,
+    mut zstd: zstd::stream::write::Encoder<'static, File>,
+    mut fields: Fields,
+    zero: Instant,
+) -> Result<(), String> {
+    let now = || i64::try_from(zero.elapsed().as_nanos()).unwrap_or(i64::MAX);
+    let mut last_sync = Instant::now();
+    let mut error: Option<String> = None;
+    while let Ok(op) = ops.recv() {
+        let bytes = match op {
+            Op::Block(name, raw) => writer.block(&name, &raw, now()),
+            Op::Part(name, raw) => writer.part(&name, &raw, now()),
+            Op::Scrape(scrape, body) => writer.scrape(&scrape, &body, now()),
+            Op::Restate(change) => {
+                change(&mut fields);
+                writer.update(&fields, now())
+            }
+            Op::Seal(receipt) => {
+                if let Some(e) = error {
+                    return Err(format!(
+                        "{e} (the receipt on disk stops before that record)"
+                    ));
+                }
+                let bytes = writer.seal(&receipt, now());
+                return zstd
+                    .write_all(&bytes)
+                    .and_then(|()| zstd.finish())
+                    .and_then(|file| file.sync_all())
+                    .map_err(|e| e.to_string());
+            }
+        };
+        if error.is_some() {
+            continue;
+        }
+        let written = zstd
+            .write_all(&bytes)
+            .and_then(|()| zstd.flush())
+            .and_then(|()| {
+                if last_sync.elapsed() >= SYNC_EVERY {
+                    last_sync = Instant::now();
+                    zstd.get_ref().sync_data()
+                } else {
+                    Ok(())
+                }
+            });
+        if let Err(e) = written {
+            error = Some(e.to_string());
+        }
+    }
+    Ok(())
+}
+
 impl StreamOut {
-    /// Creates (or replaces) `path` and appends the open record.
+    /// Creates (or replaces) `path`, appends the open record and starts the writer thread.
     pub fn create(path: &Path, fields: &Fields, at_mono_ns: i64) -> Result<StreamOut> {
         let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
         let mut zstd = zstd::stream::write::Encoder::new(file, LEVEL)
@@ -76,115 +140,78 @@ impl StreamOut {
             .and_then(|()| zstd.include_contentsize(false))
             .with_context(|| format!("configuring zstd for {}", path.display()))?;
         let (writer, bytes) = RecordWriter::open(&run_id(), fields, at_mono_ns);
+        zstd.write_all(&bytes)
+            .and_then(|()| zstd.flush())
+            .with_context(|| format!("writing {}", path.display()))?;
         let zero = Instant::now()
             .checked_sub(Duration::from_nanos(u64::try_from(at_mono_ns).unwrap_or(0)))
             .unwrap_or_else(Instant::now);
-        let out = StreamOut {
+        let (ops, rx) = channel();
+        let fields = fields.clone();
+        let thread = std::thread::Builder::new()
+            .name("loadproof-receipt".to_owned())
+            .spawn(move || write_loop(rx, writer, zstd, fields, zero))
+            .context("starting the receipt writer thread")?;
+        Ok(StreamOut {
             path: path.to_path_buf(),
-            zero,
-            inner: Arc::new(Mutex::new(Inner {
-                fields: fields.clone(),
-                writer: Some(writer),
-                zstd: Some(zstd),
-                last_sync: Instant::now(),
-                error: None,
-            })),
-        };
-        out.append(|_, _| bytes);
-        Ok(out)
+            ops,
+            thread: Arc::new(Mutex::new(Some(thread))),
+        })
     }
 
-    /// Now on the run's clock, ns.
-    fn clock_ns(&self) -> i64 {
-        i64::try_from(self.zero.elapsed().as_nanos()).unwrap_or(i64::MAX)
+    /// Hands `op` to the writer thread (a thread that already stopped reports at the seal).
+    fn send(&self, op: Op) {
+        let _ = self.ops.send(op);
     }
 
     /// Restates the fields (`change` applied to the last statement): an update record.
-    pub fn restate(&self, change: impl FnOnce(&mut Fields)) {
-        let fields = {
-            let Ok(mut inner) = self.inner.lock() else {
-                return;
-            };
-            change(&mut inner.fields);
-            inner.fields.clone()
-        };
-        self.append(|w, at| w.update(&fields, at));
-    }
-
-    /// Appends what `make` returns (given the writer and the time, read under the lock so
-    /// records are stamped in the order they are appended) and flushes it to the OS.
-    fn append(&self, make: impl FnOnce(&mut RecordWriter, i64) -> Vec<u8>) {
-        let Ok(mut inner) = self.inner.lock() else {
-            return;
-        };
-        let inner = &mut *inner;
-        let (Some(writer), Some(zstd)) = (inner.writer.as_mut(), inner.zstd.as_mut()) else {
-            return;
-        };
-        let bytes = make(writer, self.clock_ns());
-        let result = zstd.write_all(&bytes).and_then(|()| zstd.flush());
-        let result = result.and_then(|()| {
-            if inner.last_sync.elapsed() >= SYNC_EVERY {
-                inner.last_sync = Instant::now();
-                zstd.get_ref().sync_data()
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = result
-            && inner.error.is_none()
-        {
-            inner.error = Some(e.to_string());
-        }
+    pub fn restate(&self, change: impl FnOnce(&mut Fields) + Send + 'static) {
+        self.send(Op::Restate(Box::new(change)));
     }
 
     /// A whole evidence block.
     pub fn block(&self, name: &str, raw: &[u8]) {
-        self.append(|w, at| w.block(name, raw, at));
+        self.send(Op::Block(name.to_owned(), raw.to_vec()));
     }
 
     /// The next part of a growing block.
     pub fn part(&self, name: &str, raw: &[u8]) {
         if !raw.is_empty() {
-            self.append(|w, at| w.part(name, raw, at));
+            self.part_even_empty(name, raw);
         }
     }
 
     /// The next part of a growing block, even an empty one (a block that exists from the
     /// start of a run, before it has bytes).
     pub fn part_even_empty(&self, name: &str, raw: &[u8]) {
-        self.append(|w, at| w.part(name, raw, at));
+        self.send(Op::Part(name.to_owned(), raw.to_vec()));
     }
 
     /// One scrape and its body.
     pub fn scrape(&self, scrape: &Scrape, body: &[u8]) {
-        self.append(|w, at| w.scrape(scrape, body, at));
+        self.send(Op::Scrape(Box::new(scrape.clone()), body.to_vec()));
     }
 
     /// Appends every block of `receipt` not yet written and the seal, closes the frame and
-    /// syncs the file. Fails when any write during the run failed.
+    /// syncs the file, after everything handed over before it. Fails when any write during the
+    /// run failed.
     pub fn seal(&self, receipt: &Receipt) -> Result<()> {
-        let at_mono_ns = self.clock_ns();
-        let mut inner = self
-            .inner
+        let thread = self
+            .thread
             .lock()
-            .map_err(|_| anyhow!("{}: a writer thread panicked", self.path.display()))?;
-        let writer = inner.writer.take();
-        let zstd = inner.zstd.take();
-        if let Some(error) = inner.error.take() {
-            return Err(anyhow!(
-                "writing {}: {error} (the receipt on disk stops before that record)",
-                self.path.display()
-            ));
-        }
-        let (Some(writer), Some(mut zstd)) = (writer, zstd) else {
-            return Err(anyhow!("{}: sealed twice", self.path.display()));
-        };
-        let bytes = writer.seal(receipt, at_mono_ns);
-        zstd.write_all(&bytes)
-            .and_then(|()| zstd.finish())
-            .and_then(|file| file.sync_all())
-            .with_context(|| format!("sealing {}", self.path.display()))
+            .map_err(|_| anyhow!("{}: the receipt writer was poisoned", self.path.display()))?
+            .take()
+            .ok_or_else(|| anyhow!("{}: sealed twice", self.path.display()))?;
+        self.send(Op::Seal(Box::new(receipt.clone())));
+        thread
+            .join()
+            .map_err(|_| {
+                anyhow!(
+                    "{}: the receipt writer thread panicked",
+                    self.path.display()
+                )
+            })?
+            .map_err(|e| anyhow!("writing {}: {e}", self.path.display()))
     }
 }
 

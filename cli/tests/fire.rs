@@ -279,20 +279,30 @@ fn an_old_vllm_is_not_started_and_named() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `fire --engine vllm` of a fake client that prints `started` and sleeps `seconds`, 1.5 s in:
+/// the sim, the plan directory, the receipt's path and the running fire.
+fn firing_a_client_that_sleeps(
+    name: &str,
+    seconds: u32,
+) -> (Sim, PathBuf, PathBuf, std::process::Child) {
+    let sim = Sim::start(&[]);
+    let dir = planned(name);
+    let python = fake_install(name, "0.32.0", &format!("echo started; sleep {seconds}"));
+    let receipt = dir.join("r.receipt");
+    let child = fire_with(&sim, &dir, &python, &receipt);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    (sim, dir, receipt, child)
+}
+
 #[test]
 fn ctrl_c_stops_the_client_and_still_writes_the_receipt() {
-    let sim = Sim::start(&[]);
-    let dir = planned("ctrlc");
-    let python = fake_install("ctrlc", "0.32.0", "echo started; sleep 30");
-    let receipt = dir.join("r.json");
-    let mut child = fire_with(&sim, &dir, &python, &receipt);
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let (_sim, dir, receipt, child) = firing_a_client_that_sleeps("ctrlc", 30);
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()
         .unwrap();
     assert!(killed.success());
-    let status = child.wait().unwrap();
+    let status = child.wait_with_output().unwrap().status;
     assert_eq!(status.code(), Some(1));
     let r = receipt_of(&receipt);
     use loadproof_core::receipt::{Execution, Interruption};
@@ -444,12 +454,7 @@ fn receipt_import_binds_the_client_source_only_when_given() {
 
 #[test]
 fn a_fire_killed_while_vllm_runs_leaves_an_unsealed_receipt_of_its_scrapes() {
-    let sim = Sim::start(&[]);
-    let dir = planned("kill9");
-    let python = fake_install("kill9", "0.32.0", "echo started; sleep 4");
-    let receipt = dir.join("r.receipt.zst");
-    let mut child = fire_with(&sim, &dir, &python, &receipt);
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let (_sim, dir, receipt, mut child) = firing_a_client_that_sleeps("kill9", 4);
     child.kill().unwrap(); // SIGKILL: nothing is sealed
     child.wait().unwrap();
     let r = receipt_of(&receipt);

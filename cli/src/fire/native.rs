@@ -151,7 +151,7 @@ pub async fn run(
     };
     // The schedule's zero is known now: an unsealed receipt joins send times to it.
     if let Some(j) = journal {
-        j.restate(|f| {
+        j.restate(move |f| {
             if let Execution::Native {
                 started: s, ended, ..
             } = &mut f.execution
