@@ -54,6 +54,17 @@ def family_sum(text, name):
     return total
 
 
+def load_receipt(lp, path):
+    """A receipt as its v1 JSON document, whichever form `fire` wrote (a record stream, by
+    default): `loadproof receipt upgrade --form json`."""
+    as_json = path + ".v1.json"
+    res = subprocess.run([lp, "receipt", "upgrade", path, "--form", "json", "--out", as_json],
+                         capture_output=True, text=True)
+    check(res.returncode == 0, f"receipt upgrade --form json of {os.path.basename(path)} ({res.stderr.strip()[-200:]})")
+    with open(as_json) as f:
+        return json.load(f)
+
+
 def audit(lp, receipt_path):
     """`loadproof receipt audit --json` of a receipt, printed briefly: standings and refusals."""
     res = subprocess.run([lp, "receipt", "audit", receipt_path, "--json"], capture_output=True, text=True)
@@ -198,8 +209,7 @@ def main():
                          env={**os.environ, **env_extra})
     print(f"loadproof fire --engine vllm: exit {res.returncode} in {time.monotonic() - started:.1f} s; {res.stderr.strip()[-300:]}")
     check(res.returncode == 0, "fire exits 0 (captured, client exited 0)")
-    with open(receipt_path) as f:
-        receipt = json.load(f)
+    receipt = load_receipt(lp, receipt_path)
     ex = receipt["execution"]
     check(ex["kind"] == "ran" and ex["exit"]["code"] == 0, f"execution ran, exit {ex.get('exit')}")
     bodies = [receipt["evidence"][s["outcome"]["body"]]["content"] for s in receipt["scrapes"]
@@ -243,8 +253,7 @@ def main():
     print(f"loadproof fire --engine native: exit {res.returncode}; {res.stderr.strip()[-400:]}")
     check(os.path.exists(receipt_path), "the native engine wrote a receipt")
     if os.path.exists(receipt_path):
-        with open(receipt_path) as f:
-            receipt = json.load(f)
+        receipt = load_receipt(lp, receipt_path)
         events = [json.loads(l) for l in receipt["evidence"]["native/events.jsonl"]["content"].splitlines() if l]
         ok = sum(1 for e in events if e["disposition"]["kind"] == "ok")
         client_prompt = sum(e["usage"]["prompt_tokens"] for e in events if e.get("usage"))
@@ -289,8 +298,7 @@ def main():
                              capture_output=True, text=True, env={**os.environ, **env_extra})
         print(f"loadproof fire --engine vllm at loadproof sim ({sim_url}): exit {res.returncode}")
         check(res.returncode == 0, "fire at the sim exits 0")
-        with open(receipt_path) as f:
-            receipt = json.load(f)
+        receipt = load_receipt(lp, receipt_path)
         check(receipt["subject"]["simulator"] is True, "the receipt says the endpoint is a simulator")
         bodies = [receipt["evidence"][s["outcome"]["body"]]["content"] for s in receipt["scrapes"]
                   if s["outcome"]["kind"] == "response"]
