@@ -1,7 +1,10 @@
 //! `loadproof fire PLAN_DIR --endpoint URL --engine vllm|native --out RECEIPT`.
 //!
 //! Fires a verified plan and writes one receipt whatever happens: a run that could not start,
-//! an endpoint that did not answer and a run stopped by Ctrl-C are receipts too. Two engines:
+//! an endpoint that did not answer and a run stopped by Ctrl-C are receipts too. Once the
+//! endpoint has answered and every input is checked, the receipt is a record stream appended
+//! while the run happens (`crate::stream_out`): a `kill -9` leaves it readable up to its last
+//! record, unsealed; `--form json` writes the v1 document at the end instead. Two engines:
 //! `vllm` runs `vllm bench serve` ([`vllm`]), `native` is loadproof's own open-loop client
 //! ([`native`]); both are wrapped in the same `/metrics` scrapes and the same receipt. Exit
 //! codes: 0 the run was captured and the client finished cleanly (vllm: exit 0; native: its
@@ -584,6 +587,18 @@ async fn fire_async(
         (None, None) => None,
     };
     let bearer = leased.as_ref().and_then(lease::Held::bearer);
+    // Checked before the receipt file is opened: bad input writes nothing (exit 2).
+    let authorization = bearer
+        .map(|token| {
+            hyper::header::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                BadInput("the lease's token has characters an HTTP header cannot carry".to_owned())
+            })
+        })
+        .transpose()?
+        .map(|mut value| {
+            value.set_sensitive(true);
+            value
+        });
 
     let interval = Duration::from_millis(args.scrape_interval_ms.max(10));
     // From here on the receipt is written as the run happens: a crash leaves a receipt that
@@ -629,17 +644,7 @@ async fn fire_async(
     };
     let (fired, implementation) = match (native, install) {
         (Some(mut inputs), None) => {
-            if let Some(token) = bearer {
-                let mut value = hyper::header::HeaderValue::from_str(&format!("Bearer {token}"))
-                    .map_err(|_| {
-                        BadInput(
-                            "the lease's token has characters an HTTP header cannot carry"
-                                .to_owned(),
-                        )
-                    })?;
-                value.set_sensitive(true);
-                inputs.options.authorization = Some(value);
-            }
+            inputs.options.authorization = authorization;
             let fired = fire_native(
                 plan,
                 inputs,
