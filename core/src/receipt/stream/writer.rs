@@ -46,16 +46,7 @@ impl RecordWriter {
         })
         .unwrap_or_default();
         let mut out = MAGIC.to_vec();
-        writer.record(
-            &mut out,
-            Kind::Open,
-            at_mono_ns,
-            None,
-            None,
-            None,
-            &payload,
-            None,
-        );
+        writer.fields_record(&mut out, Kind::Open, at_mono_ns, &payload);
         (writer, out)
     }
 
@@ -68,16 +59,7 @@ impl RecordWriter {
     pub fn update(&mut self, fields: &Fields, at_mono_ns: i64) -> Vec<u8> {
         let payload = serde_json::to_vec(fields).unwrap_or_default();
         let mut out = Vec::with_capacity(payload.len() + 256);
-        self.record(
-            &mut out,
-            Kind::Update,
-            at_mono_ns,
-            None,
-            None,
-            None,
-            &payload,
-            None,
-        );
+        self.fields_record(&mut out, Kind::Update, at_mono_ns, &payload);
         out
     }
 
@@ -215,17 +197,14 @@ impl RecordWriter {
             blocks: std::mem::take(&mut self.blocks),
         };
         let payload = serde_json::to_vec(&sealing).unwrap_or_default();
-        self.record(
-            &mut out,
-            Kind::Seal,
-            at_mono_ns,
-            None,
-            None,
-            None,
-            &payload,
-            None,
-        );
+        self.fields_record(&mut out, Kind::Seal, at_mono_ns, &payload);
         out
+    }
+
+    /// Appends a record whose payload is the writer's own JSON (the opening, an update, the
+    /// seal): no block, part, scrape or delta.
+    fn fields_record(&mut self, out: &mut Vec<u8>, kind: Kind, at_mono_ns: i64, payload: &[u8]) {
+        self.record(out, kind, at_mono_ns, None, None, None, payload, None);
     }
 
     /// Appends one record to `out`. `raw` is `Some((base, raw bytes))` when `payload` is a
