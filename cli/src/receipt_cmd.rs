@@ -212,6 +212,7 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
         }),
         derived: None,
         stream: None,
+        packed: Default::default(),
     }
     .with_capture();
     write_receipt(&args.out, &receipt, args.form)?;
@@ -229,16 +230,12 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
 pub fn verify(args: &VerifyArgs, out: &mut impl Write) -> Result<ExitCode> {
     let (_, receipt) = read_receipt(&args.receipt)?;
     let errors = receipt.verify_evidence();
-    for (name, e) in &receipt.evidence {
-        let bad = errors
-            .iter()
-            .any(|err| err.to_string().contains(&format!("{name:?}")));
+    for (name, sha256, bytes) in receipt.block_names() {
+        let bad = errors.iter().any(|err| err.block() == name);
         writeln!(
             out,
-            "  {}  {name}  ({} bytes, sha256 {})",
+            "  {}  {name}  ({bytes} bytes, sha256 {sha256})",
             if bad { "FAIL" } else { "ok  " },
-            e.bytes,
-            e.sha256
         )?;
     }
     if errors.is_empty() {
@@ -301,27 +298,19 @@ pub fn upgrade(args: &UpgradeArgs, out: &mut impl Write) -> Result<ExitCode> {
 /// `loadproof receipt extract`.
 pub fn extract(args: &ExtractArgs, out: &mut impl Write) -> Result<ExitCode> {
     let (_, receipt) = read_receipt(&args.receipt)?;
-    let Some(evidence) = receipt.evidence.get(&args.block) else {
-        let names: Vec<&str> = receipt
-            .evidence
-            .keys()
-            .map(String::as_str)
-            .take(12)
-            .collect();
+    if !receipt.has_block(&args.block) {
+        let all = receipt.block_names();
+        let names: Vec<&str> = all.iter().map(|(n, _, _)| *n).take(12).collect();
         return Err(BadInput(format!(
             "{}: no block {:?} (blocks: {}{})",
             args.receipt.display(),
             args.block,
             names.join(", "),
-            if receipt.evidence.len() > names.len() {
-                ", …"
-            } else {
-                ""
-            }
+            if all.len() > names.len() { ", …" } else { "" }
         ))
         .into());
-    };
-    match evidence.verified(&args.block) {
+    }
+    match receipt.block(&args.block) {
         Ok(raw) => {
             out.write_all(&raw)?;
             Ok(ExitCode::SUCCESS)

@@ -245,6 +245,7 @@ pub fn write_whole(path: &Path, receipt: &Receipt) -> Result<()> {
 
 /// The same receipt, block bytes compared as bytes (a v1 file may hold text as base64).
 fn same_receipt(a: &Receipt, b: &Receipt) -> bool {
+    let (a, b) = (&*a.unpacked(), &*b.unpacked());
     let strip = |r: &Receipt| {
         let mut r = r.clone();
         r.evidence.clear();

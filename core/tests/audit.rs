@@ -239,6 +239,7 @@ impl Native {
             }),
             derived: None,
             stream: None,
+            packed: Default::default(),
         }
         .with_capture()
     }
@@ -425,6 +426,7 @@ fn capture(dir: &str, exit: i32) -> Receipt {
         implementation: None,
         derived: None,
         stream: None,
+        packed: Default::default(),
     }
 }
 

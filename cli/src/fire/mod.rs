@@ -767,6 +767,7 @@ async fn fire_async(
             implementation: Some(implementation),
             derived: None,
             stream: None,
+            packed: Default::default(),
         },
         report,
         journal,
@@ -1158,6 +1159,7 @@ fn bare_receipt(
         implementation: None,
         derived: None,
         stream: None,
+        packed: Default::default(),
     }
 }
 

@@ -29,10 +29,11 @@ pub const KV_USAGE: [&str; 2] = ["vllm:kv_cache_usage_perc", "vllm:gpu_cache_usa
 pub const PREEMPTIONS: &str = "vllm:num_preemptions_total";
 
 /// What a during-run scrape is read for.
-const SERIES: [&str; 7] = [
+const SERIES: [&str; 8] = [
     "process_start_time_seconds",
     GENERATION_TOKENS,
     PROMPT_TOKENS,
+    PREEMPTIONS,
     RUNNING,
     WAITING,
     KV_USAGE[0],
@@ -143,32 +144,42 @@ struct Read {
     phase: Phase,
     requested_ns: Option<i64>,
     completed_ns: Option<i64>,
-    values: Values,
+    values: ScrapeValues,
     /// The whole parse, kept only for boundary scrapes (per-series deltas need it): a
     /// 10-minute series holds thousands of scrapes, and the audit reads six numbers of each.
     metrics: Option<Exposition>,
 }
 
-/// The numbers the audit reads from every scrape.
-struct Values {
-    start: Option<Decimal>,
-    generation: Option<Decimal>,
-    prompt: Option<Decimal>,
-    running: Option<f64>,
-    waiting: Option<f64>,
-    kv: Option<f64>,
+/// The numbers the audit reads from every scrape (and the page plots).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScrapeValues {
+    /// `process_start_time_seconds`.
+    pub start: Option<Decimal>,
+    /// [`GENERATION_TOKENS`], summed over series.
+    pub generation: Option<Decimal>,
+    /// [`PROMPT_TOKENS`].
+    pub prompt: Option<Decimal>,
+    /// [`PREEMPTIONS`].
+    pub preemptions: Option<Decimal>,
+    /// [`RUNNING`].
+    pub running: Option<f64>,
+    /// [`WAITING`].
+    pub waiting: Option<f64>,
+    /// [`KV_USAGE`] (the first name present).
+    pub kv: Option<f64>,
     /// The lessor's gauge: the lease ids it says hold (value 1); `None` when the scrape has no
     /// such family (no lessor answered it), or no lessor family was asked for.
-    leases: Option<Vec<String>>,
+    pub leases: Option<Vec<String>>,
 }
 
-impl Values {
-    fn of(m: &Exposition, lessor_family: Option<&str>) -> Values {
+impl ScrapeValues {
+    fn of(m: &Exposition, lessor_family: Option<&str>) -> ScrapeValues {
         let total = |name: &str| m.total(name).ok().flatten();
-        Values {
+        ScrapeValues {
             start: m.process_start_time().ok().flatten(),
             generation: total(GENERATION_TOKENS),
             prompt: total(PROMPT_TOKENS),
+            preemptions: total(PREEMPTIONS),
             running: gauge(m, &[RUNNING]),
             waiting: gauge(m, &[WAITING]),
             kv: gauge(m, &KV_USAGE),
@@ -182,6 +193,17 @@ impl Values {
             }),
         }
     }
+}
+
+/// What one scrape said, or why it said nothing readable: the numbers the audit read, in
+/// scrape order, for a reader that plots them without parsing a scrape again.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScrapeReading {
+    /// Index of the scrape in the receipt.
+    pub scrape: usize,
+    /// Its numbers, or why it is unread (failed, not HTTP 200, a block that does not verify,
+    /// a body that does not parse).
+    pub read: Result<ScrapeValues, String>,
 }
 
 /// Everything the engine side yields.
@@ -212,78 +234,157 @@ pub struct LeaseReading {
     pub active: Option<Vec<String>>,
 }
 
-/// Reads the scrapes. `run_mono_ns` is the run's interval; `spans_ns` this client's requests
-/// in flight (native only) for the engine-vs-client population join; `lessor_family` the gauge
-/// in which the lease's lessor reports it, read from every scrape.
-pub fn read(
-    receipt: &Receipt,
+/// Every scrape read once, in order: the engine facts, the readback and the page's series
+/// all come from this one pass. A record stream's packed bodies are rebuilt and checked here,
+/// one at a time ([`Receipt::walk_scrapes`]'s walk), never all held at once.
+pub struct Scanned<'r> {
+    by_url: BTreeMap<&'r str, (Vec<Read>, Vec<String>)>,
+    readback: BTreeMap<String, String>,
+    settings: BTreeMap<String, (String, String)>,
+    leases: Vec<LeaseReading>,
+    /// Every scrape's numbers, in order.
+    pub series: Vec<ScrapeReading>,
+    /// Packed bodies that did not verify: name → why (inline blocks are checked before).
+    pub failures: BTreeMap<String, String>,
+}
+
+/// Reads every scrape once. `block` gives an inline block's verified bytes; `lessor_family`
+/// is the gauge in which the lease's lessor reports it, read from every scrape.
+pub fn scan<'r>(
+    receipt: &'r Receipt,
     block: &super::client::BlockReader<'_>,
-    run_mono_ns: Option<(i64, i64)>,
-    spans_ns: &[(i64, i64)],
     lessor_family: Option<&str>,
-) -> EngineSide {
+) -> Scanned<'r> {
     // What the server says it is comes from the endpoint's own scrapes only: another URL
     // (a worker, or a decoy someone chose to scrape) cannot speak for it.
     let endpoint = receipt.protocol.base_url.as_deref().and_then(origin);
-    let mut series: Vec<&str> = SERIES.to_vec();
-    series.extend(lessor_family);
-    let mut by_url: BTreeMap<&str, (Vec<Read>, Vec<String>)> = BTreeMap::new();
-    let mut readback = BTreeMap::new();
-    let mut settings = BTreeMap::new();
-    let mut leases = Vec::new();
+    let mut names: Vec<&str> = SERIES.to_vec();
+    names.extend(lessor_family);
+    let mut out = Scanned {
+        by_url: BTreeMap::new(),
+        readback: BTreeMap::new(),
+        settings: BTreeMap::new(),
+        leases: Vec::new(),
+        series: Vec::with_capacity(receipt.scrapes.len()),
+        failures: BTreeMap::new(),
+    };
+    let mut walk = receipt.packed.walk();
+    let mut rescans: BTreeMap<&str, prometheus::Rescan> = BTreeMap::new();
     for (i, s) in receipt.scrapes.iter().enumerate() {
-        let entry = by_url.entry(s.url.as_str()).or_default();
-        let why = match &s.outcome {
+        let entry = out.by_url.entry(s.url.as_str()).or_default();
+        let read = match &s.outcome {
             ScrapeOutcome::Failed { error } => {
-                Some(format!("scrape {i} ({:?}) failed: {error}", s.phase))
+                Err(format!("scrape {i} ({:?}) failed: {error}", s.phase))
             }
-            ScrapeOutcome::Response { status, .. } if status.is_some_and(|c| c != 200) => {
-                Some(format!(
-                    "scrape {i} ({:?}) answered HTTP {}",
-                    s.phase,
-                    status.unwrap_or(0)
-                ))
-            }
-            ScrapeOutcome::Response { body, .. } => match block(body) {
-                Err(why) => Some(format!("scrape {i} ({:?}): {why}", s.phase)),
-                Ok(bytes) => match if s.phase == Phase::During
-                    && (!readback.is_empty() || origin(&s.url) != endpoint)
-                {
-                    // A during-run scrape is read for six numbers: every line is still
-                    // checked, only those families are kept (a third of a full parse).
-                    prometheus::scan(&bytes, &series)
+            ScrapeOutcome::Response { status, body } => {
+                // A packed body comes from the walk, which yields them in the order written:
+                // the scrapes' order. Every body is walked (and checked), read or not.
+                let packed = receipt.packed.contains(body) && !receipt.evidence.contains_key(body);
+                let walked = if packed { walk.next() } else { None };
+                if let Some(e) = walked.as_ref().and_then(|w| w.error.as_ref()) {
+                    out.failures.insert(e.block().to_owned(), e.to_string());
+                }
+                if let Some(code) = status.filter(|&c| c != 200) {
+                    Err(format!("scrape {i} ({:?}) answered HTTP {code}", s.phase))
                 } else {
-                    prometheus::parse(&bytes)
-                } {
-                    Err(e) => Some(format!("scrape {i} ({:?}) {body}: {e}", s.phase)),
-                    Ok(metrics) => {
-                        if readback.is_empty() && endpoint.is_some() && origin(&s.url) == endpoint {
-                            readback_from(&metrics, &mut readback, &mut settings);
+                    let bytes: Result<std::borrow::Cow<'_, [u8]>, String> = if !packed {
+                        block(body)
+                    } else {
+                        match walked.as_ref().filter(|w| w.name == body) {
+                            Some(w) => w
+                                .verified()
+                                .map(std::borrow::Cow::Borrowed)
+                                .map_err(|e| e.to_string()),
+                            // Out of step (a receipt built by hand): read it alone.
+                            None => receipt
+                                .block(body)
+                                .map(std::borrow::Cow::Owned)
+                                .map_err(|e| {
+                                    let why = e.to_string();
+                                    out.failures.insert(body.clone(), why.clone());
+                                    why
+                                }),
                         }
-                        let values = Values::of(&metrics, lessor_family);
-                        leases.push(LeaseReading {
-                            scrape: i,
-                            url: s.url.clone(),
-                            phase: s.phase,
-                            active: values.leases.clone(),
-                        });
-                        entry.0.push(Read {
-                            phase: s.phase,
-                            requested_ns: s.requested.map(|t| t.mono_ns),
-                            completed_ns: s.completed_mono_ns,
-                            values,
-                            metrics: (s.phase != Phase::During).then_some(metrics),
-                        });
-                        None
+                    };
+                    match bytes {
+                        Err(why) => Err(format!("scrape {i} ({:?}): {why}", s.phase)),
+                        Ok(bytes) => {
+                            // A during-run scrape is read for a few numbers: every line is still
+                            // checked, only those families are kept, and only the lines that
+                            // changed since the URL's last scrape are read again (`Rescan`).
+                            let parsed = if s.phase == Phase::During
+                                && (!out.readback.is_empty() || origin(&s.url) != endpoint)
+                            {
+                                rescans
+                                    .entry(s.url.as_str())
+                                    .or_insert_with(|| prometheus::Rescan::new(&names))
+                                    .scan(&bytes)
+                                    .map(|m| (ScrapeValues::of(m, lessor_family), None))
+                            } else {
+                                prometheus::parse(&bytes).map(|m| {
+                                    if out.readback.is_empty()
+                                        && endpoint.is_some()
+                                        && origin(&s.url) == endpoint
+                                    {
+                                        readback_from(&m, &mut out.readback, &mut out.settings);
+                                    }
+                                    (ScrapeValues::of(&m, lessor_family), Some(m))
+                                })
+                            };
+                            match parsed {
+                                Err(e) => Err(format!("scrape {i} ({:?}) {body}: {e}", s.phase)),
+                                Ok((values, metrics)) => {
+                                    out.leases.push(LeaseReading {
+                                        scrape: i,
+                                        url: s.url.clone(),
+                                        phase: s.phase,
+                                        active: values.leases.clone(),
+                                    });
+                                    entry.0.push(Read {
+                                        phase: s.phase,
+                                        requested_ns: s.requested.map(|t| t.mono_ns),
+                                        completed_ns: s.completed_mono_ns,
+                                        values: values.clone(),
+                                        metrics: metrics.filter(|_| s.phase != Phase::During),
+                                    });
+                                    Ok(values)
+                                }
+                            }
+                        }
                     }
-                },
-            },
+                }
+            }
         };
-        if let Some(why) = why {
-            entry.1.push(why);
+        if let Err(why) = &read {
+            entry.1.push(why.clone());
+        }
+        out.series.push(ScrapeReading { scrape: i, read });
+    }
+    // Bodies no scrape names (a stream cannot hold one, a hand-built receipt might) are still
+    // checked.
+    while let Some(w) = walk.next() {
+        if let Some(e) = &w.error {
+            out.failures.insert(w.name.to_owned(), e.to_string());
         }
     }
+    out
+}
 
+/// The engine facts from the scan. `run_mono_ns` is the run's interval; `spans_ns` this
+/// client's requests in flight (native only) for the engine-vs-client population join.
+pub fn facts(
+    scanned: Scanned<'_>,
+    receipt: &Receipt,
+    run_mono_ns: Option<(i64, i64)>,
+    spans_ns: &[(i64, i64)],
+) -> EngineSide {
+    let Scanned {
+        by_url,
+        readback,
+        settings,
+        leases,
+        ..
+    } = scanned;
     let mut gen_total: Option<u64> = Some(0);
     let mut prompt_total: Option<u64> = Some(0);
     let mut continuous = !by_url.is_empty();
@@ -488,6 +589,46 @@ fn gauge(m: &Exposition, names: &[&str]) -> Option<f64> {
         .map(|d| d.to_f64())
 }
 
+/// The client's requests in flight during an interval, counted by binary search: an hour's
+/// run joins ~15,000 scrapes with ~60,000 requests.
+struct InFlight<'s> {
+    spans: &'s [(i64, i64)],
+    starts: Vec<i64>,
+    ends: Vec<i64>,
+    /// Every span starts no later than it ends (what makes the two sorted lists enough).
+    ordered: bool,
+}
+
+impl<'s> InFlight<'s> {
+    fn new(spans: &'s [(i64, i64)]) -> InFlight<'s> {
+        let mut starts: Vec<i64> = spans.iter().map(|s| s.0).collect();
+        let mut ends: Vec<i64> = spans.iter().map(|s| s.1).collect();
+        starts.sort_unstable();
+        ends.sort_unstable();
+        InFlight {
+            spans,
+            starts,
+            ends,
+            ordered: spans.iter().all(|(s, e)| s <= e),
+        }
+    }
+
+    /// Spans with `start < done` and `end > req`.
+    fn count(&self, req: i64, done: i64) -> usize {
+        if self.ordered && req < done {
+            // A span that ended by `req` started before `done`; so those that started before
+            // `done`, less those that ended by `req`.
+            let started = self.starts.partition_point(|&s| s < done);
+            let ended = self.ends.partition_point(|&e| e <= req);
+            return started.saturating_sub(ended);
+        }
+        self.spans
+            .iter()
+            .filter(|(s, e)| *s < done && *e > req)
+            .count()
+    }
+}
+
 fn occupancy(
     by_url: &BTreeMap<&str, (Vec<Read>, Vec<String>)>,
     run: Option<(i64, i64)>,
@@ -512,6 +653,7 @@ fn occupancy(
     let single_url = by_url.len() == 1;
     let mut max_gap: Option<i64> = None;
     let mut reasons = Vec::new();
+    let in_flight = InFlight::new(spans_ns);
     for (url, (reads, failures)) in by_url {
         facts.unread += failures.iter().filter(|f| f.contains("(During)")).count() as u64;
         let during: Vec<&Read> = reads.iter().filter(|r| r.phase == Phase::During).collect();
@@ -559,10 +701,7 @@ fn occupancy(
                     (r.requested_ns, r.completed_ns, running, waiting)
             {
                 // Upper bound on this client's requests in flight while the scrape was taken.
-                let client = spans_ns
-                    .iter()
-                    .filter(|(s, e)| *s < done && *e > req)
-                    .count();
+                let client = in_flight.count(req, done);
                 let engine = run_n + wait_n;
                 if engine > client as f64 {
                     facts.engine_over_client = Some(format!(
@@ -605,5 +744,26 @@ fn max_f(a: Option<f64>, b: Option<f64>) -> Option<f64> {
         (Some(x), Some(y)) => Some(x.max(y)),
         (x, None) => x,
         (None, y) => y,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn requests_in_flight_by_binary_search_are_the_linear_count(
+            spans in proptest::collection::vec((0i64..100, 0i64..100), 0..40),
+            req in 0i64..100,
+            done in 0i64..100,
+        ) {
+            let linear = spans.iter().filter(|(s, e)| *s < done && *e > req).count();
+            prop_assert_eq!(InFlight::new(&spans).count(req, done), linear);
+            let ordered: Vec<(i64, i64)> = spans.iter().map(|&(a, b)| (a.min(b), a.max(b))).collect();
+            let linear = ordered.iter().filter(|(s, e)| *s < done && *e > req).count();
+            prop_assert_eq!(InFlight::new(&ordered).count(req, done), linear);
+        }
     }
 }

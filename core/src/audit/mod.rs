@@ -21,7 +21,7 @@ pub use client::{
     ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LATENCY_METRICS, LatencyFacts,
     LedgerFacts, bench_samples, native_samples,
 };
-pub use engine::{EngineFacts, LeaseReading, OccupancyFacts};
+pub use engine::{EngineFacts, LeaseReading, OccupancyFacts, ScrapeReading, ScrapeValues};
 pub use policy::{POLICY_SCHEMA, Policy, PolicyError};
 
 /// The `/metrics` sample names the engine audit reads (the page plots the same series).
@@ -229,6 +229,27 @@ impl Audit {
     }
 }
 
+/// Reads a block whose digest was checked (`bad` names those that failed): an inline block is
+/// only decoded; a packed one (not expected here: the scan walks them) is rebuilt and checked.
+fn inline_reader<'r>(
+    receipt: &'r Receipt,
+    bad: &'r BTreeMap<String, String>,
+) -> impl Fn(&str) -> Result<std::borrow::Cow<'r, [u8]>, String> + 'r {
+    move |name: &str| {
+        if let Some(why) = bad.get(name) {
+            return Err(why.clone());
+        }
+        match receipt.evidence.get(name) {
+            Some(e) => e.decoded(name).map_err(|e| e.to_string()),
+            None if receipt.packed.contains(name) => receipt
+                .block(name)
+                .map(std::borrow::Cow::Owned)
+                .map_err(|e| e.to_string()),
+            None => Err(format!("evidence block {name:?} is missing")),
+        }
+    }
+}
+
 /// Audits a receipt against the default [`Policy`].
 pub fn audit(receipt: &Receipt) -> Audit {
     audit_with(receipt, &Policy::default())
@@ -237,30 +258,54 @@ pub fn audit(receipt: &Receipt) -> Audit {
 /// Audits a receipt against the reviewer's `policy`: every threshold comes from it, never
 /// from the receipt.
 pub fn audit_with(receipt: &Receipt, policy: &Policy) -> Audit {
-    // 1. Digests: a block that fails stops every fact that depends on it.
-    let failures = receipt.verify_evidence();
-    let mut bad: BTreeMap<String, String> = BTreeMap::new();
-    for e in &failures {
-        let name = match e {
-            crate::receipt::EvidenceError::Undecodable { block }
-            | crate::receipt::EvidenceError::DigestMismatch { block, .. }
-            | crate::receipt::EvidenceError::LengthMismatch { block, .. }
-            | crate::receipt::EvidenceError::Missing { block } => block.clone(),
-        };
-        bad.insert(name, e.to_string());
-    }
+    audit_read(receipt, policy).audit
+}
+
+/// An audit and what it read from every scrape on the way: a reader that plots the scrapes
+/// (the page) takes these numbers instead of parsing each scrape a second time. Not part of
+/// the audit's JSON.
+#[derive(Debug, Clone)]
+pub struct Audited {
+    /// The audit.
+    pub audit: Audit,
+    /// Every scrape's numbers (or why it is unread), in scrape order.
+    pub series: Vec<engine::ScrapeReading>,
+}
+
+/// [`audit_with`], keeping the scrapes' numbers ([`Audited`]).
+pub fn audit_read(receipt: &Receipt, policy: &Policy) -> Audited {
+    // 1. Digests: a block that fails stops every fact that depends on it. Inline blocks are
+    // hashed here; packed scrape bodies as the scan below rebuilds them, one at a time.
+    let mut bad: BTreeMap<String, String> = receipt
+        .verify_inline()
+        .into_iter()
+        .map(|e| (e.block().to_owned(), e.to_string()))
+        .collect();
+    let scanned = {
+        // Every inline block was hashed once above; reading one afterwards only decodes it.
+        let block = inline_reader(receipt, &bad);
+        // The lessor's gauge, as the lease names it, is read from every scrape.
+        let lessor_family = receipt
+            .lease
+            .as_deref()
+            .and_then(|name| block(name).ok())
+            .and_then(|bytes| Lease::from_json(&bytes).ok())
+            .and_then(|lease| lease.readback);
+        engine::scan(receipt, &block, lessor_family.as_deref())
+    };
+    bad.extend(scanned.failures.clone());
     let mut digests: Vec<BlockCheck> = receipt
-        .evidence
-        .iter()
-        .map(|(name, e)| BlockCheck {
-            block: name.clone(),
-            bytes: e.bytes,
+        .block_names()
+        .into_iter()
+        .map(|(name, _, bytes)| BlockCheck {
+            block: name.to_owned(),
+            bytes,
             ok: !bad.contains_key(name),
             error: bad.get(name).cloned(),
         })
         .collect();
     for (name, why) in &bad {
-        if !receipt.evidence.contains_key(name) {
+        if !receipt.has_block(name) {
             digests.push(BlockCheck {
                 block: name.clone(),
                 bytes: 0,
@@ -269,33 +314,12 @@ pub fn audit_with(receipt: &Receipt, policy: &Policy) -> Audit {
             });
         }
     }
-    // Every block was hashed once above; reading one afterwards only decodes it.
-    let block = |name: &str| -> Result<std::borrow::Cow<'_, [u8]>, String> {
-        if let Some(why) = bad.get(name) {
-            return Err(why.clone());
-        }
-        match receipt.evidence.get(name) {
-            Some(e) => e.decoded(name).map_err(|e| e.to_string()),
-            None => Err(format!("evidence block {name:?} is missing")),
-        }
-    };
+    let block = inline_reader(receipt, &bad);
 
     // 2. Facts.
     let side = client::read(receipt, &block, policy);
-    // The lessor's gauge, as the lease names it, is read from every scrape.
-    let lessor_family = receipt
-        .lease
-        .as_deref()
-        .and_then(|name| block(name).ok())
-        .and_then(|bytes| Lease::from_json(&bytes).ok())
-        .and_then(|lease| lease.readback);
-    let eng = engine::read(
-        receipt,
-        &block,
-        side.run_mono_ns,
-        &side.spans_ns,
-        lessor_family.as_deref(),
-    );
+    let series = scanned.series.clone();
+    let eng = engine::facts(scanned, receipt, side.run_mono_ns, &side.spans_ns);
     let mut inconsistencies = side.inconsistencies.clone();
     if receipt.protocol.canonical_key() != receipt.protocol.key {
         inconsistencies.push(format!(
@@ -402,7 +426,7 @@ pub fn audit_with(receipt: &Receipt, policy: &Policy) -> Audit {
     let q = out.qualification();
     out.qualified = q.is_qualified();
     out.refusals = q.refusals().to_vec();
-    out
+    Audited { audit: out, series }
 }
 
 /// Paths where two JSON values differ (numbers compare by value).

@@ -63,12 +63,33 @@ pub enum EvidenceError {
         /// Bytes decoded.
         actual: u64,
     },
+    /// A scrape body held as a delta (a record stream) that does not rebuild.
+    #[error("evidence block {block:?} does not rebuild from its record: {detail}")]
+    Unbuilt {
+        /// The block's name.
+        block: String,
+        /// Why.
+        detail: String,
+    },
     /// A block the receipt refers to is not in it.
     #[error("evidence block {block:?} is referred to but missing")]
     Missing {
         /// The block's name.
         block: String,
     },
+}
+
+impl EvidenceError {
+    /// The block the error is about.
+    pub fn block(&self) -> &str {
+        match self {
+            EvidenceError::Undecodable { block }
+            | EvidenceError::DigestMismatch { block, .. }
+            | EvidenceError::LengthMismatch { block, .. }
+            | EvidenceError::Unbuilt { block, .. }
+            | EvidenceError::Missing { block } => block,
+        }
+    }
 }
 
 /// Lowercase hex sha256 of `bytes`.

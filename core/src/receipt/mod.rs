@@ -13,6 +13,7 @@
 mod events;
 mod evidence;
 mod lease;
+mod packed;
 mod protocol;
 pub mod stream;
 mod strict_json;
@@ -26,6 +27,7 @@ use crate::plan::PlanDoc;
 pub use events::{Disposition, EventsError, RequestRecord, Usage, parse_events};
 pub use evidence::{Encoding, Evidence, EvidenceError, sha256_hex};
 pub use lease::{LEASE_SCHEMA, Lease, LeaseError};
+pub use packed::{Packed, PackedBody, Walk, Walked};
 pub use protocol::{Engine, FieldDifference, Protocol};
 
 /// Schema identity of [`Receipt`].
@@ -335,8 +337,9 @@ pub struct Implementation {
     pub unbound: Option<String>,
 }
 
-/// A receipt: one fired (or imported) run, self-contained.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A receipt: one fired (or imported) run, self-contained. Serialized as the v1 document
+/// (packed bodies rebuilt into `evidence`: see the `Serialize` impl below).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Receipt {
     /// [`RECEIPT_SCHEMA`].
@@ -371,6 +374,51 @@ pub struct Receipt {
     /// of either form's bytes: it describes the reading.
     #[serde(skip)]
     pub stream: Option<stream::StreamStatus>,
+    /// The scrape bodies a record stream holds as deltas ([`Packed`]), outside `evidence`:
+    /// empty for a v1 document. Never serialized as such — [`Receipt::to_json`] writes them
+    /// into `evidence`, rebuilt. Read every block through [`Receipt::block`],
+    /// [`Receipt::block_names`] and [`Receipt::walk_scrapes`], which see both.
+    #[serde(skip)]
+    pub packed: Packed,
+}
+
+/// The v1 document, field by field as declared (so the bytes are what a derived impl wrote),
+/// with `evidence` holding every block: a receipt read from a record stream serializes whole,
+/// whoever serializes it — its packed bodies are rebuilt, under the digests their records
+/// claim (a body that does not rebuild at all is left out, and so reads as missing).
+impl Serialize for Receipt {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct as _;
+        let optional = [
+            self.lease.is_some(),
+            self.implementation.is_some(),
+            self.derived.is_some(),
+        ];
+        let fields = 8 + optional.iter().filter(|&&o| o).count();
+        let mut st = serializer.serialize_struct("Receipt", fields)?;
+        st.serialize_field("schema", &self.schema)?;
+        st.serialize_field("protocol", &self.protocol)?;
+        st.serialize_field("subject", &self.subject)?;
+        st.serialize_field("provenance", &self.provenance)?;
+        st.serialize_field("execution", &self.execution)?;
+        st.serialize_field("scrapes", &self.scrapes)?;
+        if self.packed.is_empty() {
+            st.serialize_field("evidence", &self.evidence)?;
+        } else {
+            st.serialize_field("evidence", &self.all_evidence())?;
+        }
+        st.serialize_field("notes", &self.notes)?;
+        if let Some(lease) = &self.lease {
+            st.serialize_field("lease", lease)?;
+        }
+        if let Some(implementation) = &self.implementation {
+            st.serialize_field("implementation", implementation)?;
+        }
+        if let Some(derived) = &self.derived {
+            st.serialize_field("derived", derived)?;
+        }
+        st.end()
+    }
 }
 
 /// Why bytes are not a receipt.
@@ -530,21 +578,81 @@ impl Receipt {
         out.write_all(b"\n")
     }
 
-    /// Pretty JSON, deterministic (maps are ordered).
+    /// Pretty JSON, deterministic (maps are ordered): the v1 document, every packed body
+    /// rebuilt into `evidence`.
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
-    /// Every evidence block the receipt refers to or holds, checked: one error per block that
-    /// is missing, undecodable or not the bytes its digest names. Empty when all verify.
-    pub fn verify_evidence(&self) -> Vec<EvidenceError> {
+    /// Every block as an inline [`Evidence`]: packed bodies rebuilt (in one walk) under the
+    /// digest their record claims, verified or not (a body that does not match keeps failing
+    /// by name); a body that does not rebuild at all is left out.
+    fn all_evidence(&self) -> BTreeMap<String, Evidence> {
+        let mut all = self.evidence.clone();
+        self.walk_scrapes(|w| {
+            if let Some(bytes) = w.bytes
+                && !all.contains_key(w.name)
+            {
+                all.insert(
+                    w.name.to_owned(),
+                    Evidence::claimed(
+                        std::borrow::Cow::Borrowed(bytes),
+                        &w.body.sha256,
+                        w.body.bytes,
+                    ),
+                );
+            }
+        });
+        all
+    }
+
+    /// The receipt with every packed body rebuilt into `evidence` (see `all_evidence`): the
+    /// v1 form in memory, for a reader that compares receipts block by block.
+    pub fn unpacked(&self) -> std::borrow::Cow<'_, Receipt> {
+        if self.packed.is_empty() {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        std::borrow::Cow::Owned(Receipt {
+            evidence: self.all_evidence(),
+            packed: Packed::default(),
+            ..self.clone()
+        })
+    }
+
+    /// Every block the receipt holds, inline or packed, by name, with the digest and length
+    /// its record claims.
+    pub fn block_names(&self) -> Vec<(&str, &str, u64)> {
+        let mut names: Vec<(&str, &str, u64)> = self
+            .evidence
+            .iter()
+            .map(|(n, e)| (n.as_str(), e.sha256.as_str(), e.bytes))
+            .chain(
+                self.packed
+                    .iter()
+                    .filter(|(n, _)| !self.evidence.contains_key(*n))
+                    .map(|(n, b)| (n.as_str(), b.sha256.as_str(), b.bytes)),
+            )
+            .collect();
+        names.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        names
+    }
+
+    /// True when the receipt holds block `name`, inline or packed.
+    pub fn has_block(&self, name: &str) -> bool {
+        self.evidence.contains_key(name) || self.packed.contains(name)
+    }
+
+    /// The inline blocks ([`Receipt::evidence`]) checked, and every block the receipt refers
+    /// to that it does not hold: [`Receipt::verify_evidence`] without the packed bodies, for a
+    /// reader that checks those as it walks them.
+    pub fn verify_inline(&self) -> Vec<EvidenceError> {
         let mut errors: Vec<EvidenceError> = self
             .evidence
             .iter()
             .filter_map(|(name, e)| e.verified(name).err())
             .collect();
         for name in self.referenced_blocks() {
-            if !self.evidence.contains_key(name) {
+            if !self.has_block(name) {
                 errors.push(EvidenceError::Missing {
                     block: name.to_owned(),
                 });
@@ -553,14 +661,54 @@ impl Receipt {
         errors
     }
 
-    /// The raw bytes of block `name`, verified.
+    /// Every evidence block the receipt refers to or holds, checked: one error per block that
+    /// is missing, undecodable, does not rebuild, or is not the bytes its digest names, in
+    /// the order of the blocks' names. Empty when all verify.
+    pub fn verify_evidence(&self) -> Vec<EvidenceError> {
+        let mut errors: BTreeMap<String, EvidenceError> = self
+            .evidence
+            .iter()
+            .filter_map(|(name, e)| e.verified(name).err())
+            .map(|e| (e.block().to_owned(), e))
+            .collect();
+        self.walk_scrapes(|w| {
+            if let Some(e) = &w.error {
+                errors.insert(e.block().to_owned(), e.clone());
+            }
+        });
+        let mut errors: Vec<EvidenceError> = errors.into_values().collect();
+        for name in self.referenced_blocks() {
+            if !self.has_block(name) {
+                errors.push(EvidenceError::Missing {
+                    block: name.to_owned(),
+                });
+            }
+        }
+        errors
+    }
+
+    /// Every packed body, rebuilt and checked, once each in the order written (see [`Walk`]).
+    pub fn walk_scrapes(&self, mut each: impl FnMut(&Walked<'_>)) {
+        let mut walk = self.packed.walk();
+        while let Some(w) = walk.next() {
+            each(&w);
+        }
+    }
+
+    /// The raw bytes of block `name`, verified. A packed body is rebuilt from its chain: to
+    /// read every scrape, walk them ([`Receipt::walk_scrapes`]).
     pub fn block(&self, name: &str) -> Result<Vec<u8>, EvidenceError> {
-        self.evidence
-            .get(name)
-            .ok_or_else(|| EvidenceError::Missing {
+        if let Some(e) = self.evidence.get(name) {
+            return e.verified(name);
+        }
+        let Some(body) = self.packed.get(name) else {
+            return Err(EvidenceError::Missing {
                 block: name.to_owned(),
-            })?
-            .verified(name)
+            });
+        };
+        let raw = self.packed.rebuild(name)?;
+        packed::check(name, body, &raw)?;
+        Ok(raw)
     }
 
     /// The plan this receipt says it fired (`plan/plan.json`), when embedded, verified and
@@ -714,6 +862,7 @@ mod tests {
             implementation: None,
             derived: None,
             stream: None,
+            packed: Default::default(),
         };
         let json = receipt.to_json();
         let back = Receipt::from_json(json.as_bytes()).unwrap();

@@ -40,6 +40,8 @@
 //! - `comments` — `# HELP` and `# TYPE` lines;
 //! - `samples` — sample lines: name, labels, value, timestamp;
 //! - `read` — [`parse`] and [`scan`], the two passes over a scrape;
+//! - `rescan` — [`Rescan`]: [`scan`] over consecutive scrapes, reading only the lines that
+//!   changed;
 //! - `delta` — [`counter_delta`], [`histogram_delta`], [`whole_tokens`].
 //!
 //! [`Decimal`]: crate::decimal::Decimal
@@ -51,6 +53,7 @@ mod exposition;
 mod lines;
 mod metric_type;
 mod read;
+mod rescan;
 mod samples;
 mod value;
 
@@ -61,6 +64,7 @@ pub use error::{
 pub use exposition::{Exposition, Family, Sample};
 pub use metric_type::MetricType;
 pub use read::{parse, scan};
+pub use rescan::Rescan;
 pub use value::SampleValue;
 
 #[cfg(test)]

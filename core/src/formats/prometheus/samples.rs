@@ -51,6 +51,19 @@ pub(super) fn sample_rest<'a>(
     labels: &mut Scratch<'a>,
     check_labels: bool,
 ) -> Result<(SampleValue, Option<i64>), ExpositionError> {
+    sample_labels(c, name, line, labels, check_labels)?;
+    sample_value(c, name, line)
+}
+
+/// The label set after a sample's name, into `labels` (sorted, checked for repeats when
+/// `check_labels`); the cursor is left on the value.
+pub(super) fn sample_labels<'a>(
+    c: &mut Cursor<'a>,
+    name: &str,
+    line: usize,
+    labels: &mut Scratch<'a>,
+    check_labels: bool,
+) -> Result<(), ExpositionError> {
     let err = |kind| ExpositionError::new(line, kind);
     c.skip_blanks();
     if c.eat(b'{') {
@@ -71,6 +84,16 @@ pub(super) fn sample_rest<'a>(
             }
         }
     }
+    Ok(())
+}
+
+/// The value and optional timestamp that end a sample line, and nothing after them.
+pub(super) fn sample_value(
+    c: &mut Cursor<'_>,
+    name: &str,
+    line: usize,
+) -> Result<(SampleValue, Option<i64>), ExpositionError> {
+    let err = |kind| ExpositionError::new(line, kind);
     let value_token = c.token();
     if value_token.is_empty() {
         return Err(err(ExpositionErrorKind::MissingValue {

@@ -155,9 +155,22 @@ pub fn encode(base: &[u8], body: &[u8]) -> Option<Vec<u8>> {
 
 /// Rebuilds the body `payload` encodes against `base`, refusing one over `limit` bytes.
 pub fn decode(base: &[u8], payload: &[u8], limit: usize) -> Result<Vec<u8>, DeltaError> {
+    let mut out = Vec::with_capacity(base.len().min(limit));
+    decode_into(base, payload, limit, &mut out)?;
+    Ok(out)
+}
+
+/// [`decode`] into `out` (cleared first), so a reader of thousands of bodies reuses one
+/// buffer.
+pub fn decode_into(
+    base: &[u8],
+    payload: &[u8],
+    limit: usize,
+    out: &mut Vec<u8>,
+) -> Result<(), DeltaError> {
     let starts = line_starts(base);
     let n_lines = starts.len().saturating_sub(1);
-    let mut out = Vec::with_capacity(base.len());
+    out.clear();
     let mut at = 0usize;
     while let Some(&op) = payload.get(at) {
         let op_at = at;
@@ -200,7 +213,7 @@ pub fn decode(base: &[u8], payload: &[u8], limit: usize) -> Result<Vec<u8>, Delt
             byte => return Err(DeltaError::UnknownOp { at: op_at, byte }),
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]

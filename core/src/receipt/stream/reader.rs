@@ -2,11 +2,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{
-    Fields, Header, Kind, MAGIC, Opening, Sealing, StreamError, StreamStatus, TornTail, delta,
-};
+use super::{Fields, Header, Kind, MAGIC, Opening, Sealing, StreamError, StreamStatus, TornTail};
 use crate::receipt::{
-    Evidence, Execution, Receipt, Scrape, ScrapeOutcome, Stamp, sha256_hex, strict_json,
+    Evidence, Execution, Packed, PackedBody, Receipt, Scrape, ScrapeOutcome, Stamp, sha256_hex,
+    strict_json,
 };
 
 /// A receipt rebuilt from its records, and how far its stream got.
@@ -112,6 +111,7 @@ pub fn read_records(
     let mut evidence: BTreeMap<String, Evidence> = BTreeMap::new();
     let mut growing: BTreeMap<String, Growing> = BTreeMap::new();
     let mut scrapes: Vec<Scrape> = Vec::new();
+    let mut packed = Packed::default();
     let mut last_body: HashMap<String, String> = HashMap::new();
     let mut last = (0u64, Kind::Open, 0i64);
     let mut torn_tail = None;
@@ -193,38 +193,21 @@ pub fn read_records(
                 refuse("a second opening".to_owned())
             });
         }
-        // The bytes the payload stands for, and whether they are what the header says.
-        let raw: std::borrow::Cow<'_, [u8]> = match &h.base {
-            None => std::borrow::Cow::Borrowed(record.payload),
-            Some(base) => {
-                let url = h
-                    .scrape
-                    .as_ref()
-                    .map(|s| s.url.as_str())
-                    .unwrap_or_default();
-                let Some(name) = last_body.get(url).filter(|n| *n == base) else {
-                    return Err(refuse(format!(
-                        "written against {base:?}, which is not the previous body scraped from {url:?}"
-                    )));
-                };
-                let bytes = evidence
-                    .get(name)
-                    .and_then(|e| e.decoded(name).ok())
-                    .unwrap_or_default();
-                let room = limit.saturating_sub(held);
-                let claimed = usize::try_from(h.bytes).unwrap_or(usize::MAX);
-                if claimed > room {
-                    return Err(StreamError::TooLarge {
-                        limit: limit as u64,
-                    });
-                }
-                let limit = claimed;
-                let rebuilt = delta::decode(&bytes, record.payload, limit).map_err(|e| {
-                    refuse(format!("its delta against {name:?} does not rebuild: {e}"))
-                })?;
-                std::borrow::Cow::Owned(rebuilt)
+        // A scrape body written against the previous body from its URL is kept as that delta
+        // (rebuilt when read, see `Packed`): its base must be exactly that body.
+        if let Some(base) = &h.base {
+            let url = h
+                .scrape
+                .as_ref()
+                .map(|s| s.url.as_str())
+                .unwrap_or_default();
+            if last_body.get(url) != Some(base) {
+                return Err(refuse(format!(
+                    "written against {base:?}, which is not the previous body scraped from {url:?}"
+                )));
             }
-        };
+        }
+        let raw: std::borrow::Cow<'_, [u8]> = std::borrow::Cow::Borrowed(record.payload);
         // Whole blocks carry their header's claim, checked once by whoever verifies the
         // receipt (a changed byte fails by name, as in a v1 receipt). Everything else the
         // reader itself relies on — the opening, updates, the seal, each part of a growing
@@ -232,8 +215,11 @@ pub fn read_records(
         let intact = || raw.len() as u64 == h.bytes && sha256_hex(&raw) == h.sha256;
         let as_recorded =
             |raw: std::borrow::Cow<'_, [u8]>| Evidence::claimed(raw, &h.sha256, h.bytes);
+        // Raw evidence counts at the size it rebuilds to: the header's claim, which bounds the
+        // rebuild itself.
         if matches!(h.kind, Kind::Block | Kind::Scrape) {
-            held = over(held, raw.len())?;
+            let claimed = usize::try_from(h.bytes).unwrap_or(usize::MAX);
+            held = over(held, raw.len().max(claimed))?;
         }
         match h.kind {
             Kind::Open => {
@@ -270,13 +256,16 @@ pub fn read_records(
                 }
                 match h.part {
                     None => {
-                        if evidence.contains_key(name) || growing.contains_key(name) {
+                        if evidence.contains_key(name)
+                            || growing.contains_key(name)
+                            || packed.contains(name)
+                        {
                             return Err(refuse(format!("block {name:?} is written twice")));
                         }
                         evidence.insert(name.clone(), as_recorded(raw));
                     }
                     Some(part) => {
-                        if evidence.contains_key(name) {
+                        if evidence.contains_key(name) || packed.contains(name) {
                             return Err(refuse(format!(
                                 "block {name:?} is written whole and in parts"
                             )));
@@ -315,10 +304,21 @@ pub fn read_records(
                                 h.block
                             )));
                         }
-                        if evidence.contains_key(body) || growing.contains_key(body) {
+                        if evidence.contains_key(body)
+                            || growing.contains_key(body)
+                            || packed.contains(body)
+                        {
                             return Err(refuse(format!("block {body:?} is written twice")));
                         }
-                        evidence.insert(body.clone(), as_recorded(raw));
+                        packed.push(
+                            body.clone(),
+                            PackedBody {
+                                base: h.base.clone(),
+                                payload: record.payload.to_vec(),
+                                sha256: h.sha256.clone(),
+                                bytes: h.bytes,
+                            },
+                        );
                         last_body.insert(scrape.url.clone(), body.clone());
                     }
                     ScrapeOutcome::Failed { .. } => {
@@ -369,7 +369,7 @@ pub fn read_records(
     )?;
     let fields = match sealing {
         Some(seal) => {
-            check_seal(&seal, &evidence, scrapes.len() as u64)?;
+            check_seal(&seal, &evidence, &packed, scrapes.len() as u64)?;
             seal.receipt
         }
         None => unsealed(latest.unwrap_or(opening.receipt), last.2),
@@ -399,6 +399,7 @@ pub fn read_records(
             implementation: fields.implementation,
             derived: fields.derived,
             stream: Some(status.clone()),
+            packed,
         },
         status,
     })
@@ -481,6 +482,7 @@ fn read_json<T: serde::de::DeserializeOwned>(raw: &[u8]) -> Result<T, String> {
 fn check_seal(
     seal: &Sealing,
     evidence: &BTreeMap<String, Evidence>,
+    packed: &Packed,
     scrapes: u64,
 ) -> Result<(), StreamError> {
     if seal.scrapes != scrapes {
@@ -491,25 +493,35 @@ fn check_seal(
             ),
         });
     }
+    let held = |name: &str| {
+        evidence
+            .get(name)
+            .map(|e| (e.sha256.as_str(), e.bytes))
+            .or_else(|| packed.get(name).map(|b| (b.sha256.as_str(), b.bytes)))
+    };
     for (name, d) in &seal.blocks {
-        match evidence.get(name) {
+        match held(name) {
             None => {
                 return Err(StreamError::Seal {
                     detail: format!("it lists block {name:?}, which no record holds"),
                 });
             }
-            Some(e) if e.sha256 != d.sha256 || e.bytes != d.bytes => {
+            Some((sha256, bytes)) if sha256 != d.sha256 || bytes != d.bytes => {
                 return Err(StreamError::Seal {
                     detail: format!(
-                        "block {name:?} is sealed as sha256 {} ({} bytes); its records hold {} ({} bytes)",
-                        d.sha256, d.bytes, e.sha256, e.bytes
+                        "block {name:?} is sealed as sha256 {} ({} bytes); its records hold {sha256} ({bytes} bytes)",
+                        d.sha256, d.bytes
                     ),
                 });
             }
             Some(_) => {}
         }
     }
-    if let Some(name) = evidence.keys().find(|n| !seal.blocks.contains_key(*n)) {
+    if let Some(name) = evidence
+        .keys()
+        .chain(packed.iter().map(|(n, _)| n))
+        .find(|n| !seal.blocks.contains_key(*n))
+    {
         return Err(StreamError::Seal {
             detail: format!("block {name:?} is in the stream but not in the seal"),
         });

@@ -55,7 +55,10 @@ fn a_receipt_read_back_from_its_stream_is_the_receipt_written() {
     assert!(status.sealed);
     assert_eq!(status.records, starts.len() as u64);
     assert!(status.torn_tail.is_none());
-    let mut same = back.clone();
+    // Scrape bodies are held packed (as their deltas); rebuilt, they are the bodies written.
+    assert_eq!(back.packed.len(), 3);
+    assert!(back.evidence.keys().all(|n| !n.starts_with("metrics/")));
+    let mut same = back.unpacked().into_owned();
     same.stream = None;
     assert_eq!(same, r);
     assert!(back.verify_evidence().is_empty());
@@ -445,4 +448,128 @@ fn a_receipt_whose_scrapes_share_a_body_does_not_read_back_from_a_stream() {
     r.scrapes[1].outcome = first;
     // whole() writes it; the reader refuses it, so `receipt upgrade` refuses to write it.
     assert!(read(&whole(&r, "00")).is_err());
+}
+
+/// Many similar scrapes of one URL, as a stream: `n` bodies of a real vLLM scrape with one
+/// counter moving.
+fn many_scrapes(n: usize) -> (Vec<u8>, Vec<Vec<u8>>) {
+    let base = include_str!("../../../../../shared/vllm/real-runs/vllm-cpu/metrics_after.txt");
+    let mut bodies = Vec::new();
+    let stream = built(|w, out| {
+        for i in 0..n {
+            let body = base
+                .replace(
+                    "vllm:num_requests_running{engine=\"0\",model_name=\"tiny-llama\"} 0.0",
+                    &format!(
+                        "vllm:num_requests_running{{engine=\"0\",model_name=\"tiny-llama\"}} {i}.0"
+                    ),
+                )
+                .into_bytes();
+            let s = Scrape {
+                url: "http://h:1/metrics".into(),
+                phase: crate::receipt::Phase::During,
+                requested: None,
+                completed_mono_ns: Some(i as i64),
+                outcome: ScrapeOutcome::Response {
+                    status: Some(200),
+                    body: format!("metrics/{i}"),
+                },
+            };
+            out.extend(w.scrape(&s, &body, i as i64));
+            bodies.push(body);
+        }
+    });
+    (stream, bodies)
+}
+
+/// Errors of scrape bodies (a stream built by hand lacks the native run's other blocks).
+fn scrape_errors(r: &Receipt) -> Vec<crate::receipt::EvidenceError> {
+    r.verify_evidence()
+        .into_iter()
+        .filter(|e| e.block().starts_with("metrics/"))
+        .collect()
+}
+
+#[test]
+fn scrape_bodies_are_held_as_their_deltas_not_as_text() {
+    let (stream, bodies) = many_scrapes(200);
+    let read = read_records(&stream, None, stream.len() as u64, 1 << 30).unwrap();
+    let r = read.receipt;
+    let raw: u64 = bodies.iter().map(|b| b.len() as u64).sum();
+    assert_eq!(r.packed.len(), 200);
+    assert!(r.evidence.keys().all(|n| !n.starts_with("metrics/")));
+    // One whole body and 199 deltas of a few bytes each.
+    assert!(
+        r.packed.payload_bytes() < raw / 50,
+        "{} of {raw}",
+        r.packed.payload_bytes()
+    );
+    // Every body rebuilds as received, one walk or one at a time.
+    let mut n = 0;
+    r.walk_scrapes(|w| {
+        assert_eq!(w.verified().unwrap(), &bodies[n][..]);
+        n += 1;
+    });
+    assert_eq!(n, 200);
+    assert_eq!(r.block("metrics/137").unwrap(), bodies[137]);
+    assert!(scrape_errors(&r).is_empty());
+}
+
+#[test]
+fn a_stream_serializes_as_the_v1_document_it_holds() {
+    let r = native();
+    let (bytes, _) = stream_of(&r);
+    let back = read(&bytes).unwrap();
+    assert!(!back.packed.is_empty());
+    assert_eq!(back.to_json(), r.to_json());
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        serde_json::to_value(&r).unwrap()
+    );
+}
+
+#[test]
+fn a_changed_delta_fails_its_scrape_by_name_in_the_audit_and_the_series() {
+    let (mut stream, _) = many_scrapes(5);
+    // The third scrape's delta: its literal line holds "2.0"; make it "7.0".
+    let record = b"\"metrics/2\"";
+    let from = stream
+        .windows(record.len())
+        .position(|w| w == record)
+        .unwrap();
+    let needle = b"} 2.0\n";
+    let at = from
+        + stream[from..]
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .unwrap()
+        + 2;
+    stream[at] = b'7';
+    let r = read_records(&stream, None, stream.len() as u64, 1 << 30)
+        .unwrap()
+        .receipt;
+    let errors = scrape_errors(&r);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].block(), "metrics/2");
+    let audited = crate::audit::audit_read(&r, &crate::audit::Policy::default());
+    let bad: Vec<&str> = audited
+        .audit
+        .digests
+        .iter()
+        .filter(|d| !d.ok && d.block.starts_with("metrics/"))
+        .map(|d| d.block.as_str())
+        .collect();
+    assert_eq!(bad, ["metrics/2"]);
+    // The series reads the other four, and says why the third is unread.
+    assert_eq!(audited.series.len(), 5);
+    assert!(
+        audited.series[2]
+            .read
+            .as_ref()
+            .unwrap_err()
+            .contains("metrics/2")
+    );
+    for (i, s) in audited.series.iter().enumerate().filter(|(i, _)| *i != 2) {
+        assert_eq!(s.read.as_ref().unwrap().running, Some(i as f64));
+    }
 }

@@ -286,17 +286,26 @@ pub fn whole(receipt: &Receipt, run: &str) -> Vec<u8> {
         }
     }
     // Stamps run forward: each scrape at its completion (never before the record before it).
+    // Packed bodies (a stream written again) come from one walk, in the order written.
     let mut at = 0i64;
+    let mut walk = receipt.packed.walk();
     for scrape in &receipt.scrapes {
         at = at.max(scrape.completed_mono_ns.unwrap_or(0));
-        let body = match &scrape.outcome {
-            ScrapeOutcome::Response { body, .. } => receipt
+        let body: Vec<u8> = match &scrape.outcome {
+            ScrapeOutcome::Response { body, .. } if receipt.evidence.contains_key(body) => receipt
                 .evidence
                 .get(body)
                 .and_then(|e| e.decoded(body).ok())
                 .map(|b| b.into_owned())
                 .unwrap_or_default(),
-            ScrapeOutcome::Failed { .. } => Vec::new(),
+            ScrapeOutcome::Response { body, .. } if receipt.packed.contains(body) => {
+                match walk.next() {
+                    Some(w) if w.name == body => w.bytes.map(<[u8]>::to_vec),
+                    _ => receipt.packed.rebuild(body).ok(),
+                }
+                .unwrap_or_default()
+            }
+            ScrapeOutcome::Response { .. } | ScrapeOutcome::Failed { .. } => Vec::new(),
         };
         out.extend(writer.scrape(scrape, &body, at));
     }

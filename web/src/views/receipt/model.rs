@@ -19,15 +19,14 @@
 use std::collections::BTreeMap;
 
 // The sample names the series reads from each scrape are the engine audit's own.
-use loadproof_core::audit::metric_names::{
-    GENERATION_TOKENS, KV_USAGE, PREEMPTIONS, PROMPT_TOKENS, RUNNING, WAITING,
+use loadproof_core::audit::{
+    Audit, Policy, STANDINGS, ScrapeReading, bench_samples, native_samples,
 };
-use loadproof_core::audit::{Audit, Policy, STANDINGS, bench_samples, native_samples};
 use loadproof_core::compare::Side;
-use loadproof_core::formats::{prometheus as exposition, vllm_bench as bench_output};
+use loadproof_core::formats::vllm_bench as bench_output;
 use loadproof_core::receipt::{
     Disposition, Encoding, Execution, Implementation, Lease, Phase, Protocol, Provenance, Receipt,
-    RequestRecord, ResultFile, ScrapeOutcome, Subject,
+    RequestRecord, ResultFile, Subject,
 };
 use serde::{Deserialize, Serialize};
 
@@ -46,16 +45,6 @@ pub const HIST_BINS: usize = 30;
 pub const CDF_POINTS: usize = 200;
 /// The latency metrics, in the audit's order.
 pub const METRICS: [&str; 4] = loadproof_core::audit::LATENCY_METRICS;
-
-const SERIES_NAMES: [&str; 7] = [
-    RUNNING,
-    WAITING,
-    KV_USAGE[0],
-    KV_USAGE[1],
-    GENERATION_TOKENS,
-    PROMPT_TOKENS,
-    PREEMPTIONS,
-];
 
 /// One receipt, audited, ready to show.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -300,7 +289,8 @@ pub fn build(
     // The audit verifies every digest first, then recomputes.
     on_stage(1);
     on_stage(2);
-    let audit = loadproof_core::audit::audit_with(&receipt, policy);
+    let audited = loadproof_core::audit::audit_read(&receipt, policy);
+    let audit = audited.audit;
     on_stage(3);
     let verified = Verified::of(&receipt, &audit);
     let run_zero = run_zero_ns(&receipt);
@@ -320,7 +310,7 @@ pub fn build(
         blocks: blocks(&receipt, &audit),
         timeline: timeline(&per_request, run_zero),
         latency: latency_samples(&per_request, &audit),
-        metrics: metrics_series(&receipt, &verified, run_zero),
+        metrics: metrics_series(&receipt, &audited.series, run_zero),
         audit,
     })
 }
@@ -347,9 +337,13 @@ struct Verified<'r> {
 impl<'r> Verified<'r> {
     fn of(receipt: &'r Receipt, audit: &Audit) -> Verified<'r> {
         let mut ok = BTreeMap::new();
-        for name in receipt.evidence.keys() {
-            let good = audit.digests.iter().any(|d| d.block == *name && d.ok);
-            ok.insert(name.as_str(), good);
+        let good: BTreeMap<&str, bool> = audit
+            .digests
+            .iter()
+            .map(|d| (d.block.as_str(), d.ok))
+            .collect();
+        for (name, _, _) in receipt.block_names() {
+            ok.insert(name, good.get(name).copied().unwrap_or(false));
         }
         Verified { receipt, ok }
     }
@@ -363,6 +357,12 @@ impl<'r> Verified<'r> {
         }
         match self.receipt.evidence.get(name) {
             Some(e) => e.decoded(name).map_err(|e| e.to_string()),
+            // A packed scrape body: rebuilt (and checked again) on its own.
+            None if self.receipt.packed.contains(name) => self
+                .receipt
+                .block(name)
+                .map(std::borrow::Cow::Owned)
+                .map_err(|e| e.to_string()),
             None => Err(format!("evidence block {name:?} is missing")),
         }
     }
@@ -427,7 +427,9 @@ fn blocks(receipt: &Receipt, audit: &Audit) -> Vec<BlockInfo> {
             BlockInfo {
                 name: d.block.clone(),
                 bytes: d.bytes,
-                sha256: evidence.map(|e| e.sha256.clone()),
+                sha256: evidence
+                    .map(|e| e.sha256.clone())
+                    .or_else(|| receipt.packed.get(&d.block).map(|b| b.sha256.clone())),
                 ok: d.ok,
                 error: d.error.clone(),
                 encoding: evidence.map(|e| e.encoding),
@@ -473,7 +475,67 @@ fn blocks(receipt: &Receipt, audit: &Audit) -> Vec<BlockInfo> {
             }
         }
     }
+    // Packed scrape bodies (a record stream) are rebuilt in the order written, only as far as
+    // the budget goes: the first scrapes of the run are the ones previewed.
+    let index: BTreeMap<String, usize> = out
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.ok && receipt.packed.contains(&b.name))
+        .map(|(i, b)| (b.name.clone(), i))
+        .collect();
+    let mut previewed: Vec<(usize, Vec<u8>)> = Vec::new();
+    let mut walk = receipt.packed.walk();
+    let mut room = budget;
+    while room > 0
+        && let Some(w) = walk.next()
+    {
+        if let (Some(&i), Ok(raw)) = (index.get(w.name), w.verified()) {
+            let head = raw
+                .get(..PREVIEW_BYTES.min(room).min(raw.len()))
+                .unwrap_or(&[]);
+            room = room.saturating_sub(head.len().max(1));
+            previewed.push((i, raw.to_vec()));
+        }
+    }
+    let mut done = vec![false; out.len()];
+    for (i, raw) in previewed {
+        if let Some(info) = out.get_mut(i) {
+            preview_raw(info, &raw, &mut budget);
+        }
+        if let Some(d) = done.get_mut(i) {
+            *d = true;
+        }
+    }
+    for &i in index.values() {
+        if let (Some(info), Some(false)) = (out.get_mut(i), done.get(i)) {
+            info.preview_omitted = true;
+        }
+    }
     out
+}
+
+/// A preview of a block's raw bytes within `budget` (shown as text, lossily when not UTF-8).
+fn preview_raw(info: &mut BlockInfo, raw: &[u8], budget: &mut usize) {
+    if *budget == 0 {
+        info.preview_omitted = true;
+        return;
+    }
+    let cap = PREVIEW_BYTES.min(*budget);
+    let text = std::str::from_utf8(raw).ok();
+    info.encoding = Some(if text.is_some() {
+        Encoding::Utf8
+    } else {
+        Encoding::Base64
+    });
+    let cut = match text {
+        Some(t) => floor_char_boundary(t, cap),
+        None => cap.min(raw.len()),
+    };
+    let head = raw.get(..cut).unwrap_or(&[]);
+    info.binary = text.is_none();
+    info.preview = Some(String::from_utf8_lossy(head).into_owned());
+    info.truncated = head.len() < raw.len();
+    *budget = budget.saturating_sub(head.len().max(1));
 }
 
 /// The largest index `<= at` that is a char boundary of `s`.
@@ -785,7 +847,7 @@ fn binned(metric: &str, sorted: &[f64]) -> Option<MetricSamples> {
 
 fn metrics_series(
     receipt: &Receipt,
-    verified: &Verified<'_>,
+    readings: &[ScrapeReading],
     run_zero: Option<i64>,
 ) -> MetricsSeries {
     let mut series = MetricsSeries {
@@ -795,13 +857,11 @@ fn metrics_series(
         unread_count: 0,
         truncated: false,
     };
-    let unread = |series: &mut MetricsSeries, why: String| {
-        series.unread_count += 1;
-        if series.unread.len() < 20 {
-            series.unread.push(why);
-        }
-    };
-    for (i, s) in receipt.scrapes.iter().enumerate() {
+    // The audit read every scrape once; the plot takes its numbers, never parses again.
+    for reading in readings {
+        let Some(s) = receipt.scrapes.get(reading.scrape) else {
+            continue;
+        };
         if series.points.len() >= SERIES_CAP {
             series.truncated = true;
             break;
@@ -813,56 +873,32 @@ fn metrics_series(
                 series.urls.len() - 1
             }
         };
-        let body = match &s.outcome {
-            ScrapeOutcome::Failed { error } => {
-                unread(
-                    &mut series,
-                    format!("scrape {i} ({:?}) failed: {error}", s.phase),
-                );
-                continue;
-            }
-            ScrapeOutcome::Response { status, .. } if status.is_some_and(|c| c != 200) => {
-                unread(
-                    &mut series,
-                    format!(
-                        "scrape {i} ({:?}) answered HTTP {}",
-                        s.phase,
-                        status.unwrap_or(0)
-                    ),
-                );
-                continue;
-            }
-            ScrapeOutcome::Response { body, .. } => body,
-        };
-        let metrics = match verified.block(body).and_then(|raw| {
-            exposition::scan(&raw, &SERIES_NAMES).map_err(|e| format!("{body}: {e}"))
-        }) {
-            Ok(m) => m,
+        let values = match &reading.read {
+            Ok(v) => v,
             Err(why) => {
-                unread(&mut series, format!("scrape {i} ({:?}): {why}", s.phase));
+                series.unread_count += 1;
+                if series.unread.len() < 20 {
+                    series.unread.push(why.clone());
+                }
                 continue;
             }
         };
-        let value = |names: &[&str]| {
-            names
-                .iter()
-                .find_map(|n| metrics.total(n).ok().flatten())
-                .and_then(|d| finite(d.to_f64()))
-        };
+        let decimal =
+            |d: Option<loadproof_core::decimal::Decimal>| d.and_then(|d| finite(d.to_f64()));
         series.points.push(MetricPoint {
-            scrape: i as u64,
+            scrape: reading.scrape as u64,
             url: u32::try_from(url).unwrap_or(u32::MAX),
             phase: s.phase,
             t_s: s
                 .requested
                 .zip(run_zero)
                 .map(|(t, zero)| secs(t.mono_ns, zero)),
-            running: value(&[RUNNING]),
-            waiting: value(&[WAITING]),
-            kv_usage: value(&KV_USAGE),
-            generation_tokens: value(&[GENERATION_TOKENS]),
-            prompt_tokens: value(&[PROMPT_TOKENS]),
-            preemptions: value(&[PREEMPTIONS]),
+            running: values.running.and_then(finite),
+            waiting: values.waiting.and_then(finite),
+            kv_usage: values.kv.and_then(finite),
+            generation_tokens: decimal(values.generation),
+            prompt_tokens: decimal(values.prompt),
+            preemptions: decimal(values.preemptions),
         });
     }
     series
