@@ -39,12 +39,12 @@ ensure_data() {
   say "data: $DATA ($(stat -c %s "$DATA") bytes)"
 }
 
-# ensure_receipt sim|vllm REQUESTS SECONDS: the make_receipt.py receipt (v1 JSON) for that
+# ensure_receipt sim|vllm REQUESTS SECONDS [CHURN]: the make_receipt.py receipt (v1 JSON) for that
 # /metrics template, written once into bench/out/audit/ and reused while its inputs match; sets
 # RECEIPT (empty when the template is unavailable). The sim's template is scraped from a
 # `loadproof sim` started here; vLLM's is the real 0.32 scrape in ../shared.
 ensure_receipt() {
-  local template="$1" requests="$2" seconds="$3" out="$ROOT/bench/out/audit" t
+  local template="$1" requests="$2" seconds="$3" churn="${4:-counters}" out="$ROOT/bench/out/audit" t
   mkdir -p "$out"
   if [[ $template == sim ]]; then
     t="$out/template-sim.txt"
@@ -61,12 +61,14 @@ ensure_receipt() {
   fi
   RECEIPT=""
   [[ -f "$t" ]] || { say "no $t: skipping the $template-sized receipt"; return 0; }
-  RECEIPT="$out/receipt_${template}_${requests}_${seconds}.json"
+  local suffix=""
+  [[ $churn == counters ]] || suffix="_$churn"
+  RECEIPT="$out/receipt_${template}_${requests}_${seconds}${suffix}.json"
   local stamp="$RECEIPT.stamp"
-  local want="make_receipt v1 $requests $seconds $(sha256sum "$ROOT/bench/make_receipt.py" "$t" | cut -c1-16 | tr '\n' ' ')"
+  local want="make_receipt v1 $requests $seconds $churn $(sha256sum "$ROOT/bench/make_receipt.py" "$t" | cut -c1-16 | tr '\n' ' ')"
   if [[ ! -s "$RECEIPT" || ! -f "$stamp" || "$(cat "$stamp")" != "$want" ]]; then
     say "writing $RECEIPT ($template-sized scrapes)"
-    python3 "$ROOT/bench/make_receipt.py" "$t" "$RECEIPT" "$requests" "$seconds"
+    python3 "$ROOT/bench/make_receipt.py" "$t" "$RECEIPT" "$requests" "$seconds" "$churn"
     printf '%s' "$want" >"$stamp"
   fi
 }

@@ -4,7 +4,12 @@ seconds, a /metrics scrape every 250 ms (bodies are the simulator's real /metric
 counters and gauges moved to match), a lease, and a bound implementation — a receipt that
 audits *qualified*, so the bench times the whole audit, not an early refusal.
 
-Usage: make_receipt.py TEMPLATE_METRICS OUT.json [REQUESTS] [SECONDS]
+CHURN `counters` (the default) moves the five counters and gauges the audit reads, so
+consecutive scrapes differ in a few lines; `histograms` also moves every vLLM histogram's
+buckets, count and sum with the requests completed (about half of a vLLM scrape's lines change
+every scrape: heavier than a real server at this rate, where a quiet histogram stays put).
+
+Usage: make_receipt.py TEMPLATE_METRICS OUT.json [REQUESTS] [SECONDS] [CHURN]
 """
 import bisect
 import hashlib
@@ -17,6 +22,8 @@ template = open(sys.argv[1]).read()
 out_path = sys.argv[2]
 requests = int(sys.argv[3]) if len(sys.argv) > 3 else 10_000
 seconds = int(sys.argv[4]) if len(sys.argv) > 4 else 600
+churn = sys.argv[5] if len(sys.argv) > 5 else "counters"
+assert churn in ("counters", "histograms"), churn
 MS = 1_000_000
 T0 = 1_800_000_000_000_000_000
 URL = "http://127.0.0.1:8000"
@@ -57,12 +64,37 @@ for _, n in ends:
     prefix.append(prefix[-1] + n)
 
 
+# Histogram sample lines of the template: (line index, series, which, le).
+template_lines = template.split("\n")
+histogram_lines = []
+for i, line in enumerate(template_lines):
+    m = re.match(r"^((vllm:[A-Za-z0-9_:]+)_(bucket|count|sum)(\{[^}]*\})?) \S+$", line)
+    if m:
+        le = re.search(r'le="([^"]*)"', line)
+        le = float(le.group(1)) if le and le.group(1) != "+Inf" else float("inf")
+        histogram_lines.append((i, m.group(1), m.group(3), le))
+
+
+def histograms_moved(k):
+    """The template with every histogram at k observations (a fixed, monotone shape)."""
+    lines = list(template_lines)
+    for i, series, which, le in histogram_lines:
+        if which == "bucket":
+            value = k if le == float("inf") else (k * le) // (le + 1.0)
+        elif which == "count":
+            value = k
+        else:
+            value = round(k * 0.123, 3)
+        lines[i] = f"{series} {value}"
+    return "\n".join(lines)
+
+
 def body_fast(t_ns):
     k = bisect.bisect_right(ends, (t_ns, 10**9))
     gen = prefix[k] + 1000
     prompt = 100 * k + 5000
     running = bisect.bisect_right(sends, t_ns) - k
-    text = template
+    text = histograms_moved(k) if churn == "histograms" else template
     for name, value in (("vllm:generation_tokens_total", f"{gen}.0"),
                         ("vllm:prompt_tokens_total", f"{prompt}.0"),
                         ("vllm:num_requests_running", f"{running}.0"),

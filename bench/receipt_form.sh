@@ -7,17 +7,22 @@
 # general-purpose reference. Receipts come from make_receipt.py (see bench/audit.sh): a
 # 10-minute run by default, `--seconds 3600 --requests 60000` for an hour.
 #
+# `--churn histograms` moves every histogram in every scrape too (make_receipt.py), a harder
+# case for the deltas and the audit's re-reading of what changed than the default's counters.
+#
 # Usage: bench/receipt_form.sh [--runs N] [--requests N] [--seconds S] [--template sim|vllm|both]
+#                              [--churn counters|histograms]
 # Env:   BENCH_NO_BUILD=1 uses target/release/loadproof as it is.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 source "$ROOT/bench/lib.sh"
-RUNS=3 REQUESTS=10000 SECONDS_=600 TEMPLATES=(sim vllm)
+RUNS=3 REQUESTS=10000 SECONDS_=600 TEMPLATES=(sim vllm) CHURN=counters
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --runs) RUNS="$2"; shift 2 ;;
     --requests) REQUESTS="$2"; shift 2 ;;
     --seconds) SECONDS_="$2"; shift 2 ;;
+    --churn) CHURN="$2"; shift 2 ;;
     --template) if [[ $2 == both ]]; then TEMPLATES=(sim vllm); else TEMPLATES=("$2"); fi; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -25,13 +30,13 @@ done
 ensure_gnu_time
 ensure_bin
 for template in "${TEMPLATES[@]}"; do
-  ensure_receipt "$template" "$REQUESTS" "$SECONDS_"
+  ensure_receipt "$template" "$REQUESTS" "$SECONDS_" "$CHURN"
   [[ -n "$RECEIPT" ]] || continue
   STREAM="${RECEIPT%.json}.receipt.zst"
   if [[ ! -s "$STREAM" || "$STREAM" -ot "$RECEIPT" || "$STREAM" -ot "$BIN" ]]; then
     say "upgrading $RECEIPT to a record stream"
     "$BIN" receipt upgrade "$RECEIPT" --out "$STREAM" >&2
   fi
-  echo "== $template-sized /metrics scrapes, ${SECONDS_} s, ${REQUESTS} requests"
+  echo "== $template-sized /metrics scrapes ($CHURN moving), ${SECONDS_} s, ${REQUESTS} requests"
   python3 "$ROOT/bench/receipt_form.py" "$BIN" "$RECEIPT" "$STREAM" "$RUNS"
 done

@@ -230,8 +230,9 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
 pub fn verify(args: &VerifyArgs, out: &mut impl Write) -> Result<ExitCode> {
     let (_, receipt) = read_receipt(&args.receipt)?;
     let errors = receipt.verify_evidence();
+    let failed: std::collections::HashSet<&str> = errors.iter().map(|e| e.block()).collect();
     for (name, sha256, bytes) in receipt.block_names() {
-        let bad = errors.iter().any(|err| err.block() == name);
+        let bad = failed.contains(name);
         writeln!(
             out,
             "  {}  {name}  ({bytes} bytes, sha256 {sha256})",

@@ -252,11 +252,10 @@ fn schedule(
     inconsistencies: &mut Vec<String>,
 ) -> Option<Result<Vec<i64>, String>> {
     let name = crate::receipt::block::TIMED_TRACE;
-    let e = receipt.evidence.get(name)?;
-    if receipt.protocol.timed_trace_sha256.as_deref() != Some(e.sha256.as_str()) {
+    let sha256 = receipt.recorded_sha256(name)?;
+    if receipt.protocol.timed_trace_sha256.as_deref() != Some(sha256) {
         inconsistencies.push(format!(
-            "{name} (sha256 {}) is not the timed_trace the protocol names ({})",
-            e.sha256,
+            "{name} (sha256 {sha256}) is not the timed_trace the protocol names ({})",
             receipt
                 .protocol
                 .timed_trace_sha256

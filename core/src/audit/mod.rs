@@ -330,8 +330,8 @@ pub fn audit_read(receipt: &Receipt, policy: &Policy) -> Audited {
     }
     if let (Some(recorded), Some(plan)) = (
         &receipt.protocol.plan_sha256,
-        receipt.evidence.get(crate::receipt::block::PLAN),
-    ) && plan.sha256 != *recorded
+        receipt.recorded_sha256(crate::receipt::block::PLAN),
+    ) && plan != recorded
     {
         inconsistencies
             .push("plan.json is not the plan the protocol names (plan_sha256 differs)".to_owned());
@@ -789,7 +789,7 @@ fn capture_inconsistency(receipt: &Receipt, block: &client::BlockReader<'_>) -> 
     if !receipt.sealed() {
         return None;
     }
-    if !receipt.evidence.contains_key(block::CAPTURE) {
+    if !receipt.has_block(block::CAPTURE) {
         return Some(format!(
             "the receipt holds no {} block: its execution, scrapes, implementation and lease fields are in no digest (written before capture blocks, or removed)",
             block::CAPTURE

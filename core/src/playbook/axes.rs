@@ -296,19 +296,18 @@ impl RegimeAxes {
     pub fn of_receipt(receipt: &Receipt, window: Window) -> Result<(RegimeAxes, usize), AxesError> {
         let bad = |detail: String| AxesError::Receipt { detail };
         let p = &receipt.protocol;
-        let Some(evidence) = receipt.evidence.get(block::TIMED_TRACE) else {
+        let Some(embedded) = receipt.recorded_sha256(block::TIMED_TRACE) else {
             return Err(bad(format!(
                 "not embedded (evidence block {:?}); fire embeds files up to 64 MiB",
                 block::TIMED_TRACE
             )));
         };
         if let Some(named) = &p.timed_trace_sha256
-            && *named != evidence.sha256
+            && named != embedded
         {
             return Err(bad(format!(
-                "evidence block {:?} has sha256 {}, the protocol names {named}",
+                "evidence block {:?} has sha256 {embedded}, the protocol names {named}",
                 block::TIMED_TRACE,
-                evidence.sha256
             )));
         }
         let bytes = receipt

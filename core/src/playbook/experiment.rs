@@ -413,14 +413,14 @@ impl Experiment {
 
         let mut schedule = None;
         for &(arm, index, r) in &all {
-            let Some(evidence) = r.evidence.get(block::TIMED_TRACE) else {
+            let Some(embedded) = r.recorded_sha256(block::TIMED_TRACE) else {
                 return Err(ExperimentError::TimedTraceMissing { arm, index });
             };
-            if evidence.sha256 != timed_sha {
+            if embedded != timed_sha {
                 return Err(ExperimentError::TimedTraceDiffers {
                     arm,
                     index,
-                    embedded: evidence.sha256.clone(),
+                    embedded: embedded.to_owned(),
                     protocol: timed_sha.clone(),
                 });
             }
@@ -648,18 +648,17 @@ fn held_knobs(
 /// `plan.json` as embedded in `r`: verified, parsed, and the plan its protocol names.
 fn embedded_plan(r: &Receipt) -> Result<PlanDoc, ExperimentError> {
     let plan_err = |detail: String| ExperimentError::Plan { detail };
-    let Some(evidence) = r.evidence.get(block::PLAN) else {
+    let Some(embedded) = r.recorded_sha256(block::PLAN) else {
         return Err(plan_err(format!(
             "not embedded (evidence block {:?}): the prefixes and traffic of a row are read from the plan fired",
             block::PLAN
         )));
     };
     if let Some(named) = &r.protocol.plan_sha256
-        && *named != evidence.sha256
+        && named != embedded
     {
         return Err(plan_err(format!(
-            "sha256 {} is not the plan the protocol names ({named})",
-            evidence.sha256
+            "sha256 {embedded} is not the plan the protocol names ({named})"
         )));
     }
     let bytes = r.block(block::PLAN).map_err(|e| plan_err(e.to_string()))?;

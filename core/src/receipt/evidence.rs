@@ -144,24 +144,31 @@ impl Evidence {
     /// The raw bytes, checked against the digest and length; `name` labels errors.
     pub fn verified(&self, name: &str) -> Result<Vec<u8>, EvidenceError> {
         let raw = self.decoded(name)?.into_owned();
-        let actual = sha256_hex(&raw);
-        if actual != self.sha256 {
-            return Err(EvidenceError::DigestMismatch {
-                block: name.to_owned(),
-                recorded: self.sha256.clone(),
-                actual,
-                bytes: raw.len() as u64,
-            });
-        }
-        if raw.len() as u64 != self.bytes {
-            return Err(EvidenceError::LengthMismatch {
-                block: name.to_owned(),
-                recorded: self.bytes,
-                actual: raw.len() as u64,
-            });
-        }
+        check(name, &self.sha256, self.bytes, &raw)?;
         Ok(raw)
     }
+}
+
+/// `raw` is the block `name` recorded as `sha256` and `bytes` long, or the error that says how
+/// it is not (the digest first: it names a changed byte whatever the length).
+pub(crate) fn check(name: &str, sha256: &str, bytes: u64, raw: &[u8]) -> Result<(), EvidenceError> {
+    let actual = sha256_hex(raw);
+    if actual != sha256 {
+        return Err(EvidenceError::DigestMismatch {
+            block: name.to_owned(),
+            recorded: sha256.to_owned(),
+            actual,
+            bytes: raw.len() as u64,
+        });
+    }
+    if raw.len() as u64 != bytes {
+        return Err(EvidenceError::LengthMismatch {
+            block: name.to_owned(),
+            recorded: bytes,
+            actual: raw.len() as u64,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -508,10 +508,10 @@ impl Receipt {
     /// block that is not a valid lease (another schema, a missing field) can still hold one.
     pub fn lease_token(&self) -> Result<Option<String>, String> {
         let name = self.lease.as_deref().unwrap_or(block::LEASE);
-        let Some(evidence) = self.evidence.get(name) else {
+        let Some(bytes) = self.raw_block(name) else {
             return Ok(None);
         };
-        let bytes = evidence.decoded(name).map_err(|e| e.to_string())?;
+        let bytes = bytes.map_err(|e| e.to_string())?;
         if let Some(path) = strict_json::first_duplicate_key(&bytes).map_err(|e| e.to_string())? {
             return Err(format!("{name}: the key {path} appears twice"));
         }
@@ -541,9 +541,10 @@ impl Receipt {
             .lease
             .clone()
             .unwrap_or_else(|| block::LEASE.to_owned());
-        let Some(Ok(bytes)) = self.evidence.get(&name).map(|e| e.decoded(&name)) else {
+        let Some(Ok(bytes)) = self.raw_block(&name) else {
             return self;
         };
+        let bytes = bytes.into_owned();
         let Ok(serde_json::Value::Object(mut map)) = serde_json::from_slice(&bytes) else {
             return self;
         };
@@ -635,6 +636,29 @@ impl Receipt {
             .collect();
         names.sort_unstable_by(|a, b| a.0.cmp(b.0));
         names
+    }
+
+    /// The sha256 the receipt records for block `name`, inline or packed.
+    pub fn recorded_sha256(&self, name: &str) -> Option<&str> {
+        self.evidence
+            .get(name)
+            .map(|e| e.sha256.as_str())
+            .or_else(|| self.packed.get(name).map(|b| b.sha256.as_str()))
+    }
+
+    /// The raw bytes of block `name`, inline (decoded) or packed (rebuilt), *not* checked
+    /// against its digest; `None` when the receipt does not hold it.
+    pub fn raw_block(
+        &self,
+        name: &str,
+    ) -> Option<Result<std::borrow::Cow<'_, [u8]>, EvidenceError>> {
+        match self.evidence.get(name) {
+            Some(e) => Some(e.decoded(name)),
+            None if self.packed.contains(name) => {
+                Some(self.packed.rebuild(name).map(std::borrow::Cow::Owned))
+            }
+            None => None,
+        }
     }
 
     /// True when the receipt holds block `name`, inline or packed.

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::evidence::{EvidenceError, sha256_hex};
+use super::evidence::EvidenceError;
 use super::stream::delta;
 
 /// One scrape body as its record holds it.
@@ -161,23 +161,7 @@ fn build_into(
 
 /// The digest and length check every rebuilt body passes before anyone reads it.
 pub(crate) fn check(block: &str, body: &PackedBody, raw: &[u8]) -> Result<(), EvidenceError> {
-    let actual = sha256_hex(raw);
-    if actual != body.sha256 {
-        return Err(EvidenceError::DigestMismatch {
-            block: block.to_owned(),
-            recorded: body.sha256.clone(),
-            actual,
-            bytes: raw.len() as u64,
-        });
-    }
-    if raw.len() as u64 != body.bytes {
-        return Err(EvidenceError::LengthMismatch {
-            block: block.to_owned(),
-            recorded: body.bytes,
-            actual: raw.len() as u64,
-        });
-    }
-    Ok(())
+    super::evidence::check(block, &body.sha256, body.bytes, raw)
 }
 
 /// Rebuilds every packed body once, in the order written, each checked against its digest.
@@ -190,7 +174,7 @@ pub struct Walk<'p> {
     bases: HashSet<&'p str>,
     /// The last body rebuilt under each name still due as a base: `Err` when it did not
     /// rebuild, so its successors fail at once instead of re-walking the chain.
-    last: HashMap<&'p str, Result<Vec<u8>, String>>,
+    last: HashMap<&'p str, Result<Vec<u8>, ()>>,
     /// The body lent out by the last step when nothing is written against it.
     current: Option<&'p str>,
     spare: Vec<u8>,
@@ -243,9 +227,11 @@ impl<'p> Walk<'p> {
                     self.spare = bytes;
                     r
                 }
-                Some(Err(why)) => Err(EvidenceError::Unbuilt {
+                // Only the base is named: its own error says why, once (a chain of failures
+                // must not grow each message by the one before).
+                Some(Err(())) => Err(EvidenceError::Unbuilt {
                     block: name.to_owned(),
-                    detail: format!("its base {base:?} did not rebuild ({why})"),
+                    detail: format!("its base {base:?} did not rebuild"),
                 }),
                 // Not walked (a base that is not the previous body of its URL cannot be read,
                 // but a caller may have built `Packed` by hand): rebuild it from its chain.
@@ -264,7 +250,7 @@ impl<'p> Walk<'p> {
                 verdict
             }
             Err(e) => {
-                self.last.insert(name, Err(e.to_string()));
+                self.last.insert(name, Err(()));
                 Err(e)
             }
         };
@@ -289,6 +275,7 @@ impl<'p> Walk<'p> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::receipt::sha256_hex;
 
     fn packed(bodies: &[&[u8]]) -> Packed {
         let mut p = Packed::default();

@@ -298,6 +298,15 @@ pub fn read_records(
                 };
                 match &scrape.outcome {
                     ScrapeOutcome::Response { body, .. } => {
+                        // Scrape bodies are held apart from the other blocks (packed): a
+                        // scrape naming the plan, say, would take it out of every check that
+                        // reads the plan.
+                        if !body.starts_with(crate::receipt::block::METRICS_PREFIX) {
+                            return Err(refuse(format!(
+                                "the scrape's body is {body:?}: scrape bodies are {}<n> blocks",
+                                crate::receipt::block::METRICS_PREFIX
+                            )));
+                        }
                         if h.block.as_ref() != Some(body) {
                             return Err(refuse(format!(
                                 "the scrape's body is {body:?} but the record holds block {:?}",

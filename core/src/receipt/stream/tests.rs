@@ -573,3 +573,93 @@ fn a_changed_delta_fails_its_scrape_by_name_in_the_audit_and_the_series() {
         assert_eq!(s.read.as_ref().unwrap().running, Some(i as f64));
     }
 }
+
+/// The adversarial pass's finding: a scrape record naming a fixed block (the plan, the
+/// schedule, the capture, the lease) would have moved it out of every check that reads it.
+#[test]
+fn a_scrape_body_named_like_a_fixed_block_is_refused() {
+    for name in [
+        "plan.json",
+        "plan/timed_trace.jsonl",
+        "run/capture.json",
+        "window/lease.json",
+    ] {
+        let stream = built(|w, out| {
+            let s = Scrape {
+                url: "http://h:1/metrics".into(),
+                phase: crate::receipt::Phase::Before,
+                requested: None,
+                completed_mono_ns: Some(1),
+                outcome: ScrapeOutcome::Response {
+                    status: Some(404),
+                    body: name.into(),
+                },
+            };
+            out.extend(w.scrape(&s, b"{}", 1));
+        });
+        let e = read_records(&stream, None, stream.len() as u64, 1 << 30).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("scrape bodies are metrics/<n> blocks"),
+            "{name}: {e}"
+        );
+    }
+}
+
+/// The adversarial pass's finding: 4,000 bodies after one that does not rebuild made messages
+/// that each held the one before (10.7 GB for the audit of a 175 KB file).
+#[test]
+fn a_chain_after_a_body_that_does_not_rebuild_costs_linear_memory() {
+    let (stream, _) = many_scrapes(300);
+    let mut r = read_records(&stream, None, stream.len() as u64, 1 << 30)
+        .unwrap()
+        .receipt;
+    // The first (whole) body claims one byte fewer than it holds: it does not rebuild.
+    let first = r.packed.get("metrics/0").unwrap().clone();
+    let mut p = crate::receipt::Packed::default();
+    for name in r.packed.order().to_vec() {
+        let mut b = r.packed.get(&name).unwrap().clone();
+        if name == "metrics/0" {
+            b.bytes = first.bytes - 1;
+        }
+        p.push(name, b);
+    }
+    r.packed = p;
+    let errors = scrape_errors(&r);
+    assert_eq!(errors.len(), 300);
+    assert!(
+        errors.iter().all(|e| e.to_string().len() < 200),
+        "{}",
+        errors[299]
+    );
+    let audit = crate::audit::audit(&r);
+    assert!(
+        audit
+            .digests
+            .iter()
+            .all(|d| d.error.as_ref().is_none_or(|e| e.len() < 200))
+    );
+}
+
+/// The adversarial pass's finding: the lease's token was looked for in the inline blocks only.
+#[test]
+fn a_lease_block_is_read_for_its_token_wherever_it_is_held() {
+    let mut r = native();
+    let lease = r.lease.clone().unwrap();
+    let text = String::from_utf8(r.block(&lease).unwrap()).unwrap();
+    let with_token = text
+        .replacen("{", "{\"token\": \"SECRET\",", 1)
+        .into_bytes();
+    r.evidence.remove(&lease);
+    r.packed.push(
+        lease.clone(),
+        crate::receipt::PackedBody {
+            base: None,
+            sha256: sha256_hex(&with_token),
+            bytes: with_token.len() as u64,
+            payload: with_token,
+        },
+    );
+    assert_eq!(r.lease_token(), Ok(Some("SECRET".to_owned())));
+    assert!(!r.redact_lease_token().to_json().contains("SECRET"));
+}

@@ -119,6 +119,9 @@ pub struct BlockInfo {
     pub binary: bool,
     /// True when a verified block has no preview because [`PREVIEW_TOTAL_BYTES`] ran out.
     pub preview_omitted: bool,
+    /// True for a scrape body a record stream holds as a delta of the one before.
+    #[serde(default)]
+    pub packed: bool,
 }
 
 /// The lease block, read.
@@ -437,6 +440,7 @@ fn blocks(receipt: &Receipt, audit: &Audit) -> Vec<BlockInfo> {
                 truncated: false,
                 binary: false,
                 preview_omitted: false,
+                packed: evidence.is_none() && receipt.packed.contains(&d.block),
             }
         })
         .collect();

@@ -847,10 +847,11 @@ fn EvidenceCard(m: Arc<ReceiptModel>) -> impl IntoView {
                 "{} — {} bytes, {}, {status}",
                 b.name,
                 int(b.bytes),
-                match b.encoding {
-                    Some(Encoding::Utf8) => "text",
-                    Some(Encoding::Base64) => "base64",
-                    None => "missing",
+                match (b.encoding, b.packed) {
+                    (Some(Encoding::Utf8), _) => "text",
+                    (Some(Encoding::Base64), _) => "base64",
+                    (None, true) => "a delta of the scrape before",
+                    (None, false) => "missing",
                 }
             );
             let ok = b.ok;
