@@ -342,8 +342,31 @@ pub fn check_vllm_bench(data: &[u8]) {
 /// keeps exactly `parse`'s families for them.
 pub fn check_prometheus(data: &[u8]) {
     use loadproof_core::formats::prometheus::{
-        DeltaError, MetricType, SampleValue, counter_delta, histogram_delta, parse, scan,
+        DeltaError, MetricType, Rescan, SampleValue, counter_delta, histogram_delta, parse, scan,
     };
+    // A rescan of two bodies (the input split at its middle line, read after the whole input)
+    // is a scan of each, value or error.
+    let names = ["vllm:num_requests_running", "a", "a_total", "h_bucket"];
+    let mut rescan = Rescan::new(&names);
+    let half = data
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'\n')
+        .map(|(i, _)| i + 1)
+        .nth(data.iter().filter(|b| **b == b'\n').count() / 2)
+        .unwrap_or(data.len());
+    // The same lines with every digit moved (values change; so do names with digits), and
+    // the halves swapped.
+    let edited: Vec<u8> = data
+        .iter()
+        .map(|&b| if b.is_ascii_digit() { b'0' + (b - b'0' + 1) % 10 } else { b })
+        .collect();
+    let mut swapped = data.to_vec();
+    let half = half.min(swapped.len());
+    swapped.rotate_left(half);
+    for body in [data, &edited[..], &swapped[..], data] {
+        assert_eq!(rescan.scan(body).cloned(), scan(body, &names), "rescan");
+    }
     let n_lines = data.iter().filter(|&&b| b == b'\n').count() + 1;
     let parsed = match parse(data) {
         Err(e) => {
@@ -443,6 +466,10 @@ pub fn check_receipt_stream(data: &[u8]) {
     if !receipt.sealed() {
         assert!(!a.qualified && !a.captured && !a.sealed);
     }
+    // Packed bodies rebuilt into the v1 form audit the same.
+    // (Compared as text: a NaN is equal to itself there.)
+    let again = loadproof_core::audit::audit(&receipt.unpacked());
+    assert_eq!(format!("{again:?}"), format!("{a:?}"));
 }
 
 fn check_audit(receipt: &loadproof_core::receipt::Receipt) -> loadproof_core::audit::Audit {

@@ -201,7 +201,7 @@ fn performance() -> Option<web_sys::Performance> {
 
 /// WebCrypto's `SubtleCrypto` (of the page or of the worker this runs in), present only in a
 /// secure context (https, localhost).
-fn subtle_crypto() -> Option<web_sys::SubtleCrypto> {
+pub(crate) fn subtle_crypto() -> Option<web_sys::SubtleCrypto> {
     let crypto = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("crypto")).ok()?;
     if crypto.is_undefined() || crypto.is_null() {
         return None;

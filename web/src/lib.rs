@@ -13,6 +13,7 @@
 //! [`publish`] and [`panic_report`] are the browser glue under them.
 
 pub mod app;
+pub mod digests;
 pub mod ingest;
 pub mod offload;
 pub mod panic_report;

@@ -157,9 +157,10 @@ pub fn audit_receipt(
                 if cancelled.get() {
                     return;
                 }
-                let result = receipt_model::build(&source, &bytes, &policy, &mut |i| {
+                let result = build_hashing(&source, &bytes, &policy, &mut |i| {
                     on_progress(Progress::stage(i));
-                });
+                })
+                .await;
                 if !cancelled.get() {
                     on_done(result);
                 }
@@ -173,19 +174,34 @@ pub fn audit_receipt(
 /// by core's `Policy::from_json`). `on_stage(i)` is called as stage `STAGES[i]` begins. An
 /// `Err` names the file and what is wrong.
 #[wasm_bindgen]
-pub fn worker_audit_receipt(
-    source: &str,
-    policy: &str,
-    bytes: &[u8],
-    on_stage: &js_sys::Function,
+pub async fn worker_audit_receipt(
+    source: String,
+    policy: String,
+    bytes: Vec<u8>,
+    on_stage: js_sys::Function,
 ) -> Result<String, JsValue> {
     let policy = Policy::from_json(policy.as_bytes())
         .map_err(|e| JsValue::from_str(&format!("the audit policy: {e}")))?;
-    let model = receipt_model::build(source, bytes, &policy, &mut |i| {
+    let model = build_hashing(&source, &bytes, &policy, &mut |i| {
         let _ = on_stage.call1(&JsValue::NULL, &JsValue::from_f64(i as f64));
     })
+    .await
     .map_err(|e| JsValue::from_str(&e))?;
     serde_json::to_string(&model).map_err(|e| JsValue::from_str(&format!("{source}: {e}")))
+}
+
+/// [`receipt_model::build`] with the scrape bodies hashed by WebCrypto where the browser
+/// offers it ([`crate::digests`]); the same model either way.
+async fn build_hashing(
+    source: &str,
+    bytes: &[u8],
+    policy: &Policy,
+    on_stage: &mut dyn FnMut(usize),
+) -> Result<ReceiptModel, String> {
+    on_stage(0);
+    let receipt = receipt_model::read(source, bytes)?;
+    let digests = crate::digests::packed_bodies(&receipt).await;
+    receipt_model::build_from(source, bytes, &receipt, policy, digests.as_ref(), on_stage)
 }
 
 /// Publishes the worker's own timings as `window.loadproofWorkerTiming` (`read_ms`: the
@@ -554,7 +570,7 @@ self.onmessage = async (event) => {{
     const t0 = performance.now();
     const bytes = new Uint8Array(await blob.arrayBuffer());
     const t1 = performance.now();
-    const json = worker_audit_receipt(name, policy, bytes, (i) => self.postMessage({{ progress: true, stage: i }}));
+    const json = await worker_audit_receipt(name, policy, bytes, (i) => self.postMessage({{ progress: true, stage: i }}));
     const t2 = performance.now();
     self.postMessage({{ ok: json, read_ms: t1 - t0, build_ms: t2 - t1 }});
   }} catch (err) {{

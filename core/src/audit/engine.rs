@@ -249,11 +249,13 @@ pub struct Scanned<'r> {
 }
 
 /// Reads every scrape once. `block` gives an inline block's verified bytes; `lessor_family`
-/// is the gauge in which the lease's lessor reports it, read from every scrape.
+/// is the gauge in which the lease's lessor reports it, read from every scrape; `digests` the
+/// caller's own sha256 of packed bodies, if it hashed them.
 pub fn scan<'r>(
     receipt: &'r Receipt,
     block: &super::client::BlockReader<'_>,
     lessor_family: Option<&str>,
+    digests: Option<&'r BTreeMap<String, String>>,
 ) -> Scanned<'r> {
     // What the server says it is comes from the endpoint's own scrapes only: another URL
     // (a worker, or a decoy someone chose to scrape) cannot speak for it.
@@ -268,7 +270,10 @@ pub fn scan<'r>(
         series: Vec::with_capacity(receipt.scrapes.len()),
         failures: BTreeMap::new(),
     };
-    let mut walk = receipt.packed.walk();
+    let mut walk = match digests {
+        Some(d) => receipt.packed.walk_trusting(d),
+        None => receipt.packed.walk(),
+    };
     let mut rescans: BTreeMap<&str, prometheus::Rescan> = BTreeMap::new();
     for (i, s) in receipt.scrapes.iter().enumerate() {
         let entry = out.by_url.entry(s.url.as_str()).or_default();

@@ -274,6 +274,17 @@ pub struct Audited {
 
 /// [`audit_with`], keeping the scrapes' numbers ([`Audited`]).
 pub fn audit_read(receipt: &Receipt, policy: &Policy) -> Audited {
+    audit_read_trusting(receipt, policy, None)
+}
+
+/// [`audit_read`] taking the sha256 of packed scrape bodies in `digests` as the caller
+/// computed them over the bytes the receipt rebuilds ([`crate::receipt::Packed::walk_trusting`]):
+/// the page hashes with WebCrypto. The verdicts are the same as when core hashes.
+pub fn audit_read_trusting(
+    receipt: &Receipt,
+    policy: &Policy,
+    digests: Option<&BTreeMap<String, String>>,
+) -> Audited {
     // 1. Digests: a block that fails stops every fact that depends on it. Inline blocks are
     // hashed here; packed scrape bodies as the scan below rebuilds them, one at a time.
     let mut bad: BTreeMap<String, String> = receipt
@@ -291,7 +302,7 @@ pub fn audit_read(receipt: &Receipt, policy: &Policy) -> Audited {
             .and_then(|name| block(name).ok())
             .and_then(|bytes| Lease::from_json(&bytes).ok())
             .and_then(|lease| lease.readback);
-        engine::scan(receipt, &block, lessor_family.as_deref())
+        engine::scan(receipt, &block, lessor_family.as_deref(), digests)
     };
     bad.extend(scanned.failures.clone());
     let mut digests: Vec<BlockCheck> = receipt

@@ -288,32 +288,50 @@ pub fn build(
     on_stage: &mut dyn FnMut(usize),
 ) -> Result<ReceiptModel, String> {
     on_stage(0);
-    let receipt = Receipt::from_bytes(bytes).map_err(|e| format!("{source}: {e}"))?;
+    let receipt = read(source, bytes)?;
+    build_from(source, bytes, &receipt, policy, None, on_stage)
+}
+
+/// The receipt in `bytes`, in either form.
+pub fn read(source: &str, bytes: &[u8]) -> Result<Receipt, String> {
+    Receipt::from_bytes(bytes).map_err(|e| format!("{source}: {e}"))
+}
+
+/// [`build`] of a receipt already read, taking the sha256 of its packed scrape bodies from
+/// `digests` when the page hashed them itself (WebCrypto: see `crate::digests`).
+pub fn build_from(
+    source: &str,
+    bytes: &[u8],
+    receipt: &Receipt,
+    policy: &Policy,
+    digests: Option<&BTreeMap<String, String>>,
+    on_stage: &mut dyn FnMut(usize),
+) -> Result<ReceiptModel, String> {
     // The audit verifies every digest first, then recomputes.
     on_stage(1);
     on_stage(2);
-    let audited = loadproof_core::audit::audit_read(&receipt, policy);
+    let audited = loadproof_core::audit::audit_read_trusting(receipt, policy, digests);
     let audit = audited.audit;
     on_stage(3);
-    let verified = Verified::of(&receipt, &audit);
-    let run_zero = run_zero_ns(&receipt);
-    let per_request = per_request(&receipt, &audit, &verified);
+    let verified = Verified::of(receipt, &audit);
+    let run_zero = run_zero_ns(receipt);
+    let per_request = per_request(receipt, &audit, &verified);
     Ok(ReceiptModel {
         source: source.to_owned(),
         file_bytes: bytes.len() as u64,
         file_sha256: loadproof_core::receipt::sha256_hex(bytes),
-        form: form(&receipt),
+        form: form(receipt),
         protocol: receipt.protocol.clone(),
         subject: receipt.subject.clone(),
         provenance: receipt.provenance.clone(),
         execution: receipt.execution.clone(),
         notes: receipt.notes.clone(),
         implementation: receipt.implementation.clone(),
-        lease: lease_view(&receipt, &verified),
-        blocks: blocks(&receipt, &audit),
+        lease: lease_view(receipt, &verified),
+        blocks: blocks(receipt, &audit, digests),
         timeline: timeline(&per_request, run_zero),
         latency: latency_samples(&per_request, &audit),
-        metrics: metrics_series(&receipt, &audited.series, run_zero),
+        metrics: metrics_series(receipt, &audited.series, run_zero),
         audit,
     })
 }
@@ -421,7 +439,11 @@ fn lease_view(receipt: &Receipt, verified: &Verified<'_>) -> LeaseView {
 }
 
 /// Every block in the audit's digest list (which includes missing ones), in that order.
-fn blocks(receipt: &Receipt, audit: &Audit) -> Vec<BlockInfo> {
+fn blocks(
+    receipt: &Receipt,
+    audit: &Audit,
+    digests: Option<&BTreeMap<String, String>>,
+) -> Vec<BlockInfo> {
     let mut out: Vec<BlockInfo> = audit
         .digests
         .iter()
@@ -488,7 +510,10 @@ fn blocks(receipt: &Receipt, audit: &Audit) -> Vec<BlockInfo> {
         .map(|(i, b)| (b.name.clone(), i))
         .collect();
     let mut previewed: Vec<(usize, Vec<u8>)> = Vec::new();
-    let mut walk = receipt.packed.walk();
+    let mut walk = match digests {
+        Some(d) => receipt.packed.walk_trusting(d),
+        None => receipt.packed.walk(),
+    };
     let mut room = budget;
     while room > 0
         && let Some(w) = walk.next()
