@@ -461,15 +461,21 @@ pub fn check_receipt_stream(data: &[u8]) {
     let Ok(receipt) = Receipt::from_bytes(data) else {
         return;
     };
-    let _ = receipt.verify_evidence();
+    let errors = receipt.verify_evidence();
     let a = check_audit(&receipt);
     if !receipt.sealed() {
         assert!(!a.qualified && !a.captured && !a.sealed);
     }
-    // Packed bodies rebuilt into the v1 form audit the same.
-    // (Compared as text: a NaN is equal to itself there.)
-    let again = loadproof_core::audit::audit(&receipt.unpacked());
-    assert_eq!(format!("{again:?}"), format!("{a:?}"));
+    // Packed bodies rebuilt into the v1 form audit the same, when every one rebuilds (a v1
+    // document cannot hold a body that does not: it reads as missing there). Compared as
+    // text: a NaN is equal to itself there.
+    let unbuilt = errors
+        .iter()
+        .any(|e| matches!(e, loadproof_core::receipt::EvidenceError::Unbuilt { .. }));
+    if !unbuilt {
+        let again = loadproof_core::audit::audit(&receipt.unpacked());
+        assert_eq!(format!("{again:?}"), format!("{a:?}"));
+    }
 }
 
 fn check_audit(receipt: &loadproof_core::receipt::Receipt) -> loadproof_core::audit::Audit {
