@@ -44,6 +44,7 @@ for (let i = 0; i < runs; i += 1) {
   const w = r.worker ? `worker read ${r.worker.read_ms.toFixed(0)} ms, build ${r.worker.build_ms.toFixed(0)} ms` : 'no worker timing (ran on the page thread)';
   console.log(`run ${i + 1}: ${r.total.toFixed(0)} ms from change to audit on the page; ${w}; longest frame ${r.maxGap.toFixed(0)} ms`);
   console.log(`  marks after change, ms: ${JSON.stringify(r.marks)}`);
+  if (r.worker?.stage_ms) console.log(`  worker stages [stage, ms into the build]: ${JSON.stringify(r.worker.stage_ms)} (0 read, 1 digests, 1 again audit, 3 the model, then its JSON)`);
   await page.close();
 }
 const best = rows.reduce((a, b) => (a.total <= b.total ? a : b));

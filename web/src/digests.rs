@@ -16,7 +16,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
 /// How many digests are in flight at once.
-const IN_FLIGHT: usize = 48;
+const IN_FLIGHT: usize = 512;
 
 /// The sha256 (lowercase hex) of every packed body that rebuilds, by name; `None` without
 /// WebCrypto (an insecure context) or when nothing is packed.

@@ -200,16 +200,20 @@ async fn build_hashing(
 ) -> Result<ReceiptModel, String> {
     on_stage(0);
     let receipt = receipt_model::read(source, bytes)?;
+    // Stage 1 begins with the digests (and again, with the audit, in `build_from`): the
+    // worker's timings then tell reading, hashing and auditing apart.
+    on_stage(1);
     let digests = crate::digests::packed_bodies(&receipt).await;
     receipt_model::build_from(source, bytes, &receipt, policy, digests.as_ref(), on_stage)
 }
 
 /// Publishes the worker's own timings as `window.loadproofWorkerTiming` (`read_ms`: the
-/// file into the worker; `build_ms`: parse, digests, audit and series in wasm), so
+/// file into the worker; `build_ms`: parse, digests, audit and series in wasm; `stage_ms`:
+/// `[stage, ms into the build]` as each stage began), so
 /// `web/e2e/perf_receipt.mjs` can report where a load's time goes.
 fn publish_timing(data: &JsValue) {
     let timing = js_sys::Object::new();
-    for key in ["read_ms", "build_ms"] {
+    for key in ["read_ms", "build_ms", "stage_ms"] {
         if let Some(v) = field(data, key) {
             let _ = js_sys::Reflect::set(&timing, &JsValue::from_str(key), &v);
         }
@@ -570,9 +574,13 @@ self.onmessage = async (event) => {{
     const t0 = performance.now();
     const bytes = new Uint8Array(await blob.arrayBuffer());
     const t1 = performance.now();
-    const json = await worker_audit_receipt(name, policy, bytes, (i) => self.postMessage({{ progress: true, stage: i }}));
+    const stages = [];
+    const json = await worker_audit_receipt(name, policy, bytes, (i) => {{
+      stages.push([i, Math.round(performance.now() - t1)]);
+      self.postMessage({{ progress: true, stage: i }});
+    }});
     const t2 = performance.now();
-    self.postMessage({{ ok: json, read_ms: t1 - t0, build_ms: t2 - t1 }});
+    self.postMessage({{ ok: json, read_ms: t1 - t0, build_ms: t2 - t1, stage_ms: stages }});
   }} catch (err) {{
     self.postMessage({{ err: String(err && err.message ? err.message : err) }});
   }}
