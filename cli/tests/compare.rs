@@ -20,17 +20,20 @@ fn planned(dir: &Path, name: &str, n: u64, gap_ms: u64, shift: u64) -> PathBuf {
 }
 
 /// Fires `plan` at a fresh sim on `port` with `max_num_seqs`, stating it as a knob, under a
-/// lease: the receipt's path.
+/// lease, until the receipt qualifies: the receipt's path.
 fn fire(port: u16, plan: &Path, out: PathBuf, max_num_seqs: &str) -> PathBuf {
-    let _sim = PortSim::start(port, max_num_seqs);
     let endpoint = format!("http://127.0.0.1:{port}");
     let knob = format!("max_num_seqs={max_num_seqs}");
-    common::fire_native(
-        plan,
-        &endpoint,
-        &out,
-        &["--knob", &knob, "--acquire-lease", "60"],
-    )
+    common::until_qualified(&out, || {
+        let _sim = PortSim::start(port, max_num_seqs);
+        common::fire_native(
+            plan,
+            &endpoint,
+            &out,
+            &["--knob", &knob, "--acquire-lease", "60"],
+        );
+    });
+    out
 }
 
 /// Everything fired once and shared by the tests.

@@ -36,7 +36,9 @@ struct Fired {
 }
 
 /// Fires `plan` at a fresh sim on `port` (`max_num_seqs`), stating `knob`, under a lease
-/// unless `lease` is false; the receipt's path.
+/// unless `lease` is false; the receipt's path. A leased receipt must qualify: on a busy machine
+/// the client can fall behind the policy's send-lag bound (the receipt is written, and refused),
+/// so it fires again, up to four times, as an operator would.
 fn fire(
     port: u16,
     plan: &Path,
@@ -45,13 +47,21 @@ fn fire(
     knob: &str,
     lease: bool,
 ) -> PathBuf {
-    let _sim = PortSim::start(port, max_num_seqs);
     let endpoint = format!("http://127.0.0.1:{port}");
     let mut extra = vec!["--knob", knob];
     if lease {
         extra.extend_from_slice(&["--acquire-lease", "60"]);
     }
-    common::fire_native(plan, &endpoint, &out, &extra)
+    let once = || {
+        let _sim = PortSim::start(port, max_num_seqs);
+        common::fire_native(plan, &endpoint, &out, &extra);
+    };
+    if lease {
+        common::until_qualified(&out, once);
+    } else {
+        once();
+    }
+    out
 }
 
 fn fired() -> &'static Fired {

@@ -261,6 +261,23 @@ pub fn fire_native(plan: &Path, endpoint: &str, out: &Path, extra: &[&str]) -> P
     out.to_path_buf()
 }
 
+/// Runs `fire` (which writes the receipt `out`) until `loadproof receipt qualify out` exits 0,
+/// at most four times. On a busy machine the client can fall behind the policy's send-lag bound
+/// (10 ms) while staying within the fire's own: the receipt is written, and refused, and an
+/// operator would fire again. Panics with the last refusal.
+pub fn until_qualified(out: &Path, mut fire: impl FnMut()) {
+    let mut refusal = String::new();
+    for _ in 0..4 {
+        fire();
+        let qualify = run(&["receipt", "qualify", s(out)]);
+        if qualify.status.code() == Some(0) {
+            return;
+        }
+        refusal = format!("{}{}", stdout(&qualify), stderr(&qualify));
+    }
+    panic!("{} did not qualify in four fires: {refusal}", out.display())
+}
+
 /// `loadproof receipt audit RECEIPT --json`, which must exit 0, as JSON.
 pub fn audit_json(receipt: &Path) -> serde_json::Value {
     let out = run(&["receipt", "audit", s(receipt), "--json"]);
