@@ -476,6 +476,32 @@ pub fn check_receipt_stream(data: &[u8]) {
         let again = loadproof_core::audit::audit(&receipt.unpacked());
         assert_eq!(format!("{again:?}"), format!("{a:?}"));
     }
+    // The deferred audit (the page's: bodies hashed by the caller as the scan reads them) is
+    // the audit, whether the caller's digests confirm (true ones) or not (every third wrong).
+    for lie in [false, true] {
+        let policy = loadproof_core::audit::Policy::default();
+        let mut digests = std::collections::BTreeMap::new();
+        let mut deferred = loadproof_core::audit::Deferred::start(&receipt, &policy);
+        let mut n = 0usize;
+        while !deferred.done() {
+            deferred.step(3, &mut |name, bytes| {
+                n += 1;
+                let d = if lie && n % 3 == 0 {
+                    "0".repeat(64)
+                } else {
+                    loadproof_core::receipt::sha256_hex(bytes)
+                };
+                digests.insert(name.to_owned(), d);
+            });
+        }
+        let got = deferred.finish(&digests).audit;
+        let want =
+            loadproof_core::audit::audit_read_trusting(&receipt, &policy, Some(&digests)).audit;
+        assert_eq!(format!("{got:?}"), format!("{want:?}"));
+        if !lie {
+            assert_eq!(format!("{got:?}"), format!("{a:?}"));
+        }
+    }
 }
 
 fn check_audit(receipt: &loadproof_core::receipt::Receipt) -> loadproof_core::audit::Audit {

@@ -178,9 +178,20 @@ async function choose(file) {
   await page.evaluate(() => {
     window.loadproofAudit = undefined;
     window.loadproofAuditSource = undefined;
+    window.loadproofVerdict = undefined;
   });
   await page.setInputFiles('#receipt-file', file);
   return waitForAudit(path.basename(file));
+}
+
+/** Opens the digests table (its rows are put in the page when first opened) and waits for them. */
+async function openDigests(page) {
+  if (!(await page.$eval('#digests-every', (d) => d.open))) await page.click('#digests-every > summary');
+  await page.waitForFunction(() => {
+    const every = document.querySelector('#digests-every summary')?.textContent ?? '';
+    const n = Number(/\((\d+)\)/.exec(every)?.[1]);
+    return document.querySelectorAll('#digests-table tbody tr').length === n;
+  });
 }
 
 /** The checks every loaded receipt gets: the page against the CLI's audit and verdict (both
@@ -213,6 +224,8 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
     }
   });
   await check(`${label}: one digest row per block, each ok as the CLI says`, async () => {
+    // Rows are put in the page when the table is first opened (open already for a few blocks).
+    await openDigests(page);
     const rows = await page.$$eval('#digests-table tbody tr', (trs) =>
       trs.map((tr) => ({ block: tr.dataset.block, ok: tr.dataset.ok === 'true' })),
     );
@@ -311,8 +324,21 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
     await page.click(`${sel} summary`);
     const text = await page.innerText(`${sel} pre.preview`);
     expectIncludes(text, '{"index":', 'preview'); // records in the order requests ended
+    // The fixed blocks, then the scrape bodies (in their own group, filled when first opened).
+    const scrape = (b) => /^metrics\/[0-9]+$/.test(b);
+    const all = cli.digests.map((d) => d.block);
+    const group = await page.$('#evidence-scrapes');
+    expectEqual(!!group, all.some(scrape), '#evidence-scrapes present');
+    if (group) {
+      expectEqual(await page.$$eval('#evidence-scrapes details.evidence', (ds) => ds.length), 0, 'bodies before opening');
+      await page.click('#evidence-scrapes > summary');
+      const count = all.filter(scrape).length;
+      expectEqual(await page.getAttribute('#evidence-scrapes', 'data-count'), String(count), 'data-count');
+      // The toggle event is queued: the bodies are put in the page just after the click.
+      await page.waitForFunction((n) => document.querySelectorAll('#evidence-scrapes details.evidence').length === n, count);
+    }
     const blocks = await page.$$eval('details.evidence', (ds) => ds.map((d) => d.dataset.block));
-    deepStrictEqual(blocks, cli.digests.map((d) => d.block));
+    deepStrictEqual(blocks, [...all.filter((b) => !scrape(b)), ...all.filter(scrape)]);
   });
 }
 
@@ -394,6 +420,7 @@ try {
     const failure = await page.innerText(`#digest-failures li[data-block="${EVENTS}"]`);
     expectIncludes(failure, EVENTS, 'failure line');
     expectIncludes(failure, 'sha256', 'failure line');
+    await openDigests(page);
     expectEqual(await page.getAttribute(`#digests-table tr[data-block="${EVENTS}"]`, 'data-ok'), 'false', 'table row');
     expectIncludes(await page.innerText('#digests-summary'), EVENTS, '#digests-summary');
     expectIncludes(await page.innerText('#receipt-verdict'), 'UNQUALIFIED', 'banner');
@@ -408,6 +435,9 @@ try {
   await check('offline: the record stream and its v1 JSON document audit the same in the page', async () => {
     expectIncludes(await (async () => { await choose(good); return page.innerText('#receipt-form'); })(),
       'record stream, sealed', '#receipt-form');
+    // The verdict went ahead of the report: the same audit, and gone once the report is in.
+    deepStrictEqual(await page.evaluate(() => window.loadproofVerdict), expected.good);
+    expectEqual(await page.$('#receipt-early'), null, '#receipt-early after the report');
     const a = await choose(goodJson);
     deepStrictEqual(a, expected.goodJson);
     deepStrictEqual(a, expected.good);
@@ -628,6 +658,19 @@ try {
     await page.click('#receipt-policy-reset');
     expectEqual(await page.evaluate(stored, STORAGE_KEY), null, `localStorage ${STORAGE_KEY} after Reset`);
     expectEqual(await page.$('#receipt-policy-note'), null, '#receipt-policy-note after Reset');
+  });
+
+  await check("a bundled copy whose sha256 is not the index's is refused, its verdict never shown", async () => {
+    const listed = JSON.parse(fs.readFileSync(path.join(site, 'receipts.json'), 'utf8'));
+    listed.receipts[0].sha256 = '0'.repeat(64);
+    await page.route('**/receipts.json', (route) => route.fulfill({ contentType: 'application/json', body: JSON.stringify(listed) }));
+    await page.reload();
+    await page.waitForSelector('#receipt-error');
+    expectIncludes(await page.innerText('#receipt-error'), `lists ${'0'.repeat(64)}: not shown`, '#receipt-error');
+    expectEqual(await page.$('#receipt-early'), null, '#receipt-early');
+    expectEqual(await page.$('#receipt-banner'), null, '#receipt-banner');
+    expectEqual(await page.evaluate(() => window.loadproofVerdict ?? null), null, 'window.loadproofVerdict');
+    await page.unroute('**/receipts.json');
   });
 
   await check('no page errors or console errors', () => noErrors(pageErrors));

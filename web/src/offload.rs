@@ -28,7 +28,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
 use crate::ingest::{ReadError, ingest_blob};
-use crate::views::receipt::model::{self as receipt_model, ReceiptModel, STAGES};
+use crate::views::receipt::model::{self as receipt_model, ReceiptModel, STAGES, Verdict};
 
 /// How far a job is: `fraction` in 0..=1 and the stage's name.
 #[derive(Debug, Clone, PartialEq)]
@@ -100,11 +100,14 @@ pub fn audit_receipt(
     policy: &Policy,
     blob: web_sys::Blob,
     on_progress: impl Fn(Progress) + 'static,
+    on_verdict: impl Fn(Verdict) + 'static,
     on_done: impl FnOnce(Result<ReceiptModel, String>) + 'static,
 ) -> Job {
     let job = Job::new();
     let on_progress: Rc<dyn Fn(Progress)> = Rc::new(on_progress);
     let progress = on_progress.clone();
+    let on_verdict: Rc<dyn Fn(Verdict)> = Rc::new(on_verdict);
+    let verdict = on_verdict.clone();
     let name = source.clone();
     let policy_json = policy.to_json();
     let started = start(
@@ -120,6 +123,13 @@ pub fn audit_receipt(
                 } else {
                     Progress::stage(stage as usize)
                 });
+            }
+            // The verdict ahead of the model; one that does not decode is simply not shown
+            // early (the model says everything again).
+            if let Some(json) = field(data, "verdict").and_then(|v| v.as_string())
+                && let Ok(v) = serde_json::from_str::<Verdict>(&json)
+            {
+                verdict(v);
             }
         },
         move |result: Result<JsValue, String>| {
@@ -157,9 +167,13 @@ pub fn audit_receipt(
                 if cancelled.get() {
                     return;
                 }
-                let result = build_hashing(&source, &bytes, &policy, &mut |i| {
-                    on_progress(Progress::stage(i));
-                })
+                let result = build_hashing(
+                    &source,
+                    &bytes,
+                    &policy,
+                    &mut |i| on_progress(Progress::stage(i)),
+                    &mut |v| on_verdict(v.clone()),
+                )
                 .await;
                 if !cancelled.get() {
                     on_done(result);
@@ -179,32 +193,67 @@ pub async fn worker_audit_receipt(
     policy: String,
     bytes: Vec<u8>,
     on_stage: js_sys::Function,
+    on_verdict: js_sys::Function,
 ) -> Result<String, JsValue> {
     let policy = Policy::from_json(policy.as_bytes())
         .map_err(|e| JsValue::from_str(&format!("the audit policy: {e}")))?;
-    let model = build_hashing(&source, &bytes, &policy, &mut |i| {
-        let _ = on_stage.call1(&JsValue::NULL, &JsValue::from_f64(i as f64));
-    })
+    let model = build_hashing(
+        &source,
+        &bytes,
+        &policy,
+        &mut |i| {
+            let _ = on_stage.call1(&JsValue::NULL, &JsValue::from_f64(i as f64));
+        },
+        &mut |verdict| {
+            if let Ok(json) = serde_json::to_string(verdict) {
+                let _ = on_verdict.call1(&JsValue::NULL, &JsValue::from_str(&json));
+            }
+        },
+    )
     .await
     .map_err(|e| JsValue::from_str(&e))?;
     serde_json::to_string(&model).map_err(|e| JsValue::from_str(&format!("{source}: {e}")))
 }
 
-/// [`receipt_model::build`] with the scrape bodies hashed by WebCrypto where the browser
-/// offers it ([`crate::digests`]); the same model either way.
+/// [`receipt_model::build`] with the scrape bodies hashed by WebCrypto while the audit reads
+/// them, where the browser offers it ([`crate::digests`]); the same model either way.
+/// `on_verdict` is handed the audit as soon as it is done, before the model is built.
 async fn build_hashing(
     source: &str,
     bytes: &[u8],
     policy: &Policy,
     on_stage: &mut dyn FnMut(usize),
+    on_verdict: &mut dyn FnMut(&Verdict),
 ) -> Result<ReceiptModel, String> {
     on_stage(0);
     let receipt = receipt_model::read(source, bytes)?;
-    // Stage 1 begins with the digests (and again, with the audit, in `build_from`): the
-    // worker's timings then tell reading, hashing and auditing apart.
+    // Stage 1 (digests) and 2 (audit) are one pass here.
     on_stage(1);
-    let digests = crate::digests::packed_bodies(&receipt).await;
-    receipt_model::build_from(source, bytes, &receipt, policy, digests.as_ref(), on_stage)
+    on_stage(2);
+    let (audited, digests) = match crate::digests::audit(&receipt, policy).await {
+        Some((audited, digests)) => (audited, Some(digests)),
+        None => (loadproof_core::audit::audit_read(&receipt, policy), None),
+    };
+    let mut verdict = Verdict {
+        source: source.to_owned(),
+        file_sha256: loadproof_core::receipt::sha256_hex(bytes),
+        audit: audited.audit,
+    };
+    on_verdict(&verdict);
+    let file_sha256 = std::mem::take(&mut verdict.file_sha256);
+    let audited = loadproof_core::audit::Audited {
+        audit: verdict.audit,
+        series: audited.series,
+    };
+    Ok(receipt_model::build_from(
+        source,
+        bytes.len() as u64,
+        file_sha256,
+        &receipt,
+        audited,
+        digests.as_ref(),
+        on_stage,
+    ))
 }
 
 /// Publishes the worker's own timings as `window.loadproofWorkerTiming` (`read_ms`: the
@@ -578,6 +627,9 @@ self.onmessage = async (event) => {{
     const json = await worker_audit_receipt(name, policy, bytes, (i) => {{
       stages.push([i, Math.round(performance.now() - t1)]);
       self.postMessage({{ progress: true, stage: i }});
+    }}, (verdict) => {{
+      stages.push(['verdict', Math.round(performance.now() - t1)]);
+      self.postMessage({{ progress: true, verdict }});
     }});
     const t2 = performance.now();
     self.postMessage({{ ok: json, read_ms: t1 - t0, build_ms: t2 - t1, stage_ms: stages }});

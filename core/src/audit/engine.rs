@@ -248,131 +248,241 @@ pub struct Scanned<'r> {
     pub failures: BTreeMap<String, String>,
 }
 
-/// Reads every scrape once. `block` gives an inline block's verified bytes; `lessor_family`
-/// is the gauge in which the lease's lessor reports it, read from every scrape; `digests` the
-/// caller's own sha256 of packed bodies, if it hashed them.
+/// How a scan checks each packed scrape body against the digest its record names.
+#[derive(Debug, Clone, Copy)]
+pub enum BodyCheck<'r> {
+    /// Core hashes each body as it rebuilds it.
+    Hash,
+    /// The caller's own sha256 of the bodies, by name ([`crate::receipt::Packed::walk_trusting`]).
+    Known(&'r BTreeMap<String, String>),
+    /// Not during the scan: each rebuilt body goes to the step's sink, for the caller to hash
+    /// while the scan goes on; what the scan read stands only once every digest is confirmed
+    /// (`audit::Deferred`).
+    Deferred,
+}
+
+/// Reads every scrape once, in order, a few at a time ([`Scanner::step`]), so a caller can
+/// do other work between steps (the page awaits the digests it is computing). `block` gives an
+/// inline block's verified bytes; `lessor_family` is the gauge in which the lease's lessor
+/// reports it, read from every scrape.
+pub struct Scanner<'r> {
+    receipt: &'r Receipt,
+    endpoint: Option<String>,
+    lessor_family: Option<String>,
+    walk: crate::receipt::Walk<'r>,
+    deferred: bool,
+    rescans: BTreeMap<&'r str, prometheus::Rescan>,
+    /// The next scrape to read.
+    next: usize,
+    out: Scanned<'r>,
+    /// Under [`BodyCheck::Deferred`]: every body that rebuilt, and its length.
+    rebuilt: Vec<(String, u64)>,
+}
+
+impl<'r> Scanner<'r> {
+    /// A scan of `receipt`'s scrapes, none read yet.
+    pub fn new(
+        receipt: &'r Receipt,
+        lessor_family: Option<String>,
+        check: BodyCheck<'r>,
+    ) -> Scanner<'r> {
+        // What the server says it is comes from the endpoint's own scrapes only: another URL
+        // (a worker, or a decoy someone chose to scrape) cannot speak for it.
+        let endpoint = receipt.protocol.base_url.as_deref().and_then(origin);
+        let walk = match check {
+            BodyCheck::Known(d) => receipt.packed.walk_trusting(d),
+            BodyCheck::Hash | BodyCheck::Deferred => receipt.packed.walk(),
+        };
+        Scanner {
+            receipt,
+            endpoint,
+            lessor_family,
+            walk,
+            deferred: matches!(check, BodyCheck::Deferred),
+            rescans: BTreeMap::new(),
+            next: 0,
+            out: Scanned {
+                by_url: BTreeMap::new(),
+                readback: BTreeMap::new(),
+                settings: BTreeMap::new(),
+                leases: Vec::new(),
+                series: Vec::with_capacity(receipt.scrapes.len()),
+                failures: BTreeMap::new(),
+            },
+            rebuilt: Vec::new(),
+        }
+    }
+
+    /// True once every scrape is read.
+    pub fn done(&self) -> bool {
+        self.next >= self.receipt.scrapes.len()
+    }
+
+    /// The next body of the walk: checked, or (deferred) handed to `sink` as rebuilt.
+    fn walked<'w>(
+        walk: &'w mut crate::receipt::Walk<'r>,
+        deferred: bool,
+        rebuilt: &mut Vec<(String, u64)>,
+        sink: &mut dyn FnMut(&str, &[u8]),
+    ) -> Option<crate::receipt::Walked<'w>> {
+        if !deferred {
+            return walk.next();
+        }
+        let w = walk.next_deferred()?;
+        if let Some(bytes) = w.bytes {
+            sink(w.name, bytes);
+            rebuilt.push((w.name.to_owned(), bytes.len() as u64));
+        }
+        Some(w)
+    }
+
+    /// Reads up to `count` more scrapes; every packed body rebuilt on the way is handed to
+    /// `sink` under [`BodyCheck::Deferred`] (and to nobody otherwise).
+    pub fn step(
+        &mut self,
+        block: &super::client::BlockReader<'_>,
+        count: usize,
+        sink: &mut dyn FnMut(&str, &[u8]),
+    ) {
+        let receipt = self.receipt;
+        let endpoint = self.endpoint.as_deref();
+        let lessor_family = self.lessor_family.as_deref();
+        let mut names: Vec<&str> = SERIES.to_vec();
+        names.extend(lessor_family);
+        let out = &mut self.out;
+        let end = self.next.saturating_add(count).min(receipt.scrapes.len());
+        for (i, s) in receipt.scrapes.iter().enumerate().take(end).skip(self.next) {
+            let entry = out.by_url.entry(s.url.as_str()).or_default();
+            let read = match &s.outcome {
+                ScrapeOutcome::Failed { error } => {
+                    Err(format!("scrape {i} ({:?}) failed: {error}", s.phase))
+                }
+                ScrapeOutcome::Response { status, body } => {
+                    // A packed body comes from the walk, which yields them in the order written:
+                    // the scrapes' order. Every body is walked (and checked), read or not.
+                    let packed =
+                        receipt.packed.contains(body) && !receipt.evidence.contains_key(body);
+                    let walked = if packed {
+                        Self::walked(&mut self.walk, self.deferred, &mut self.rebuilt, sink)
+                    } else {
+                        None
+                    };
+                    if let Some(e) = walked.as_ref().and_then(|w| w.error.as_ref()) {
+                        out.failures.insert(e.block().to_owned(), e.to_string());
+                    }
+                    if let Some(code) = status.filter(|&c| c != 200) {
+                        Err(format!("scrape {i} ({:?}) answered HTTP {code}", s.phase))
+                    } else {
+                        let bytes: Result<std::borrow::Cow<'_, [u8]>, String> =
+                            if !packed {
+                                block(body)
+                            } else {
+                                match walked.as_ref().filter(|w| w.name == body) {
+                                    Some(w) => w
+                                        .verified()
+                                        .map(std::borrow::Cow::Borrowed)
+                                        .map_err(|e| e.to_string()),
+                                    // Out of step (a receipt built by hand): read it alone.
+                                    None => receipt
+                                        .block(body)
+                                        .map(std::borrow::Cow::Owned)
+                                        .map_err(|e| {
+                                            let why = e.to_string();
+                                            out.failures.insert(body.clone(), why.clone());
+                                            why
+                                        }),
+                                }
+                            };
+                        match bytes {
+                            Err(why) => Err(format!("scrape {i} ({:?}): {why}", s.phase)),
+                            Ok(bytes) => {
+                                // A during-run scrape is read for a few numbers: every line is still
+                                // checked, only those families are kept, and only the lines that
+                                // changed since the URL's last scrape are read again (`Rescan`).
+                                let parsed = if s.phase == Phase::During
+                                    && (!out.readback.is_empty()
+                                        || origin(&s.url).as_deref() != endpoint)
+                                {
+                                    self.rescans
+                                        .entry(s.url.as_str())
+                                        .or_insert_with(|| prometheus::Rescan::new(&names))
+                                        .scan(&bytes)
+                                        .map(|m| (ScrapeValues::of(m, lessor_family), None))
+                                } else {
+                                    prometheus::parse(&bytes).map(|m| {
+                                        if out.readback.is_empty()
+                                            && endpoint.is_some()
+                                            && origin(&s.url).as_deref() == endpoint
+                                        {
+                                            readback_from(&m, &mut out.readback, &mut out.settings);
+                                        }
+                                        (ScrapeValues::of(&m, lessor_family), Some(m))
+                                    })
+                                };
+                                match parsed {
+                                    Err(e) => {
+                                        Err(format!("scrape {i} ({:?}) {body}: {e}", s.phase))
+                                    }
+                                    Ok((values, metrics)) => {
+                                        out.leases.push(LeaseReading {
+                                            scrape: i,
+                                            url: s.url.clone(),
+                                            phase: s.phase,
+                                            active: values.leases.clone(),
+                                        });
+                                        entry.0.push(Read {
+                                            phase: s.phase,
+                                            requested_ns: s.requested.map(|t| t.mono_ns),
+                                            completed_ns: s.completed_mono_ns,
+                                            values: values.clone(),
+                                            metrics: metrics.filter(|_| s.phase != Phase::During),
+                                        });
+                                        Ok(values)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            };
+            if let Err(why) = &read {
+                entry.1.push(why.clone());
+            }
+            out.series.push(ScrapeReading { scrape: i, read });
+        }
+        self.next = end;
+    }
+
+    /// The scan, once every scrape is read (reading any left), and the bodies rebuilt under
+    /// [`BodyCheck::Deferred`] with their lengths. Bodies no scrape names (a stream cannot hold
+    /// one, a hand-built receipt might) are still walked and checked.
+    pub fn finish(
+        mut self,
+        block: &super::client::BlockReader<'_>,
+        sink: &mut dyn FnMut(&str, &[u8]),
+    ) -> (Scanned<'r>, Vec<(String, u64)>) {
+        self.step(block, usize::MAX, sink);
+        while let Some(w) = Self::walked(&mut self.walk, self.deferred, &mut self.rebuilt, sink) {
+            if let Some(e) = &w.error {
+                self.out.failures.insert(w.name.to_owned(), e.to_string());
+            }
+        }
+        (self.out, self.rebuilt)
+    }
+}
+
+/// Reads every scrape once ([`Scanner`], all at once). `digests` the caller's own sha256 of
+/// packed bodies, if it hashed them.
 pub fn scan<'r>(
     receipt: &'r Receipt,
     block: &super::client::BlockReader<'_>,
     lessor_family: Option<&str>,
     digests: Option<&'r BTreeMap<String, String>>,
 ) -> Scanned<'r> {
-    // What the server says it is comes from the endpoint's own scrapes only: another URL
-    // (a worker, or a decoy someone chose to scrape) cannot speak for it.
-    let endpoint = receipt.protocol.base_url.as_deref().and_then(origin);
-    let mut names: Vec<&str> = SERIES.to_vec();
-    names.extend(lessor_family);
-    let mut out = Scanned {
-        by_url: BTreeMap::new(),
-        readback: BTreeMap::new(),
-        settings: BTreeMap::new(),
-        leases: Vec::new(),
-        series: Vec::with_capacity(receipt.scrapes.len()),
-        failures: BTreeMap::new(),
-    };
-    let mut walk = match digests {
-        Some(d) => receipt.packed.walk_trusting(d),
-        None => receipt.packed.walk(),
-    };
-    let mut rescans: BTreeMap<&str, prometheus::Rescan> = BTreeMap::new();
-    for (i, s) in receipt.scrapes.iter().enumerate() {
-        let entry = out.by_url.entry(s.url.as_str()).or_default();
-        let read = match &s.outcome {
-            ScrapeOutcome::Failed { error } => {
-                Err(format!("scrape {i} ({:?}) failed: {error}", s.phase))
-            }
-            ScrapeOutcome::Response { status, body } => {
-                // A packed body comes from the walk, which yields them in the order written:
-                // the scrapes' order. Every body is walked (and checked), read or not.
-                let packed = receipt.packed.contains(body) && !receipt.evidence.contains_key(body);
-                let walked = if packed { walk.next() } else { None };
-                if let Some(e) = walked.as_ref().and_then(|w| w.error.as_ref()) {
-                    out.failures.insert(e.block().to_owned(), e.to_string());
-                }
-                if let Some(code) = status.filter(|&c| c != 200) {
-                    Err(format!("scrape {i} ({:?}) answered HTTP {code}", s.phase))
-                } else {
-                    let bytes: Result<std::borrow::Cow<'_, [u8]>, String> = if !packed {
-                        block(body)
-                    } else {
-                        match walked.as_ref().filter(|w| w.name == body) {
-                            Some(w) => w
-                                .verified()
-                                .map(std::borrow::Cow::Borrowed)
-                                .map_err(|e| e.to_string()),
-                            // Out of step (a receipt built by hand): read it alone.
-                            None => receipt
-                                .block(body)
-                                .map(std::borrow::Cow::Owned)
-                                .map_err(|e| {
-                                    let why = e.to_string();
-                                    out.failures.insert(body.clone(), why.clone());
-                                    why
-                                }),
-                        }
-                    };
-                    match bytes {
-                        Err(why) => Err(format!("scrape {i} ({:?}): {why}", s.phase)),
-                        Ok(bytes) => {
-                            // A during-run scrape is read for a few numbers: every line is still
-                            // checked, only those families are kept, and only the lines that
-                            // changed since the URL's last scrape are read again (`Rescan`).
-                            let parsed = if s.phase == Phase::During
-                                && (!out.readback.is_empty() || origin(&s.url) != endpoint)
-                            {
-                                rescans
-                                    .entry(s.url.as_str())
-                                    .or_insert_with(|| prometheus::Rescan::new(&names))
-                                    .scan(&bytes)
-                                    .map(|m| (ScrapeValues::of(m, lessor_family), None))
-                            } else {
-                                prometheus::parse(&bytes).map(|m| {
-                                    if out.readback.is_empty()
-                                        && endpoint.is_some()
-                                        && origin(&s.url) == endpoint
-                                    {
-                                        readback_from(&m, &mut out.readback, &mut out.settings);
-                                    }
-                                    (ScrapeValues::of(&m, lessor_family), Some(m))
-                                })
-                            };
-                            match parsed {
-                                Err(e) => Err(format!("scrape {i} ({:?}) {body}: {e}", s.phase)),
-                                Ok((values, metrics)) => {
-                                    out.leases.push(LeaseReading {
-                                        scrape: i,
-                                        url: s.url.clone(),
-                                        phase: s.phase,
-                                        active: values.leases.clone(),
-                                    });
-                                    entry.0.push(Read {
-                                        phase: s.phase,
-                                        requested_ns: s.requested.map(|t| t.mono_ns),
-                                        completed_ns: s.completed_mono_ns,
-                                        values: values.clone(),
-                                        metrics: metrics.filter(|_| s.phase != Phase::During),
-                                    });
-                                    Ok(values)
-                                }
-                            }
-                        }
-                    }
-                }
-            }
-        };
-        if let Err(why) = &read {
-            entry.1.push(why.clone());
-        }
-        out.series.push(ScrapeReading { scrape: i, read });
-    }
-    // Bodies no scrape names (a stream cannot hold one, a hand-built receipt might) are still
-    // checked.
-    while let Some(w) = walk.next() {
-        if let Some(e) = &w.error {
-            out.failures.insert(w.name.to_owned(), e.to_string());
-        }
-    }
-    out
+    let check = digests.map_or(BodyCheck::Hash, BodyCheck::Known);
+    Scanner::new(receipt, lessor_family.map(str::to_owned), check)
+        .finish(block, &mut |_, _| {})
+        .0
 }
 
 /// The engine facts from the scan. `run_mono_ns` is the run's interval; `spans_ns` this

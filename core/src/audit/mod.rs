@@ -285,25 +285,110 @@ pub fn audit_read_trusting(
     policy: &Policy,
     digests: Option<&BTreeMap<String, String>>,
 ) -> Audited {
-    // 1. Digests: a block that fails stops every fact that depends on it. Inline blocks are
-    // hashed here; packed scrape bodies as the scan below rebuilds them, one at a time.
-    let mut bad: BTreeMap<String, String> = receipt
+    let (bad, lessor_family) = inline_digests(receipt);
+    let scanned = {
+        // Every inline block was hashed once above; reading one afterwards only decodes it.
+        let block = inline_reader(receipt, &bad);
+        engine::scan(receipt, &block, lessor_family.as_deref(), digests)
+    };
+    conclude(receipt, policy, bad, scanned)
+}
+
+/// An audit whose packed scrape bodies are hashed by the caller *while* it reads them: the
+/// page hands each body, as the scan rebuilds it, to WebCrypto (which hashes on a thread of
+/// its own) and awaits the digests between steps, instead of rebuilding every body once to
+/// hash it and again to read it. What the scan read is provisional: [`Deferred::finish`]
+/// takes the caller's digests and returns the audit only when every rebuilt body's digest
+/// and length are the ones its record names; otherwise it audits again trusting nothing but
+/// those digests ([`audit_read_trusting`]), so a deferred audit is always the audit.
+pub struct Deferred<'r> {
+    receipt: &'r Receipt,
+    policy: &'r Policy,
+    bad: BTreeMap<String, String>,
+    scanner: engine::Scanner<'r>,
+}
+
+impl<'r> Deferred<'r> {
+    /// Hashes the inline blocks and readies the scan (no scrape read yet).
+    pub fn start(receipt: &'r Receipt, policy: &'r Policy) -> Deferred<'r> {
+        let (bad, lessor_family) = inline_digests(receipt);
+        Deferred {
+            receipt,
+            policy,
+            bad,
+            scanner: engine::Scanner::new(receipt, lessor_family, engine::BodyCheck::Deferred),
+        }
+    }
+
+    /// True once every scrape is read.
+    pub fn done(&self) -> bool {
+        self.scanner.done()
+    }
+
+    /// Reads up to `scrapes` more scrapes, handing `sink` every packed body rebuilt on the way
+    /// (its name and bytes as rebuilt, unchecked) for the caller to hash.
+    pub fn step(&mut self, scrapes: usize, sink: &mut dyn FnMut(&str, &[u8])) {
+        let block = inline_reader(self.receipt, &self.bad);
+        self.scanner.step(&block, scrapes, sink);
+    }
+
+    /// The audit, with `digests` the caller's sha256 (lowercase hex, by name) of the bytes
+    /// the sink was handed. A body rebuilt here (one no step reached) has no digest from the
+    /// caller, so the audit is done again trusting only `digests`, as is any mismatch.
+    pub fn finish(self, digests: &BTreeMap<String, String>) -> Audited {
+        let Deferred {
+            receipt,
+            policy,
+            bad,
+            scanner,
+        } = self;
+        let (scanned, rebuilt) = {
+            let block = inline_reader(receipt, &bad);
+            scanner.finish(&block, &mut |_, _| {})
+        };
+        let confirmed = rebuilt.iter().all(|(name, len)| {
+            receipt
+                .packed
+                .get(name)
+                .is_some_and(|b| b.bytes == *len && digests.get(name) == Some(&b.sha256))
+        });
+        if confirmed {
+            conclude(receipt, policy, bad, scanned)
+        } else {
+            audit_read_trusting(receipt, policy, Some(digests))
+        }
+    }
+}
+
+/// The audit's first step: every inline block hashed (name → why it fails), and the gauge in
+/// which the lease's lessor reports it (read from every scrape).
+fn inline_digests(receipt: &Receipt) -> (BTreeMap<String, String>, Option<String>) {
+    // A block that fails stops every fact that depends on it. Inline blocks are hashed here;
+    // packed scrape bodies as the scan rebuilds them, one at a time.
+    let bad: BTreeMap<String, String> = receipt
         .verify_inline()
         .into_iter()
         .map(|e| (e.block().to_owned(), e.to_string()))
         .collect();
-    let scanned = {
-        // Every inline block was hashed once above; reading one afterwards only decodes it.
+    let lessor_family = {
         let block = inline_reader(receipt, &bad);
-        // The lessor's gauge, as the lease names it, is read from every scrape.
-        let lessor_family = receipt
+        receipt
             .lease
             .as_deref()
             .and_then(|name| block(name).ok())
             .and_then(|bytes| Lease::from_json(&bytes).ok())
-            .and_then(|lease| lease.readback);
-        engine::scan(receipt, &block, lessor_family.as_deref(), digests)
+            .and_then(|lease| lease.readback)
     };
+    (bad, lessor_family)
+}
+
+/// Everything after the scan: the digests table, the facts, the standings, the verdict.
+fn conclude(
+    receipt: &Receipt,
+    policy: &Policy,
+    mut bad: BTreeMap<String, String>,
+    scanned: engine::Scanned<'_>,
+) -> Audited {
     bad.extend(scanned.failures.clone());
     let mut digests: Vec<BlockCheck> = receipt
         .block_names()

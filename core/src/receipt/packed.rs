@@ -260,6 +260,13 @@ impl<'p> Walk<'p> {
         Some((w.name, w.bytes))
     }
 
+    /// The next body as rebuilt, **not checked** against its digest (its `error` says only
+    /// that it did not rebuild): for the audit's deferred scan, whose reading stands only once
+    /// the caller's digests of these bytes are confirmed (`audit::Deferred::finish`).
+    pub(crate) fn next_deferred(&mut self) -> Option<Walked<'_>> {
+        self.step(false)
+    }
+
     fn step(&mut self, verify: bool) -> Option<Walked<'_>> {
         // The body lent out last time, when nothing is written against it, is done with.
         if let Some(done) = self.current.take()

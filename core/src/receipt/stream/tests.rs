@@ -663,3 +663,98 @@ fn a_lease_block_is_read_for_its_token_wherever_it_is_held() {
     assert_eq!(r.lease_token(), Ok(Some("SECRET".to_owned())));
     assert!(!r.redact_lease_token().to_json().contains("SECRET"));
 }
+
+/// Runs a [`crate::audit::Deferred`] audit over `r` two scrapes at a time, `hash` standing for
+/// the caller's hashing of each body it is handed.
+fn deferred_audit(
+    r: &Receipt,
+    mut hash: impl FnMut(&str, &[u8]) -> Option<String>,
+) -> crate::audit::Audited {
+    let policy = crate::audit::Policy::default();
+    let mut digests = std::collections::BTreeMap::new();
+    let mut deferred = crate::audit::Deferred::start(r, &policy);
+    while !deferred.done() {
+        deferred.step(2, &mut |name, bytes| {
+            if let Some(d) = hash(name, bytes) {
+                digests.insert(name.to_owned(), d);
+            }
+        });
+    }
+    deferred.finish(&digests)
+}
+
+fn stream_receipt(stream: &[u8]) -> Receipt {
+    read_records(stream, None, stream.len() as u64, 1 << 30)
+        .unwrap()
+        .receipt
+}
+
+#[test]
+fn a_deferred_audit_whose_digests_confirm_is_the_audit() {
+    let (stream, _) = many_scrapes(7);
+    let r = stream_receipt(&stream);
+    let mut handed = Vec::new();
+    let deferred = deferred_audit(&r, |name, bytes| {
+        handed.push(name.to_owned());
+        Some(sha256_hex(bytes))
+    });
+    let audited = crate::audit::audit_read(&r, &crate::audit::Policy::default());
+    assert_eq!(deferred.audit, audited.audit);
+    assert_eq!(deferred.series, audited.series);
+    // Every packed body, once, in the order written.
+    assert_eq!(handed, r.packed.order());
+}
+
+/// A body whose bytes are not the recorded ones (an edited delta) is read by the deferred
+/// scan as rebuilt; its digest does not confirm, so none of that reading is the audit.
+#[test]
+fn a_deferred_audit_whose_digests_do_not_confirm_reads_nothing_unchecked() {
+    let (mut stream, _) = many_scrapes(5);
+    let record = b"\"metrics/2\"";
+    let from = stream
+        .windows(record.len())
+        .position(|w| w == record)
+        .unwrap();
+    let needle = b"} 2.0\n";
+    let at = from
+        + stream[from..]
+            .windows(needle.len())
+            .position(|w| w == needle)
+            .unwrap()
+        + 2;
+    stream[at] = b'7';
+    let r = stream_receipt(&stream);
+    let deferred = deferred_audit(&r, |_, bytes| Some(sha256_hex(bytes)));
+    let audited = crate::audit::audit_read(&r, &crate::audit::Policy::default());
+    assert_eq!(deferred.audit, audited.audit);
+    assert_eq!(deferred.series, audited.series);
+    assert!(deferred.series[2].read.is_err());
+    assert!(!deferred.audit.digests_ok);
+}
+
+/// The caller's digests are the ones that count: a caller that hashes nothing leaves core to
+/// hash every body; one whose digest of a body is wrong fails that body by name.
+#[test]
+fn a_deferred_audit_without_the_callers_digests_is_hashed_by_core() {
+    let (stream, _) = many_scrapes(5);
+    let r = stream_receipt(&stream);
+    let audited = crate::audit::audit_read(&r, &crate::audit::Policy::default());
+    let none = deferred_audit(&r, |_, _| None);
+    assert_eq!(none.audit, audited.audit);
+    let wrong = deferred_audit(&r, |name, bytes| {
+        Some(if name == "metrics/3" {
+            "0".repeat(64)
+        } else {
+            sha256_hex(bytes)
+        })
+    });
+    let bad: Vec<&str> = wrong
+        .audit
+        .digests
+        .iter()
+        .filter(|d| !d.ok && d.block.starts_with("metrics/"))
+        .map(|d| d.block.as_str())
+        .collect();
+    assert_eq!(bad, ["metrics/3"]);
+    assert!(wrong.series[3].read.is_err());
+}

@@ -15,12 +15,13 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use web_sys::Blob;
 
-use super::model::ReceiptModel;
+use super::model::{ReceiptModel, Verdict};
 use crate::offload::{Job, Progress, audit_receipt};
 use crate::policy::AuditPolicy;
 
-/// A check a view makes of an audited receipt before showing it (`Err`: the message shown).
-type Accept = Rc<dyn Fn(&ReceiptModel) -> Result<(), String>>;
+/// A check a view makes of a receipt file's sha256 before showing anything of it, the early
+/// verdict included (`Err`: the message shown).
+type Accept = Rc<dyn Fn(&str) -> Result<(), String>>;
 
 /// The file last handed to the worker: audited again when the policy changes.
 #[derive(Clone)]
@@ -44,6 +45,8 @@ pub struct Loading {
 pub struct ReceiptLoad {
     /// The audited receipt.
     pub model: RwSignal<Option<Arc<ReceiptModel>>>,
+    /// The audit of the file being loaded, ahead of its model (`None` once the model is in).
+    pub verdict: RwSignal<Option<Arc<Verdict>>>,
     /// Why the last load failed.
     pub error: RwSignal<Option<String>>,
     /// A note about the load (a fetch under way, a cancel).
@@ -66,6 +69,7 @@ impl ReceiptLoad {
     pub fn new(policy: AuditPolicy) -> ReceiptLoad {
         let load = ReceiptLoad {
             model: RwSignal::new(None),
+            verdict: RwSignal::new(None),
             error: RwSignal::new(None),
             status: RwSignal::new(None),
             loading: RwSignal::new(None),
@@ -97,6 +101,7 @@ impl ReceiptLoad {
         self.generation.set_value(generation);
         self.source.set_value(None);
         self.model.set(None);
+        self.verdict.set(None);
         self.error.set(None);
         self.status.set(None);
         self.loading.set(Some(Loading {
@@ -122,7 +127,7 @@ impl ReceiptLoad {
         name: String,
         blob: Blob,
         generation: u64,
-        accept: impl Fn(&ReceiptModel) -> Result<(), String> + 'static,
+        accept: impl Fn(&str) -> Result<(), String> + 'static,
     ) {
         if !self.is_current(generation) {
             return;
@@ -178,13 +183,25 @@ impl ReceiptLoad {
                     }));
                 }
             },
+            {
+                let accept = accept.clone();
+                move |verdict: Verdict| {
+                    if self.is_current(generation)
+                        && self.model.with_untracked(Option::is_none)
+                        && accept(&verdict.file_sha256).is_ok()
+                    {
+                        self.verdict.set(Some(Arc::new(verdict)));
+                    }
+                }
+            },
             move |result| {
                 if !self.is_current(generation) {
                     return;
                 }
                 self.loading.set(None);
                 self.job.set_value(None);
-                match result.and_then(|m| accept(&m).map(|()| m)) {
+                self.verdict.set(None);
+                match result.and_then(|m| accept(&m.file_sha256).map(|()| m)) {
                     Ok(m) => self.model.set(Some(Arc::new(m))),
                     Err(e) => {
                         self.model.set(None);

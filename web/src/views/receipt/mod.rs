@@ -70,6 +70,7 @@ pub fn ReceiptView() -> impl IntoView {
     let load = ReceiptLoad::new(AuditPolicy::from_context());
     let ReceiptLoad {
         model,
+        verdict,
         error,
         status,
         loading,
@@ -89,15 +90,22 @@ pub fn ReceiptView() -> impl IntoView {
         });
         crate::ingest::mark("audit-published");
     });
+    Effect::new(move |_| {
+        verdict.with(|v| {
+            if let Some(v) = v {
+                publish("loadproofVerdict", &json_value(Some(&v.audit)));
+                crate::ingest::mark("verdict-published");
+            }
+        });
+    });
 
     // `expected`: the sha256 the site's index lists, checked against the file's own.
     let start = move |name: String, blob: web_sys::Blob, expected: Option<String>| {
         let generation = load.begin(&name, "read");
         let done_name = name.clone();
-        load.audit(name, blob, generation, move |m| match &expected {
-            Some(want) if *want != m.file_sha256 => Err(format!(
-                "{done_name}: this site's copy has sha256 {}, but {SITE_RECEIPTS} lists {want}: not shown",
-                m.file_sha256
+        load.audit(name, blob, generation, move |sha256| match &expected {
+            Some(want) if want != sha256 => Err(format!(
+                "{done_name}: this site's copy has sha256 {sha256}, but {SITE_RECEIPTS} lists {want}: not shown"
             )),
             _ => Ok(()),
         });
@@ -260,6 +268,12 @@ pub fn ReceiptView() -> impl IntoView {
             <Message id="receipt-error" class="error" role="alert" text=error />
         </section>
         <PolicyPanel prefix="receipt" />
+        {move || {
+            verdict
+                .get()
+                .filter(|_| model.with(Option::is_none))
+                .map(|v| view! { <report::EarlyVerdict verdict=v /> })
+        }}
         {move || model.get().map(|m| view! { <Report model=m /> })}
     }
 }

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 pub const PREVIEW_BYTES: usize = 64 * 1024;
 /// Bytes of all previews together at most (a long run holds thousands of scrapes): blocks
 /// other than scrapes are previewed first, then scrapes in order while the budget lasts.
-pub const PREVIEW_TOTAL_BYTES: usize = 4 * 1024 * 1024;
+pub const PREVIEW_TOTAL_BYTES: usize = 1024 * 1024;
 /// Requests in the timeline at most (the first ones by index).
 pub const TIMELINE_CAP: usize = 20_000;
 /// Scrapes in the `/metrics` series at most (the first ones).
@@ -45,6 +45,18 @@ pub const HIST_BINS: usize = 30;
 pub const CDF_POINTS: usize = 200;
 /// The latency metrics, in the audit's order.
 pub const METRICS: [&str; 4] = loadproof_core::audit::LATENCY_METRICS;
+
+/// The audit alone, sent ahead of the model: the page shows the verdict (and every refusal)
+/// while the rest of the report is still being built.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// The file's name.
+    pub source: String,
+    /// The sha256 of the file's bytes (a published site checks it against its index first).
+    pub file_sha256: String,
+    /// The audit, as `loadproof receipt audit --json` prints it.
+    pub audit: Audit,
+}
 
 /// One receipt, audited, ready to show.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -289,7 +301,20 @@ pub fn build(
 ) -> Result<ReceiptModel, String> {
     on_stage(0);
     let receipt = read(source, bytes)?;
-    build_from(source, bytes, &receipt, policy, None, on_stage)
+    // The audit verifies every digest first, then recomputes.
+    on_stage(1);
+    on_stage(2);
+    let audited = loadproof_core::audit::audit_read(&receipt, policy);
+    let file_sha256 = loadproof_core::receipt::sha256_hex(bytes);
+    Ok(build_from(
+        source,
+        bytes.len() as u64,
+        file_sha256,
+        &receipt,
+        audited,
+        None,
+        on_stage,
+    ))
 }
 
 /// The receipt in `bytes`, in either form.
@@ -297,29 +322,26 @@ pub fn read(source: &str, bytes: &[u8]) -> Result<Receipt, String> {
     Receipt::from_bytes(bytes).map_err(|e| format!("{source}: {e}"))
 }
 
-/// [`build`] of a receipt already read, taking the sha256 of its packed scrape bodies from
-/// `digests` when the page hashed them itself (WebCrypto: see `crate::digests`).
+/// [`build`] of a receipt already read and audited, taking the sha256 of its packed scrape
+/// bodies from `digests` when the page hashed them itself (WebCrypto: see `crate::digests`).
 pub fn build_from(
     source: &str,
-    bytes: &[u8],
+    file_bytes: u64,
+    file_sha256: String,
     receipt: &Receipt,
-    policy: &Policy,
+    audited: loadproof_core::audit::Audited,
     digests: Option<&BTreeMap<String, String>>,
     on_stage: &mut dyn FnMut(usize),
-) -> Result<ReceiptModel, String> {
-    // The audit verifies every digest first, then recomputes.
-    on_stage(1);
-    on_stage(2);
-    let audited = loadproof_core::audit::audit_read_trusting(receipt, policy, digests);
+) -> ReceiptModel {
     let audit = audited.audit;
     on_stage(3);
     let verified = Verified::of(receipt, &audit);
     let run_zero = run_zero_ns(receipt);
     let per_request = per_request(receipt, &audit, &verified);
-    Ok(ReceiptModel {
+    ReceiptModel {
         source: source.to_owned(),
-        file_bytes: bytes.len() as u64,
-        file_sha256: loadproof_core::receipt::sha256_hex(bytes),
+        file_bytes,
+        file_sha256,
         form: form(receipt),
         protocol: receipt.protocol.clone(),
         subject: receipt.subject.clone(),
@@ -333,7 +355,7 @@ pub fn build_from(
         latency: latency_samples(&per_request, &audit),
         metrics: metrics_series(receipt, &audited.series, run_zero),
         audit,
-    })
+    }
 }
 
 /// Every standing's name: core's eight in core's order, then any other the audit names.

@@ -51,6 +51,46 @@ pub fn Report(model: Arc<ReceiptModel>) -> impl IntoView {
     }
 }
 
+/// The verdict of a file still being read into its report: the audit arrives ahead of the
+/// model, so the reviewer sees the answer and every refusal while the charts are built.
+#[component]
+pub fn EarlyVerdict(verdict: Arc<model::Verdict>) -> impl IntoView {
+    let a = &verdict.audit;
+    let class = if a.qualified {
+        "card wide banner qualified"
+    } else {
+        "card wide banner unqualified"
+    };
+    view! {
+        <section
+            id="receipt-early"
+            class=class
+            data-qualified=a.qualified.to_string()
+            aria-labelledby="receipt-early-verdict"
+            aria-busy="true"
+        >
+            <h2 id="receipt-early-verdict" class="verdict">
+                {a.verdict()}
+            </h2>
+            {(!a.qualified)
+                .then(|| {
+                    view! {
+                        <ul id="receipt-early-refusals" class="refusals">
+                            {a.refusals.iter().map(|r| view! { <li>{r.clone()}</li> }).collect_view()}
+                        </ul>
+                    }
+                })}
+            <p class="hint">
+                {format!(
+                    "{} ({}): the audit is done; the report is being built.",
+                    verdict.source,
+                    verdict.file_sha256,
+                )}
+            </p>
+        </section>
+    }
+}
+
 /// The verdict, first.
 #[component]
 fn Banner(m: Arc<ReceiptModel>) -> impl IntoView {
@@ -146,24 +186,11 @@ fn Digests(m: Arc<ReceiptModel>) -> impl IntoView {
                 .join(", ")
         )
     };
-    let rows = a
-        .digests
-        .iter()
-        .map(|d| {
-            view! {
-                <tr data-block=d.block.clone() data-ok=d.ok.to_string() class:bad=!d.ok>
-                    <th scope="row" class="mono">
-                        {d.block.clone()}
-                    </th>
-                    <td class="num" title=d.bytes.to_string()>
-                        {int(d.bytes)}
-                    </td>
-                    <td class=if d.ok { "good" } else { "bad" }>{if d.ok { "ok" } else { "FAILED" }}</td>
-                    <td class="error-cell">{d.error.clone().unwrap_or_default()}</td>
-                </tr>
-            }
-        })
-        .collect_view();
+    // A ten-minute stream holds thousands of blocks: their rows are put in the page when the
+    // table is first opened, not with the verdict.
+    let opened = RwSignal::new(a.digests.len() <= 8);
+    let all = m.clone();
+    let rows = move || opened.get().then(|| digest_rows(&all.audit.digests));
     view! {
         <section
             id="receipt-digests"
@@ -194,7 +221,11 @@ fn Digests(m: Arc<ReceiptModel>) -> impl IntoView {
                         </ul>
                     }
                 })}
-            <details open=a.digests.len() <= 8>
+            <details
+                id="digests-every"
+                open=a.digests.len() <= 8
+                on:toggle=move |_| opened.set(true)
+            >
                 <summary>{format!("Every block ({})", a.digests.len())}</summary>
                 <div class="scroll tall">
                     <table id="digests-table">
@@ -208,6 +239,27 @@ fn Digests(m: Arc<ReceiptModel>) -> impl IntoView {
             </details>
         </section>
     }
+}
+
+/// One row per block of the digests table.
+fn digest_rows(digests: &[loadproof_core::audit::BlockCheck]) -> impl IntoView + use<> {
+    digests
+        .iter()
+        .map(|d| {
+            view! {
+                <tr data-block=d.block.clone() data-ok=d.ok.to_string() class:bad=!d.ok>
+                    <th scope="row" class="mono">
+                        {d.block.clone()}
+                    </th>
+                    <td class="num" title=d.bytes.to_string()>
+                        {int(d.bytes)}
+                    </td>
+                    <td class=if d.ok { "good" } else { "bad" }>{if d.ok { "ok" } else { "FAILED" }}</td>
+                    <td class="error-cell">{d.error.clone().unwrap_or_default()}</td>
+                </tr>
+            }
+        })
+        .collect_view()
 }
 
 /// The execution gate and what ran.
@@ -834,85 +886,51 @@ fn LeaseCard(m: Arc<ReceiptModel>) -> impl IntoView {
 }
 
 /// Raw evidence, one `<details>` per block; a preview is put in the page when first opened.
+/// A stream's scrape bodies (thousands in a long run) sit in one more `<details>`, their items
+/// put in the page when it is first opened.
 #[component]
 fn EvidenceCard(m: Arc<ReceiptModel>) -> impl IntoView {
-    let items = m
-        .blocks
-        .iter()
-        .map(|b| {
-            let opened = RwSignal::new(false);
-            let b = b.clone();
-            let status = if b.ok { "ok" } else { "FAILED" };
-            let summary = format!(
-                "{} — {} bytes, {}, {status}",
-                b.name,
-                int(b.bytes),
-                match (b.encoding, b.packed) {
-                    (Some(Encoding::Utf8), _) => "text",
-                    (Some(Encoding::Base64), _) => "base64",
-                    (None, true) => "a delta of the scrape before",
-                    (None, false) => "missing",
-                }
-            );
-            let ok = b.ok;
-            view! {
-                <details
-                    id=format!("evidence-{}", slug(&b.name))
-                    class="evidence"
-                    data-block=b.name.clone()
-                    data-ok=ok.to_string()
-                >
-                    <summary on:click=move |_| opened.set(true) class:bad=!ok>
-                        {summary}
-                    </summary>
-                    {move || {
-                        opened
-                            .get()
-                            .then(|| match (&b.preview, &b.error) {
-                                (Some(text), _) => {
-                                    view! {
-                                        {b
-                                            .truncated
-                                            .then(|| {
-                                                view! {
-                                                    <p class="hint">
-                                                        {format!(
-                                                            "The first {} KiB of {} bytes{}.",
-                                                            model::PREVIEW_BYTES / 1024,
-                                                            int(b.bytes),
-                                                            if b.binary { ", invalid UTF-8 shown as �" } else { "" },
-                                                        )}
-                                                    </p>
-                                                }
-                                            })}
-                                        <pre class="preview">{text.clone()}</pre>
-                                    }
-                                        .into_any()
-                                }
-                                (None, Some(err)) => {
-                                    view! { <p class="error">{err.clone()}</p> }.into_any()
-                                }
-                                (None, None) => {
-                                    if b.preview_omitted {
-                                        view! {
-                                            <p class="hint">
-                                                {format!(
-                                                    "This block verified; its text is not kept in the page (previews stop at {} MiB in all). Read it in the receipt file.",
-                                                    model::PREVIEW_TOTAL_BYTES / (1024 * 1024),
-                                                )}
-                                            </p>
-                                        }
-                                            .into_any()
-                                    } else {
-                                        view! { <p class="hint">"No preview."</p> }.into_any()
-                                    }
-                                }
-                            })
-                    }}
-                </details>
-            }
-        })
-        .collect_view();
+    let (scrapes, fixed): (Vec<&model::BlockInfo>, Vec<&model::BlockInfo>) =
+        m.blocks.iter().partition(|b| is_scrape_body(&b.name));
+    let items = fixed.into_iter().cloned().map(evidence_item).collect_view();
+    let failed = scrapes.iter().filter(|b| !b.ok).count();
+    let bodies = (!scrapes.is_empty()).then(|| {
+        let count = scrapes.len();
+        let opened = RwSignal::new(false);
+        let all = m.clone();
+        let list = move || {
+            opened.get().then(|| {
+                all.blocks
+                    .iter()
+                    .filter(|b| is_scrape_body(&b.name))
+                    .cloned()
+                    .map(evidence_item)
+                    .collect_view()
+            })
+        };
+        view! {
+            <details
+                id="evidence-scrapes"
+                class="evidence-group"
+                data-count=count.to_string()
+                data-failed=failed.to_string()
+                on:toggle=move |_| opened.set(true)
+            >
+                <summary class:bad={failed > 0}>
+                    {format!(
+                        "{} scrape bodies ({})",
+                        int(count as u64),
+                        if failed == 0 {
+                            "every one verifies".to_owned()
+                        } else {
+                            format!("{failed} fail verification")
+                        },
+                    )}
+                </summary>
+                <div class="evidence-list">{list}</div>
+            </details>
+        }
+    });
     view! {
         <section id="receipt-evidence" class="card wide" aria-labelledby="evidence-heading">
             <h2 id="evidence-heading">"Raw evidence"</h2>
@@ -920,6 +938,87 @@ fn EvidenceCard(m: Arc<ReceiptModel>) -> impl IntoView {
                 "Every block as the receipt holds it, decoded. A block whose digest fails is not shown: its bytes are not the ones recorded."
             </p>
             <div class="evidence-list">{items}</div>
+            {bodies}
         </section>
+    }
+}
+
+/// A `/metrics` scrape's body (`metrics/<n>`), as opposed to the run's fixed blocks.
+fn is_scrape_body(name: &str) -> bool {
+    name.strip_prefix("metrics/")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()))
+}
+
+/// One block's `<details>`: its summary line, and its preview once opened.
+fn evidence_item(b: model::BlockInfo) -> impl IntoView {
+    let opened = RwSignal::new(false);
+    let status = if b.ok { "ok" } else { "FAILED" };
+    let summary = format!(
+        "{} — {} bytes, {}, {status}",
+        b.name,
+        int(b.bytes),
+        match (b.encoding, b.packed) {
+            (Some(Encoding::Utf8), _) => "text",
+            (Some(Encoding::Base64), _) => "base64",
+            (None, true) => "a delta of the scrape before",
+            (None, false) => "missing",
+        }
+    );
+    let ok = b.ok;
+    view! {
+        <details
+            id=format!("evidence-{}", slug(&b.name))
+            class="evidence"
+            data-block=b.name.clone()
+            data-ok=ok.to_string()
+        >
+            <summary on:click=move |_| opened.set(true) class:bad=!ok>
+                {summary}
+            </summary>
+            {move || {
+                opened
+                    .get()
+                    .then(|| match (&b.preview, &b.error) {
+                        (Some(text), _) => {
+                            view! {
+                                {b
+                                    .truncated
+                                    .then(|| {
+                                        view! {
+                                            <p class="hint">
+                                                {format!(
+                                                    "The first {} KiB of {} bytes{}.",
+                                                    model::PREVIEW_BYTES / 1024,
+                                                    int(b.bytes),
+                                                    if b.binary { ", invalid UTF-8 shown as �" } else { "" },
+                                                )}
+                                            </p>
+                                        }
+                                    })}
+                                <pre class="preview">{text.clone()}</pre>
+                            }
+                                .into_any()
+                        }
+                        (None, Some(err)) => {
+                            view! { <p class="error">{err.clone()}</p> }.into_any()
+                        }
+                        (None, None) => {
+                            if b.preview_omitted {
+                                view! {
+                                    <p class="hint">
+                                        {format!(
+                                            "This block verified; its text is not kept in the page (previews stop at {} MiB in all). Read it in the receipt file.",
+                                            model::PREVIEW_TOTAL_BYTES / (1024 * 1024),
+                                        )}
+                                    </p>
+                                }
+                                    .into_any()
+                            } else {
+                                view! { <p class="hint">"No preview."</p> }.into_any()
+                            }
+                        }
+                    })
+            }}
+        </details>
     }
 }
