@@ -528,10 +528,19 @@ fn a_stream_serializes_as_the_v1_document_it_holds() {
     );
 }
 
-#[test]
-fn a_changed_delta_fails_its_scrape_by_name_in_the_audit_and_the_series() {
-    let (mut stream, _) = many_scrapes(5);
-    // The third scrape's delta: its literal line holds "2.0"; make it "7.0".
+/// The scrape bodies an audit fails, by name.
+fn failed_scrape_bodies(audit: &crate::audit::Audit) -> Vec<&str> {
+    audit
+        .digests
+        .iter()
+        .filter(|d| !d.ok && d.block.starts_with("metrics/"))
+        .map(|d| d.block.as_str())
+        .collect()
+}
+
+/// The third scrape's delta in a [`many_scrapes`] stream: its literal line holds "2.0"; make
+/// it "7.0" (the record's own digests still match: only the body's does not).
+fn edit_third_delta(stream: &mut [u8]) {
     let record = b"\"metrics/2\"";
     let from = stream
         .windows(record.len())
@@ -545,6 +554,12 @@ fn a_changed_delta_fails_its_scrape_by_name_in_the_audit_and_the_series() {
             .unwrap()
         + 2;
     stream[at] = b'7';
+}
+
+#[test]
+fn a_changed_delta_fails_its_scrape_by_name_in_the_audit_and_the_series() {
+    let (mut stream, _) = many_scrapes(5);
+    edit_third_delta(&mut stream);
     let r = read_records(&stream, None, stream.len() as u64, 1 << 30)
         .unwrap()
         .receipt;
@@ -552,14 +567,7 @@ fn a_changed_delta_fails_its_scrape_by_name_in_the_audit_and_the_series() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert_eq!(errors[0].block(), "metrics/2");
     let audited = crate::audit::audit_read(&r, &crate::audit::Policy::default());
-    let bad: Vec<&str> = audited
-        .audit
-        .digests
-        .iter()
-        .filter(|d| !d.ok && d.block.starts_with("metrics/"))
-        .map(|d| d.block.as_str())
-        .collect();
-    assert_eq!(bad, ["metrics/2"]);
+    assert_eq!(failed_scrape_bodies(&audited.audit), ["metrics/2"]);
     // The series reads the other four, and says why the third is unread.
     assert_eq!(audited.series.len(), 5);
     assert!(
@@ -710,19 +718,7 @@ fn a_deferred_audit_whose_digests_confirm_is_the_audit() {
 #[test]
 fn a_deferred_audit_whose_digests_do_not_confirm_reads_nothing_unchecked() {
     let (mut stream, _) = many_scrapes(5);
-    let record = b"\"metrics/2\"";
-    let from = stream
-        .windows(record.len())
-        .position(|w| w == record)
-        .unwrap();
-    let needle = b"} 2.0\n";
-    let at = from
-        + stream[from..]
-            .windows(needle.len())
-            .position(|w| w == needle)
-            .unwrap()
-        + 2;
-    stream[at] = b'7';
+    edit_third_delta(&mut stream);
     let r = stream_receipt(&stream);
     let deferred = deferred_audit(&r, |_, bytes| Some(sha256_hex(bytes)));
     let audited = crate::audit::audit_read(&r, &crate::audit::Policy::default());
@@ -748,13 +744,6 @@ fn a_deferred_audit_without_the_callers_digests_is_hashed_by_core() {
             sha256_hex(bytes)
         })
     });
-    let bad: Vec<&str> = wrong
-        .audit
-        .digests
-        .iter()
-        .filter(|d| !d.ok && d.block.starts_with("metrics/"))
-        .map(|d| d.block.as_str())
-        .collect();
-    assert_eq!(bad, ["metrics/3"]);
+    assert_eq!(failed_scrape_bodies(&wrong.audit), ["metrics/3"]);
     assert!(wrong.series[3].read.is_err());
 }

@@ -51,16 +51,20 @@ pub fn Report(model: Arc<ReceiptModel>) -> impl IntoView {
     }
 }
 
+fn banner_class(qualified: bool) -> &'static str {
+    if qualified {
+        "card wide banner qualified"
+    } else {
+        "card wide banner unqualified"
+    }
+}
+
 /// The verdict of a file still being read into its report: the audit arrives ahead of the
 /// model, so the reviewer sees the answer and every refusal while the charts are built.
 #[component]
 pub fn EarlyVerdict(verdict: Arc<model::Verdict>) -> impl IntoView {
     let a = &verdict.audit;
-    let class = if a.qualified {
-        "card wide banner qualified"
-    } else {
-        "card wide banner unqualified"
-    };
+    let class = banner_class(a.qualified);
     view! {
         <section
             id="receipt-early"
@@ -96,11 +100,7 @@ pub fn EarlyVerdict(verdict: Arc<model::Verdict>) -> impl IntoView {
 fn Banner(m: Arc<ReceiptModel>) -> impl IntoView {
     let a = &m.audit;
     let verdict = a.verdict();
-    let class = if a.qualified {
-        "card wide banner qualified"
-    } else {
-        "card wide banner unqualified"
-    };
+    let class = banner_class(a.qualified);
     let captured = if a.captured {
         "Captured: a raw observation exists (digests verify and client facts were read). Qualification is a separate answer.".to_owned()
     } else if !a.digests_ok {
