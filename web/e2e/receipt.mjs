@@ -433,11 +433,31 @@ try {
   await page.screenshot({ path: path.join(shots, 'receipt-view-tampered.png') });
 
   await check('offline: the record stream and its v1 JSON document audit the same in the page', async () => {
+    // Every value the page publishes as loadproofVerdict, recorded as it is set.
+    await page.evaluate(() => {
+      let held = null;
+      window.__verdicts = [];
+      Object.defineProperty(window, 'loadproofVerdict', {
+        configurable: true,
+        get: () => held,
+        set: (v) => { held = v; window.__verdicts.push(v); },
+      });
+    });
     expectIncludes(await (async () => { await choose(good); return page.innerText('#receipt-form'); })(),
       'record stream, sealed', '#receipt-form');
-    // The verdict went ahead of the report: the same audit, and gone once the report is in.
-    deepStrictEqual(await page.evaluate(() => window.loadproofVerdict), expected.good);
+    // The verdict went ahead of the report: the same audit, for this file; null once the
+    // report is in, and its card gone.
+    const verdicts = await page.evaluate(() => window.__verdicts.filter((v) => v !== undefined));
+    const sent = verdicts.filter((v) => v !== null);
+    expectEqual(sent.length, 1, 'verdicts sent ahead');
+    deepStrictEqual(sent[0], {
+      source: path.basename(good),
+      file_sha256: crypto.createHash('sha256').update(fs.readFileSync(good)).digest('hex'),
+      audit: expected.good,
+    });
+    expectEqual(verdicts.at(-1), null, 'loadproofVerdict once the report is in');
     expectEqual(await page.$('#receipt-early'), null, '#receipt-early after the report');
+    await page.evaluate(() => { delete window.loadproofVerdict; });
     const a = await choose(goodJson);
     deepStrictEqual(a, expected.goodJson);
     deepStrictEqual(a, expected.good);

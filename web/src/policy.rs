@@ -73,7 +73,7 @@ impl AuditPolicy {
         AuditPolicy::with(stored, note)
     }
 
-    fn with(yours: Option<Policy>, note: Option<String>) -> AuditPolicy {
+    pub(crate) fn with(yours: Option<Policy>, note: Option<String>) -> AuditPolicy {
         let yours = RwSignal::new(yours);
         AuditPolicy {
             yours,

@@ -747,3 +747,151 @@ fn a_deferred_audit_without_the_callers_digests_is_hashed_by_core() {
     assert_eq!(failed_scrape_bodies(&wrong.audit), ["metrics/3"]);
     assert!(wrong.series[3].read.is_err());
 }
+// The adversarial pass on the deferred audit: its differential test, kept.
+
+/// `r`'s scrapes replaced: `plan[i]` = (url index, phase, outcome kind, template, running,
+/// generation); bodies are the fixture's own scrape bodies with those numbers edited.
+fn varied_stream_receipt(plan: &[(u8, u8, u8, u8, u16, u16)]) -> Receipt {
+    let mut r = native();
+    let urls = [
+        "http://127.0.0.1:18311/metrics",
+        "http://other:9/metrics",
+        "http://127.0.0.1:18311/metrics2",
+    ];
+    let templates: Vec<String> = (0..3)
+        .map(|i| String::from_utf8(r.block(&format!("metrics/{i}")).unwrap()).unwrap())
+        .collect();
+    for i in 0..3 {
+        r.evidence.remove(&format!("metrics/{i}"));
+    }
+    let mut scrapes = Vec::new();
+    for (i, &(u, ph, kind, t, running, generation)) in plan.iter().enumerate() {
+        let phase = match ph % 3 {
+            0 => crate::receipt::Phase::Before,
+            1 => crate::receipt::Phase::During,
+            _ => crate::receipt::Phase::After,
+        };
+        let name = format!("metrics/{i}");
+        let outcome = match kind % 6 {
+            0 => ScrapeOutcome::Failed {
+                error: "connection refused".into(),
+            },
+            1 => ScrapeOutcome::Response {
+                status: Some(500),
+                body: name.clone(),
+            },
+            2 => ScrapeOutcome::Response {
+                status: None,
+                body: name.clone(),
+            },
+            _ => ScrapeOutcome::Response {
+                status: Some(200),
+                body: name.clone(),
+            },
+        };
+        if matches!(outcome, ScrapeOutcome::Response { .. }) {
+            let body = templates[usize::from(t % 3)]
+                .replace(
+                    "vllm:num_requests_running{engine=\"0\",model_name=\"sim\"} 0.0",
+                    &format!("vllm:num_requests_running{{engine=\"0\",model_name=\"sim\"}} {running}.0"),
+                )
+                .replace(
+                    "vllm:generation_tokens_total{engine=\"0\",model_name=\"sim\"} 12.0",
+                    &format!("vllm:generation_tokens_total{{engine=\"0\",model_name=\"sim\"}} {generation}.0"),
+                );
+            r.evidence
+                .insert(name.clone(), crate::receipt::Evidence::of(body.as_bytes()));
+        }
+        let base = r.scrapes[usize::from(ph % 3)].clone();
+        scrapes.push(Scrape {
+            url: urls[usize::from(u % 3)].into(),
+            phase,
+            requested: base.requested,
+            completed_mono_ns: base.completed_mono_ns,
+            outcome,
+        });
+    }
+    r.scrapes = scrapes;
+    let stream = whole(&r, "00112233445566778899aabbccddeeff");
+    read(&stream).unwrap()
+}
+
+/// An edit of the packed bodies an attacker can write in the file (payload, digest, length
+/// are header and payload fields the reader does not verify; the seal is rewritten to agree).
+fn edit_packed_bodies(r: &mut Receipt, edits: &[(u8, u8, u16)]) {
+    let order = r.packed.order().to_vec();
+    if order.is_empty() {
+        return;
+    }
+    let mut bodies: Vec<(String, crate::receipt::PackedBody)> = order
+        .iter()
+        .map(|n| (n.clone(), r.packed.get(n).unwrap().clone()))
+        .collect();
+    let shas: Vec<String> = bodies.iter().map(|(_, b)| b.sha256.clone()).collect();
+    for &(which, how, at) in edits {
+        let i = usize::from(which) % bodies.len();
+        let b = &mut bodies[i].1;
+        match how % 7 {
+            0 => {
+                if !b.payload.is_empty() {
+                    let j = usize::from(at) % b.payload.len();
+                    b.payload[j] ^= 0x01;
+                }
+            }
+            1 => b.sha256 = shas[usize::from(at) % shas.len()].clone(),
+            2 => b.bytes = b.bytes.saturating_add(1),
+            3 => b.bytes = b.bytes.saturating_sub(1 + u64::from(at % 50)),
+            4 => b.sha256 = b.sha256.to_uppercase(),
+            5 => {
+                if !b.payload.is_empty() {
+                    let j = usize::from(at) % b.payload.len();
+                    b.payload.truncate(j);
+                }
+            }
+            _ => b.bytes = u64::MAX,
+        }
+    }
+    let mut p = crate::receipt::Packed::default();
+    for (n, b) in bodies {
+        p.push(n, b);
+    }
+    r.packed = p;
+}
+
+fn deferred_stepped(r: &Receipt, steps: &[usize], stop_early: bool) -> crate::audit::Audited {
+    let policy = crate::audit::Policy::default();
+    let mut digests = std::collections::BTreeMap::new();
+    let mut deferred = crate::audit::Deferred::start(r, &policy);
+    let mut k = 0;
+    while !deferred.done() {
+        let n = steps.get(k % steps.len().max(1)).copied().unwrap_or(1);
+        k += 1;
+        if stop_early && k > steps.len() {
+            break;
+        }
+        // A step of 0 is allowed, but the loop must move on.
+        let n = if k > 4 * steps.len() + 4 { n.max(1) } else { n };
+        deferred.step(n, &mut |name, bytes| {
+            digests.insert(name.to_owned(), sha256_hex(bytes));
+        });
+    }
+    deferred.finish(&digests)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+    #[test]
+    fn a_deferred_audit_stepped_any_way_is_the_audit_of_any_stream(
+        plan in proptest::collection::vec((0u8..3, 0u8..3, 0u8..6, 0u8..3, 0u16..4, 0u16..20), 0..9),
+        edits in proptest::collection::vec((any::<u8>(), any::<u8>(), any::<u16>()), 0..4),
+        steps in proptest::collection::vec(0usize..4, 1..4),
+        stop_early in any::<bool>(),
+    ) {
+        let mut r = varied_stream_receipt(&plan);
+        edit_packed_bodies(&mut r, &edits);
+        let want = crate::audit::audit_read(&r, &crate::audit::Policy::default());
+        let got = deferred_stepped(&r, &steps, stop_early);
+        prop_assert_eq!(format!("{:?}", got.audit), format!("{:?}", want.audit));
+        prop_assert_eq!(format!("{:?}", got.series), format!("{:?}", want.series));
+    }
+}

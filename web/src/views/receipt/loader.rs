@@ -67,7 +67,18 @@ pub struct ReceiptLoad {
 impl ReceiptLoad {
     /// Nothing loaded; audits will be judged against `policy`, and re-run when it changes.
     pub fn new(policy: AuditPolicy) -> ReceiptLoad {
-        let load = ReceiptLoad {
+        let load = ReceiptLoad::blank(policy);
+        Effect::watch(
+            move || policy.in_force(),
+            move |_, _, _| load.reaudit(),
+            false,
+        );
+        load
+    }
+
+    /// Nothing loaded, and nothing watching the policy.
+    fn blank(policy: AuditPolicy) -> ReceiptLoad {
+        ReceiptLoad {
             model: RwSignal::new(None),
             verdict: RwSignal::new(None),
             error: RwSignal::new(None),
@@ -77,13 +88,7 @@ impl ReceiptLoad {
             source: StoredValue::new_local(None),
             policy,
             generation: StoredValue::new(0),
-        };
-        Effect::watch(
-            move || policy.in_force(),
-            move |_, _, _| load.reaudit(),
-            false,
-        );
-        load
+        }
     }
 
     /// True when nothing is shown, loading or failed (untracked).
@@ -155,6 +160,8 @@ impl ReceiptLoad {
         self.stop_job();
         let generation = self.generation.get_value() + 1;
         self.generation.set_value(generation);
+        // An early verdict was judged under the policy no longer in force.
+        self.verdict.set(None);
         self.error.set(None);
         self.status.set(None);
         self.loading.set(Some(Loading {
@@ -218,6 +225,7 @@ impl ReceiptLoad {
     /// Ends the load with `message` shown as its error.
     pub fn fail(self, message: String) {
         self.loading.set(None);
+        self.verdict.set(None);
         self.error.set(Some(message));
     }
 
@@ -231,6 +239,8 @@ impl ReceiptLoad {
         self.stop_job();
         self.generation.update_value(|g| *g += 1);
         self.loading.set(None);
+        // The load's verdict went ahead of a report that will not come.
+        self.verdict.set(None);
         let policy = self.policy.in_force_untracked();
         if self
             .model
@@ -246,6 +256,46 @@ impl ReceiptLoad {
             if let Some(job) = j.take() {
                 job.cancel();
             }
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NATIVE: &[u8] = include_bytes!("../../../../core/tests/data/receipt/native_sim.json");
+
+    /// `ReceiptLoad::new` without its policy watch (no executor in a native test).
+    fn load() -> ReceiptLoad {
+        ReceiptLoad::blank(AuditPolicy::with(None, None))
+    }
+
+    fn verdict() -> Arc<Verdict> {
+        let r = loadproof_core::receipt::Receipt::from_bytes(NATIVE).unwrap();
+        Arc::new(Verdict {
+            source: "a.receipt".to_owned(),
+            file_sha256: loadproof_core::receipt::sha256_hex(NATIVE),
+            audit: loadproof_core::audit::audit(&r),
+        })
+    }
+
+    /// The adversarial pass's finding: a verdict sent ahead of its report stayed on the page
+    /// after the load was cancelled or failed ("the report is being built", beside
+    /// "Cancelled").
+    #[test]
+    fn a_cancelled_or_failed_load_shows_no_early_verdict() {
+        Owner::new().with(|| {
+            let load = load();
+            load.begin("a.receipt", "read");
+            load.verdict.set(Some(verdict()));
+            assert_eq!(load.cancel().as_deref(), Some("a.receipt"));
+            assert!(load.verdict.with_untracked(Option::is_none));
+
+            load.begin("a.receipt", "read");
+            load.verdict.set(Some(verdict()));
+            load.fail("a.receipt: no".to_owned());
+            assert!(load.verdict.with_untracked(Option::is_none));
         });
     }
 }

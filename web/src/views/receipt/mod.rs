@@ -90,10 +90,11 @@ pub fn ReceiptView() -> impl IntoView {
         });
         crate::ingest::mark("audit-published");
     });
+    // `{source, file_sha256, audit}` while a verdict is shown ahead of its report, else null.
     Effect::new(move |_| {
         verdict.with(|v| {
-            if let Some(v) = v {
-                publish("loadproofVerdict", &json_value(Some(&v.audit)));
+            publish("loadproofVerdict", &json_value(v.as_deref()));
+            if v.is_some() {
                 crate::ingest::mark("verdict-published");
             }
         });
