@@ -147,14 +147,16 @@ pub struct OccupancyFacts {
 fn keep_whole(reads: &mut [Read], phase: Phase, metrics: Option<Exposition>) -> Option<Exposition> {
     match phase {
         Phase::During => None,
+        // Searching back stops at the URL's latest scrape of the phase (the only before-scrape
+        // that can still hold a parse), so a run of any length costs linear time in all.
         Phase::Before => {
-            for r in reads.iter_mut().filter(|r| r.phase == Phase::Before) {
+            if let Some(r) = reads.iter_mut().rev().find(|r| r.phase == Phase::Before) {
                 r.metrics = None;
             }
             metrics
         }
         Phase::After => {
-            if reads.iter().any(|r| r.phase == Phase::After) {
+            if reads.iter().rev().any(|r| r.phase == Phase::After) {
                 None
             } else {
                 metrics
