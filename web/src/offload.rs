@@ -234,25 +234,14 @@ async fn build_hashing(
         Some((audited, digests)) => (audited, Some(digests)),
         None => (loadproof_core::audit::audit_read(&receipt, policy), None),
     };
-    let mut verdict = Verdict {
-        source: source.to_owned(),
-        file_sha256: loadproof_core::receipt::sha256_hex(bytes),
-        audit: audited.audit,
-    };
-    on_verdict(&verdict);
-    let file_sha256 = std::mem::take(&mut verdict.file_sha256);
-    let audited = loadproof_core::audit::Audited {
-        audit: verdict.audit,
-        series: audited.series,
-    };
     Ok(receipt_model::build_from(
         source,
-        bytes.len() as u64,
-        file_sha256,
+        bytes,
         &receipt,
         audited,
         digests.as_ref(),
         on_stage,
+        on_verdict,
     ))
 }
 

@@ -305,15 +305,14 @@ pub fn build(
     on_stage(1);
     on_stage(2);
     let audited = loadproof_core::audit::audit_read(&receipt, policy);
-    let file_sha256 = loadproof_core::receipt::sha256_hex(bytes);
     Ok(build_from(
         source,
-        bytes.len() as u64,
-        file_sha256,
+        bytes,
         &receipt,
         audited,
         None,
         on_stage,
+        &mut |_| {},
     ))
 }
 
@@ -324,23 +323,33 @@ pub fn read(source: &str, bytes: &[u8]) -> Result<Receipt, String> {
 
 /// [`build`] of a receipt already read and audited, taking the sha256 of its packed scrape
 /// bodies from `digests` when the page hashed them itself (WebCrypto: see `crate::digests`).
+/// `on_verdict` is handed the audit first, before anything else is built (the page shows it
+/// ahead of the report).
 pub fn build_from(
     source: &str,
-    file_bytes: u64,
-    file_sha256: String,
+    bytes: &[u8],
     receipt: &Receipt,
     audited: loadproof_core::audit::Audited,
     digests: Option<&BTreeMap<String, String>>,
     on_stage: &mut dyn FnMut(usize),
+    on_verdict: &mut dyn FnMut(&Verdict),
 ) -> ReceiptModel {
-    let audit = audited.audit;
+    let verdict = Verdict {
+        source: source.to_owned(),
+        file_sha256: loadproof_core::receipt::sha256_hex(bytes),
+        audit: audited.audit,
+    };
+    on_verdict(&verdict);
+    let Verdict {
+        file_sha256, audit, ..
+    } = verdict;
     on_stage(3);
     let verified = Verified::of(receipt, &audit);
     let run_zero = run_zero_ns(receipt);
     let per_request = per_request(receipt, &audit, &verified);
     ReceiptModel {
         source: source.to_owned(),
-        file_bytes,
+        file_bytes: bytes.len() as u64,
         file_sha256,
         form: form(receipt),
         protocol: receipt.protocol.clone(),
