@@ -127,8 +127,41 @@ pub struct FireArgs {
     /// ENDPOINT/loadproof/lease`, as `loadproof sim` grants); a refusal is exit 2.
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..=604_800))]
     pub acquire_lease: Option<u64>,
+    /// The environment variable holding the server's API key (a vLLM started with
+    /// `--api-key`): sent as `Authorization: Bearer` on every request to the endpoint (native),
+    /// or as `OPENAI_API_KEY` (vllm), and written nowhere — never a flag value, since flags land
+    /// in argv, `ps` and receipts. With a lease too, the lease token travels in its own
+    /// `x-loadproof-lease-token` header.
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    #[command(flatten)]
+    pub trust: TrustArgs,
     #[command(flatten)]
     pub subject: SubjectArgs,
+}
+
+/// How a client checks the certificates of `https://` servers.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TrustArgs {
+    /// A private CA's certificate (PEM) to trust besides the platform's store, for `https://`
+    /// endpoints and /metrics URLs (recorded in the receipt's protocol by its sha256).
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
+    pub ca_cert: Option<PathBuf>,
+    /// Check no TLS certificate: anyone on the network path could answer. The receipt's
+    /// protocol records it and the audit names it as a caveat.
+    #[arg(long)]
+    pub insecure: bool,
+}
+
+/// A server's own certificate and key, to serve `https://`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ServeTlsArgs {
+    /// Serve `https://` with this certificate chain (PEM, leaf first).
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
 }
 
 /// `loadproof receipt …`
@@ -350,6 +383,13 @@ pub struct SimArgs {
     /// The accelerator the simulator states (lease subject, `loadproof_sim_info{gpu_sku}`).
     #[arg(long, value_name = "SKU", default_value = "none (simulator)")]
     pub gpu_sku: String,
+    /// Require this environment variable's value as `Authorization: Bearer` on `/v1/*`, as vLLM
+    /// does when started with `--api-key` (401 otherwise); the lease token then travels in
+    /// `x-loadproof-lease-token`.
+    #[arg(long, value_name = "NAME")]
+    pub api_key_env: Option<String>,
+    #[command(flatten)]
+    pub tls: ServeTlsArgs,
 }
 
 /// `loadproof gate --upstream URL --port P`
@@ -384,6 +424,16 @@ pub struct GateArgs {
     /// lease states none (a `loadproof sim` upstream states its own).
     #[arg(long, value_name = "SKU")]
     pub gpu_sku: Option<String>,
+    /// The environment variable holding the upstream's API key (a vLLM started with
+    /// `--api-key`): the gate sends it as `Authorization: Bearer` on every request it forwards
+    /// and every readback it makes, in place of whatever the client sent. Never a flag value.
+    #[arg(long, value_name = "NAME")]
+    pub upstream_api_key_env: Option<String>,
+    /// Trust for an `https://` upstream.
+    #[command(flatten)]
+    pub trust: TrustArgs,
+    #[command(flatten)]
+    pub tls: ServeTlsArgs,
 }
 
 /// `loadproof receipt verify`

@@ -304,5 +304,8 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
     for i in &a.inconsistencies {
         writeln!(out, "INCONSISTENT  {i}")?;
     }
+    for c in &a.caveats {
+        writeln!(out, "CAVEAT        {c}")?;
+    }
     verdict(a, out)
 }

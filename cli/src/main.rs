@@ -12,10 +12,12 @@ mod plan_cmd;
 mod playbook;
 mod receipt_cmd;
 mod render;
+mod secret;
 mod serve;
 mod sim;
 mod stream_out;
 mod synth_cmd;
+mod tls;
 mod trace_cmd;
 
 use std::io::{self, Write};

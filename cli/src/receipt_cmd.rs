@@ -126,6 +126,7 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
         python_hash_seed: None,
         sampling: BTreeMap::new(),
         argv: Vec::new(),
+        tls: None,
         key: String::new(),
     };
     if let Some(dir) = &args.plan {

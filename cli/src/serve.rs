@@ -1,5 +1,6 @@
 //! The server side `loadproof sim` and `loadproof gate` share: the runtime, the bound listener,
-//! and the accept loop (one task per HTTP/1.1 connection, until SIGINT or SIGTERM).
+//! and the accept loop (one task per HTTP/1.1 connection, over TLS when the server has a
+//! certificate, until SIGINT or SIGTERM).
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -38,13 +39,24 @@ pub async fn bind(addr: SocketAddr) -> anyhow::Result<(TcpListener, SocketAddr)>
     Ok((listener, local))
 }
 
+/// How long a client may take to complete a TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
+/// The scheme a server with (or without) a certificate serves.
+pub fn scheme(tls: Option<&tokio_rustls::TlsAcceptor>) -> &'static str {
+    if tls.is_some() { "https" } else { "http" }
+}
+
 /// Serves `handle` on every connection `listener` accepts until a signal arrives; returns the
-/// signal's name. `name` prefixes the diagnostics (`loadproof sim: accept failed: …`).
+/// signal's name. `name` prefixes the diagnostics (`loadproof sim: accept failed: …`). With
+/// `tls`, each connection's handshake runs in its own task (a slow or failed one holds up no
+/// other connection).
 pub async fn until_signal<A, H, Fut, B, E>(
     name: &str,
     listener: TcpListener,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     app: Arc<A>,
     handle: H,
 ) -> anyhow::Result<&'static str>
@@ -66,14 +78,27 @@ where
                     // SSE chunks are small: without this, Nagle holds them back.
                     let _ = stream.set_nodelay(true);
                     let app = Arc::clone(&app);
+                    let tls = tls.clone();
                     tokio::spawn(async move {
                         let service = service_fn(move |req| handle(Arc::clone(&app), req));
-                        // A connection error (client gone, a refuse fault) ends only that
-                        // connection.
-                        let _ = http1::Builder::new()
-                            .timer(TokioTimer::new())
-                            .serve_connection(TokioIo::new(stream), service)
-                            .await;
+                        // A connection error (client gone, a refuse fault, a failed
+                        // handshake) ends only that connection.
+                        let http = http1::Builder::new().timer(TokioTimer::new()).clone();
+                        match tls {
+                            None => {
+                                let _ = http.serve_connection(TokioIo::new(stream), service).await;
+                            }
+                            Some(acceptor) => {
+                                let handshake = tokio::time::timeout(
+                                    HANDSHAKE_TIMEOUT,
+                                    acceptor.accept(stream),
+                                );
+                                if let Ok(Ok(stream)) = handshake.await {
+                                    let _ =
+                                        http.serve_connection(TokioIo::new(stream), service).await;
+                                }
+                            }
+                        }
                     });
                 }
                 Err(err) => {

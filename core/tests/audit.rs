@@ -49,6 +49,7 @@ fn protocol(engine: Engine, requests: u64, cap: Option<u64>) -> Protocol {
         python_hash_seed: None,
         sampling: BTreeMap::new(),
         argv: vec!["loadproof".into()],
+        tls: None,
         key: String::new(),
     }
     .sealed()

@@ -1,40 +1,69 @@
 //! A small HTTP/1 client over hyper: GET for `/metrics`, `/health`, `/version`, `/v1/models`,
-//! and the lessor's `POST`/`DELETE /loadproof/lease`. Plain `http://` only: the endpoints a plan is fired
-//! at are on the operator's network.
+//! and the lessor's `POST`/`DELETE /loadproof/lease`. `http://` and `https://` (rustls, with the
+//! run's trust settings, [`crate::tls`]). The server's API key, when the run has one, goes only
+//! to the endpoint's own origin: a replica's or a GPU exporter's `/metrics` elsewhere never sees it.
 
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Empty, Full};
+use hyper::header::{AUTHORIZATION, HeaderName, HeaderValue};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use loadproof_core::receipt::origin;
 
 use crate::http_client::describe;
+use crate::secret;
+use crate::tls::ClientTls;
 
 /// A shared connection pool.
 #[derive(Clone)]
 pub struct Http {
-    client: Client<HttpConnector, Empty<Bytes>>,
-    poster: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Empty<Bytes>>,
+    poster: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    /// The endpoint's origin and `Bearer <API key>` for it.
+    api_key: Option<(String, HeaderValue)>,
 }
 
 impl Http {
-    /// A client with a small pool.
-    pub fn new() -> Http {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
+    /// A client with a small pool, checking certificates as `tls` says; `api_key` (already
+    /// checked to fit a header) is sent to `endpoint`'s origin only.
+    pub fn new(tls: &ClientTls, endpoint: &str, api_key: Option<&str>) -> Http {
+        let connector = tls.connector(None);
+        let api_key = api_key.and_then(|key| Some((origin(endpoint)?, secret::bearer(key).ok()?)));
         Http {
             client: Client::builder(TokioExecutor::new()).build(connector.clone()),
             poster: Client::builder(TokioExecutor::new()).build(connector),
+            api_key,
         }
+    }
+
+    /// The API key's header, when `url` is the endpoint's origin.
+    fn key_for(&self, url: &str) -> Option<&HeaderValue> {
+        let (ours, value) = self.api_key.as_ref()?;
+        (origin(url).as_deref() == Some(ours.as_str())).then_some(value)
     }
 
     /// GET `url`; the status and whole body, or what went wrong, within `timeout`.
     pub async fn get(&self, url: &str, timeout: Duration) -> Result<(u16, Vec<u8>), String> {
         let uri = http_uri(url)?;
+        let mut builder = hyper::Request::builder()
+            .method(hyper::Method::GET)
+            .uri(uri);
+        if let Some(key) = self.key_for(url) {
+            builder = builder.header(AUTHORIZATION, key.clone());
+        }
+        let request = builder
+            .body(Empty::new())
+            .map_err(|e| format!("building the request to {url}: {e}"))?;
         let request = async {
-            let response = self.client.get(uri).await.map_err(|e| describe(&e))?;
+            let response = self
+                .client
+                .request(request)
+                .await
+                .map_err(|e| describe(&e))?;
             whole(response).await
         };
         match tokio::time::timeout(timeout, request).await {
@@ -43,14 +72,15 @@ impl Http {
         }
     }
 
-    /// One request with an optional bearer token and JSON body; the status, headers and whole
-    /// body, or what went wrong, within `timeout`. The token is marked sensitive (never logged
-    /// by hyper).
+    /// One request with an optional lease token and JSON body; the status, headers and whole
+    /// body, or what went wrong, within `timeout`. The token travels as `Authorization:
+    /// Bearer`, or in [`secret::LEASE_HEADER`] when `Authorization` carries the API key; both
+    /// are marked sensitive (never logged by hyper).
     pub async fn send(
         &self,
         method: hyper::Method,
         url: &str,
-        bearer: Option<&str>,
+        lease_token: Option<&str>,
         json: Option<String>,
         timeout: Duration,
     ) -> Result<Answer, String> {
@@ -59,13 +89,21 @@ impl Http {
         if json.is_some() {
             builder = builder.header(hyper::header::CONTENT_TYPE, "application/json");
         }
-        if let Some(token) = bearer {
-            let mut value = hyper::header::HeaderValue::from_str(&format!("Bearer {token}"))
-                .map_err(|_| {
-                    "the bearer token has characters an HTTP header cannot carry".to_owned()
-                })?;
-            value.set_sensitive(true);
-            builder = builder.header(hyper::header::AUTHORIZATION, value);
+        let key = self.key_for(url);
+        if let Some(key) = key {
+            builder = builder.header(AUTHORIZATION, key.clone());
+        }
+        if let Some(token) = lease_token {
+            let cannot =
+                |_| "the lease token has characters an HTTP header cannot carry".to_owned();
+            builder = if key.is_some() {
+                builder.header(
+                    HeaderName::from_static(secret::LEASE_HEADER),
+                    secret::raw(token).map_err(cannot)?,
+                )
+            } else {
+                builder.header(AUTHORIZATION, secret::bearer(token).map_err(cannot)?)
+            };
         }
         let request = builder
             .body(Full::new(Bytes::from(json.unwrap_or_default())))
@@ -105,8 +143,10 @@ fn http_uri(url: &str) -> Result<hyper::Uri, String> {
     let uri: hyper::Uri = url
         .parse()
         .map_err(|e| format!("{url:?} is not a URL: {e}"))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(format!("{url}: only http:// endpoints are supported"));
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return Err(format!(
+            "{url}: only http:// and https:// URLs are supported"
+        ));
     }
     Ok(uri)
 }

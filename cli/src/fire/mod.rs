@@ -40,7 +40,7 @@ use loadproof_core::plan::{
 };
 use loadproof_core::receipt::{
     Axis, Engine, Evidence, Execution, ExitStatus, Implementation, Interruption, Phase, Protocol,
-    RECEIPT_SCHEMA, Receipt, ResultFile, Subject, block, sha256_hex,
+    RECEIPT_SCHEMA, Receipt, ResultFile, Subject, Tls, block, sha256_hex,
 };
 
 use crate::args::{EngineArg, FireArgs, ReceiptForm};
@@ -48,7 +48,9 @@ use crate::http_client::first_model_id;
 use crate::input::{BadInput, read_plan_doc};
 use crate::output::write_atomically;
 use crate::receipt_cmd::{provenance, subject};
+use crate::secret;
 use crate::stream_out::{StreamOut, write_whole};
+use crate::tls::ClientTls;
 use http::Http;
 use loadproof_core::receipt::stream::Fields;
 use scrape::{Clock, Scrapes, Sink};
@@ -57,6 +59,12 @@ use scrape::{Clock, Scrapes, Sink};
 struct Stated {
     subject: Subject,
     provenance: loadproof_core::receipt::Provenance,
+    /// How certificates are checked, and what the protocol records of it (`None`: nothing
+    /// was asked of TLS).
+    client_tls: ClientTls,
+    tls: Option<Tls>,
+    /// The server's API key, read from the environment variable `--api-key-env` names.
+    api_key: Option<String>,
 }
 
 /// Plans up to this size travel inside the receipt (about 100k Mooncake rows).
@@ -120,7 +128,7 @@ struct NativeInputs {
     lag_bound_ns: i64,
 }
 
-fn native_inputs(args: &FireArgs, plan: &PlanDir) -> Result<NativeInputs> {
+fn native_inputs(args: &FireArgs, plan: &PlanDir, tls: &ClientTls) -> Result<NativeInputs> {
     if !(args.request_timeout.is_finite() && args.request_timeout > 0.0) {
         return Err(BadInput(format!(
             "--request-timeout {}: must be a positive number of seconds",
@@ -155,7 +163,8 @@ fn native_inputs(args: &FireArgs, plan: &PlanDir) -> Result<NativeInputs> {
         options: native::Options {
             request_timeout: Duration::from_secs_f64(args.request_timeout),
             progress: std::io::stderr().is_terminal(),
-            authorization: None,
+            credentials: Vec::new(),
+            tls: tls.clone(),
             journal: None,
         },
         lag_bound_ns: (args.lag_bound_ms * 1e6).round() as i64,
@@ -165,13 +174,42 @@ fn native_inputs(args: &FireArgs, plan: &PlanDir) -> Result<NativeInputs> {
 /// `loadproof fire`.
 pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     let plan = read_plan(&args.plan)?;
+    let endpoint = args.endpoint.trim_end_matches('/').to_owned();
+    let metrics_urls = if args.metrics_urls.is_empty() {
+        vec![format!("{endpoint}/metrics")]
+    } else {
+        args.metrics_urls.clone()
+    };
+    let api_key = args
+        .api_key_env
+        .as_deref()
+        .map(|name| secret::from_env("--api-key-env", name))
+        .transpose()?;
+    if api_key.is_some()
+        && matches!(args.engine, EngineArg::Vllm)
+        && (args.lease.is_some() || args.acquire_lease.is_some())
+    {
+        return Err(BadInput(
+            "--engine vllm with both --api-key-env and a lease: vllm bench serve sends one secret (OPENAI_API_KEY); the lease token could travel only as a --header flag, which lands in argv. Give the key to the gate instead (`loadproof gate --upstream-api-key-env NAME`) or fire with --engine native".to_owned(),
+        )
+        .into());
+    }
+    let client_tls = args.trust.trust().client()?;
+    let https = std::iter::once(&endpoint)
+        .chain(&metrics_urls)
+        .any(|u| u.starts_with("https://"));
+    let tls = (https || args.trust.insecure || args.trust.ca_cert.is_some())
+        .then(|| client_tls.record.clone());
     // Bad KEY=VALUE pairs are usage errors: found before anything is fired.
     let stated = Stated {
         subject: subject(&args.subject, args.model.as_deref(), None)?,
         provenance: provenance("fire", &args.subject)?,
+        client_tls,
+        tls,
+        api_key,
     };
     let native = match args.engine {
-        EngineArg::Native => Some(native_inputs(args, &plan)?),
+        EngineArg::Native => Some(native_inputs(args, &plan, &stated.client_tls)?),
         EngineArg::Vllm => None,
     };
     let leased = args
@@ -179,12 +217,6 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
         .as_deref()
         .map(|path| lease::read(path, args.lease_token_env.as_deref()))
         .transpose()?;
-    let endpoint = args.endpoint.trim_end_matches('/').to_owned();
-    let metrics_urls = if args.metrics_urls.is_empty() {
-        vec![format!("{endpoint}/metrics")]
-    } else {
-        args.metrics_urls.clone()
-    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -303,6 +335,7 @@ impl Opening<'_> {
         };
         let protocol = Protocol {
             model: Some(self.model.to_owned()),
+            tls: self.stated.tls.clone(),
             ..planned_protocol(self.plan, engine, self.endpoint)
         };
         Fields {
@@ -410,6 +443,7 @@ fn planned_protocol(plan: &PlanDir, engine: Engine, base_url: &str) -> Protocol 
         python_hash_seed: doc.bench.env.get("PYTHONHASHSEED").cloned(),
         sampling: BTreeMap::new(),
         argv: doc.bench.argv.clone(),
+        tls: None,
         key: String::new(),
     }
 }
@@ -437,7 +471,7 @@ async fn fire_async(
     let native_implementation = native
         .is_some()
         .then(|| tokio::task::spawn_blocking(implementation::native));
-    let http = Http::new();
+    let http = Http::new(&stated.client_tls, endpoint, stated.api_key.as_deref());
     let clock = Clock::start();
     let doc = &plan.doc;
     let mut notes = Vec::new();
@@ -519,6 +553,10 @@ async fn fire_async(
         .unwrap_or_else(|| model.clone());
     set_flag(&mut argv, "--model", &model);
     set_flag(&mut argv, "--tokenizer", &tokenizer);
+    // vllm bench serve's own switch: its aiohttp client then checks no certificate either.
+    if args.trust.insecure && !argv.iter().any(|a| a == "--insecure") {
+        argv.push("--insecure".to_owned());
+    }
 
     // GET /version always: its answer is evidence (the audit's engine_version), even when the
     // caller states one (the audit then checks the two agree).
@@ -588,17 +626,7 @@ async fn fire_async(
     };
     let bearer = leased.as_ref().and_then(lease::Held::bearer);
     // Checked before the receipt file is opened: bad input writes nothing (exit 2).
-    let authorization = bearer
-        .map(|token| {
-            hyper::header::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-                BadInput("the lease's token has characters an HTTP header cannot carry".to_owned())
-            })
-        })
-        .transpose()?
-        .map(|mut value| {
-            value.set_sensitive(true);
-            value
-        });
+    let credentials = credentials(stated.api_key.as_deref(), bearer)?;
 
     let interval = Duration::from_millis(args.scrape_interval_ms.max(10));
     // From here on the receipt is written as the run happens: a crash leaves a receipt that
@@ -644,7 +672,7 @@ async fn fire_async(
     };
     let (fired, implementation) = match (native, install) {
         (Some(mut inputs), None) => {
-            inputs.options.authorization = authorization;
+            inputs.options.credentials = credentials;
             let fired = fire_native(
                 plan,
                 inputs,
@@ -668,7 +696,18 @@ async fn fire_async(
                 Some(install.version.clone()),
                 install.serve_py.clone(),
             );
-            if bearer.is_some() {
+            if let Some(ca) = &args.trust.ca_cert {
+                notes.push(format!(
+                    "vllm bench serve ran with SSL_CERT_FILE={} (the --ca-cert, sha256 in protocol.tls): its client trusts that file in place of the platform's store",
+                    ca.display()
+                ));
+            }
+            if stated.api_key.is_some() {
+                notes.push(
+                    "vllm bench serve ran with OPENAI_API_KEY set to the API key from --api-key-env (its openai backend sends it as `Authorization: Bearer`); execution.env lists only the plan's environment"
+                        .to_owned(),
+                );
+            } else if bearer.is_some() {
                 notes.push(
                     "vllm bench serve ran with OPENAI_API_KEY set to the lease token (its openai backend sends it as `Authorization: Bearer`); execution.env lists only the plan's environment"
                         .to_owned(),
@@ -681,7 +720,10 @@ async fn fire_async(
                 endpoint,
                 &model,
                 tokenizer,
-                bearer,
+                ChildSecrets {
+                    openai_api_key: stated.api_key.as_deref().or(bearer),
+                    ssl_cert_file: args.trust.ca_cert.as_deref(),
+                },
                 &http,
                 clock,
                 metrics_urls,
@@ -756,7 +798,11 @@ async fn fire_async(
     Ok((
         Receipt {
             schema: RECEIPT_SCHEMA.to_owned(),
-            protocol: protocol.sealed(),
+            protocol: Protocol {
+                tls: stated.tls.clone(),
+                ..protocol
+            }
+            .sealed(),
             subject,
             provenance: stated.provenance.clone(),
             execution,
@@ -868,6 +914,48 @@ fn run_interval(execution: &Execution) -> Option<(i64, i64)> {
     }
 }
 
+/// What `vllm bench serve` gets in its environment only (never argv, never `execution.env`).
+struct ChildSecrets<'a> {
+    /// `OPENAI_API_KEY`: the API key, else the lease token.
+    openai_api_key: Option<&'a str>,
+    /// `SSL_CERT_FILE`: the private CA.
+    ssl_cert_file: Option<&'a Path>,
+}
+
+/// The headers every native request carries: the API key as `Authorization: Bearer`, and the
+/// lease token in [`secret::LEASE_HEADER`] beside it — or as `Authorization: Bearer` when there
+/// is no key. Values are marked sensitive.
+fn credentials(
+    api_key: Option<&str>,
+    lease_token: Option<&str>,
+) -> Result<Vec<(hyper::header::HeaderName, hyper::header::HeaderValue)>> {
+    use hyper::header::{AUTHORIZATION, HeaderName};
+    let lease_cannot =
+        |_| BadInput("the lease's token has characters an HTTP header cannot carry".to_owned());
+    let mut out = Vec::new();
+    match (api_key, lease_token) {
+        (Some(key), token) => {
+            out.push((
+                AUTHORIZATION,
+                secret::bearer(key).map_err(|_| {
+                    BadInput("the API key has characters an HTTP header cannot carry".to_owned())
+                })?,
+            ));
+            if let Some(token) = token {
+                out.push((
+                    HeaderName::from_static(secret::LEASE_HEADER),
+                    secret::raw(token).map_err(lease_cannot)?,
+                ));
+            }
+        }
+        (None, Some(token)) => {
+            out.push((AUTHORIZATION, secret::bearer(token).map_err(lease_cannot)?));
+        }
+        (None, None) => {}
+    }
+    Ok(out)
+}
+
 /// The `vllm` engine: the planned argv through the checked install's console script.
 #[allow(clippy::too_many_arguments)]
 async fn fire_vllm(
@@ -877,7 +965,7 @@ async fn fire_vllm(
     endpoint: &str,
     model: &str,
     tokenizer: String,
-    bearer: Option<&str>,
+    secrets: ChildSecrets<'_>,
     http: &Http,
     clock: Clock,
     metrics_urls: &[String],
@@ -901,8 +989,15 @@ async fn fire_vllm(
     // vllm bench serve's request functions send `Authorization: Bearer $OPENAI_API_KEY`
     // (`vllm/benchmarks/lib/endpoint_request_func.py`, `_get_headers`). Set for the child
     // only: `Execution::Ran.env` below is the plan's environment, without the token.
-    if let Some(token) = bearer {
+    if let Some(token) = secrets.openai_api_key {
         env.push(("OPENAI_API_KEY".to_owned(), token.to_owned()));
+    }
+    // OpenSSL (under aiohttp) reads its trust store from this file.
+    if let Some(ca) = secrets.ssl_cert_file {
+        env.push((
+            "SSL_CERT_FILE".to_owned(),
+            ca.to_string_lossy().into_owned(),
+        ));
     }
     let ((started, outcome, ended), scrapes) = scraped(
         http,
@@ -1139,6 +1234,7 @@ fn bare_receipt(
     let mut protocol = Protocol {
         model: args.model.clone(),
         tokenizer: args.tokenizer.clone(),
+        tls: stated.tls.clone(),
         ..planned_protocol(plan, engine, args.endpoint.trim_end_matches('/'))
     };
     if engine == Engine::Native {

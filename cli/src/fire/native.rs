@@ -11,7 +11,9 @@
 //! ticks in whole milliseconds, which alone would put dispatch lag near 1 ms.
 //!
 //! **Each request** runs as a task on the runtime's hyper 1 client (HTTP/1.1 keep-alive pool,
-//! `TCP_NODELAY`), with `Authorization: Bearer <token>` when the run holds a lease with one. `sent_ns` is read in that task just before the request is handed to the
+//! `TCP_NODELAY`, `https://` with the run's trust settings), with the run's credential headers
+//! (`Authorization: Bearer` for the API key or the lease token, the lease token in its own
+//! header when both are in force). `sent_ns` is read in that task just before the request is handed to the
 //! client — as vLLM's client reads its `start_time` — so dispatch lag (`sent − scheduled`)
 //! includes every delay of the client's own: thread wake-up, body building, task scheduling.
 //! The stream is read as vLLM reads it ([`sse`]). Exactly one [`RequestRecord`] per offered
@@ -35,7 +37,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
-use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HeaderValue, USER_AGENT};
+use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue, USER_AGENT};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -67,8 +70,10 @@ pub struct Options {
     pub request_timeout: Duration,
     /// Show a progress bar (stderr is a terminal).
     pub progress: bool,
-    /// `Authorization: Bearer <lease token>` for every request, when a lease has a token.
-    pub authorization: Option<HeaderValue>,
+    /// Sent with every request: the API key and the lease token (values marked sensitive).
+    pub credentials: Vec<(HeaderName, HeaderValue)>,
+    /// The run's TLS settings.
+    pub tls: crate::tls::ClientTls,
     /// The receipt being written as the run happens: the event log is appended to it.
     pub journal: Option<StreamOut>,
 }
@@ -90,14 +95,14 @@ pub struct Outcome {
 
 /// Shared by every request task.
 struct Ctx {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     uri: hyper::Uri,
     clock: Clock,
     timeout: Duration,
     cancel: watch::Receiver<bool>,
     records: mpsc::UnboundedSender<RequestRecord>,
     sent: Arc<AtomicU64>,
-    authorization: Option<HeaderValue>,
+    credentials: Vec<(HeaderName, HeaderValue)>,
 }
 
 /// One request, ready to go.
@@ -124,11 +129,9 @@ pub async fn run(
     let uri: hyper::Uri = url
         .parse()
         .map_err(|e| format!("{url:?} is not a URL: {e}"))?;
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
     let client = Client::builder(TokioExecutor::new())
         .pool_idle_timeout(Duration::from_secs(90))
-        .build(connector);
+        .build(options.tls.connector(None));
     let journal = options.journal.as_ref();
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let (records_tx, mut records_rx) = mpsc::unbounded_channel();
@@ -141,7 +144,7 @@ pub async fn run(
         cancel: cancel_rx,
         records: records_tx,
         sent: Arc::clone(&sent),
-        authorization: options.authorization.clone(),
+        credentials: options.credentials.clone(),
     });
 
     let now = clock.stamp();
@@ -469,8 +472,8 @@ async fn exchange(ctx: &Ctx, job: Job) -> RequestRecord {
         .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
         .header(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE))
         .header("x-request-id", format!("loadproof-{}", job.index));
-    if let Some(bearer) = &ctx.authorization {
-        request = request.header(AUTHORIZATION, bearer.clone());
+    for (name, value) in &ctx.credentials {
+        request = request.header(name, value.clone());
     }
     let request = request.body(Full::new(job.body));
     let request = match request {

@@ -32,7 +32,7 @@ use anyhow::{Context, bail};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper::header::{AUTHORIZATION, HOST, HeaderValue};
+use hyper::header::{HOST, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 
 use crate::args::GateArgs;
@@ -55,12 +55,17 @@ const MAX_LEASE_BODY_BYTES: usize = 16 << 10;
 /// `GET` paths that pass whatever lease holds: anyone may see the server and its lease.
 const OPEN_PATHS: [&str; 4] = ["/metrics", "/health", "/version", "/v1/models"];
 
-/// The resolved, validated configuration (stage two of argument handling).
-#[derive(Debug, Clone)]
+/// The resolved, validated configuration (stage two of argument handling). No `Debug`: it
+/// holds the upstream's API key.
+#[derive(Clone)]
 struct GateConfig {
     addr: SocketAddr,
     upstream: Upstream,
     stated: Stated,
+    /// The upstream's key as a sensitive `Bearer` header value.
+    upstream_key: Option<HeaderValue>,
+    upstream_tls: crate::tls::ClientTls,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 }
 
 impl GateConfig {
@@ -83,8 +88,22 @@ impl GateConfig {
                 bail!("{flag} must not be empty (leave it out to state nothing)");
             }
         }
+        let upstream_key = args
+            .upstream_api_key_env
+            .as_deref()
+            .map(|name| crate::secret::from_env("--upstream-api-key-env", name))
+            .transpose()?
+            .map(|key| {
+                crate::secret::bearer(&key).map_err(|()| {
+                    anyhow::anyhow!("--upstream-api-key-env: the key cannot be sent in a header")
+                })
+            })
+            .transpose()?;
         Ok(GateConfig {
             addr: SocketAddr::new(ip, args.port),
+            upstream_key,
+            upstream_tls: args.trust.trust().client()?,
+            tls: args.tls.acceptor()?,
             upstream,
             stated: Stated {
                 model_revision: args.model_revision.clone(),
@@ -109,7 +128,7 @@ fn exclusion(upstream: &str) -> String {
     format!(
         "while this lease holds (from_unix_ns <= now < until_unix_ns on the gateway's clock), \
          loadproof gate refuses with 423 Locked every request through it (the lease's route) that \
-         does not carry `Authorization: Bearer <token>`, except GET /metrics, /health, /version \
+         does not carry `Authorization: Bearer <token>` (or `x-loadproof-lease-token: <token>`), except GET /metrics, /health, /version \
          and /v1/models, and counts each in loadproof_gate_lease_refused_total; requests with the \
          token are forwarded to {upstream} without it; a second lease is refused with 409 \
          Conflict; loadproof_gate_lease_active names it (lease_id) in /metrics. Traffic that reaches {upstream} \
@@ -120,23 +139,24 @@ fn exclusion(upstream: &str) -> String {
 
 async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
     let (listener, local) = crate::serve::bind(cfg.addr).await?;
+    let scheme = crate::serve::scheme(cfg.tls.as_ref());
 
     let upstream = cfg.upstream.base().to_owned();
     if cfg.upstream.is_address(local) {
         bail!(
-            "--upstream {upstream} is this gateway's own address (http://{local}): every request would come back to it"
+            "--upstream {upstream} is this gateway's own address ({scheme}://{local}): every request would come back to it"
         );
     }
     let app = Arc::new(App {
         upstream: cfg.upstream,
         stated: cfg.stated,
-        client: proxy::client(),
+        client: proxy::client(&cfg.upstream_tls, cfg.upstream_key.clone()),
         lessor: Lessor::with_terms(
             LessorConfig {
                 issuer: format!("{NAME} {} for {upstream}", env!("CARGO_PKG_VERSION")),
                 // Each lease is bound to the subject read back when it is granted.
                 subject: Default::default(),
-                fallback_route: format!("http://{local}"),
+                fallback_route: format!("{scheme}://{local}"),
             },
             Terms {
                 id_prefix: "gate-lease",
@@ -147,7 +167,7 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
         gate_id: crate::sim::lease::fresh_id(),
     });
 
-    eprintln!("{NAME} listening on http://{local} (forwarding to {upstream})");
+    eprintln!("{NAME} listening on {scheme}://{local} (forwarding to {upstream})");
     if !local.ip().is_loopback() {
         eprintln!(
             "{NAME}: warning: {} is not a loopback address; anyone who can reach it can use \
@@ -156,7 +176,7 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
         );
     }
 
-    let signal_name = crate::serve::until_signal(NAME, listener, app, handle).await?;
+    let signal_name = crate::serve::until_signal(NAME, listener, cfg.tls, app, handle).await?;
     eprintln!("{NAME}: {signal_name}, shutting down");
     Ok(())
 }
@@ -183,8 +203,8 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
         return Ok(match *req.method() {
             Method::POST => grant_lease(&app, req).await,
             Method::DELETE => {
-                let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
-                match app.lessor.release(authorization, unix_ns_now()) {
+                let credential = app.lessor.credential(req.headers());
+                match app.lessor.release(credential.as_deref(), unix_ns_now()) {
                     Ok(json) => proxy::full(StatusCode::OK, "application/json", Bytes::from(json)),
                     Err(refusal) => refused(refusal),
                 }
@@ -208,22 +228,17 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
         return Ok(token::refusal(&place));
     }
     let open = req.method() == Method::GET && OPEN_PATHS.contains(&path);
-    // Every Authorization value counts: the one that carries the token admits the request (a
+    // Every credential header counts: the one that carries the token admits the request (a
     // second header must not hide it, nor let it through to the upstream).
-    let authorization = req
-        .headers()
-        .get_all(AUTHORIZATION)
-        .iter()
-        .map(HeaderValue::as_bytes)
-        .find(|v| app.lessor.carries_token(Some(v)))
-        .or_else(|| req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes));
-    if !open && let Err(locked) = app.lessor.admit(authorization, unix_ns_now()) {
+    let credential = app.lessor.credential(req.headers());
+    if !open && let Err(locked) = app.lessor.admit(credential.as_deref(), unix_ns_now()) {
         return Ok(proxy::error(
             StatusCode::LOCKED,
             "Locked",
             format!(
                 "a lease held by {:?} keeps this gateway until {} (Unix ns): requests need \
-                 `Authorization: Bearer <the lease token>`",
+                 `Authorization: Bearer <the lease token>` (or `x-loadproof-lease-token: <the \
+                 lease token>` beside an API key)",
                 locked.holder, locked.until_unix_ns
             ),
         ));

@@ -20,6 +20,7 @@ use hyper::header::{
     TRANSFER_ENCODING, UPGRADE,
 };
 use hyper::{Request, Response, StatusCode, Uri, Version};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
@@ -32,19 +33,19 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest upstream `/metrics` body the gateway reads to append its lines (vLLM's is ~100 KB).
 const MAX_METRICS_BYTES: usize = 64 << 20;
 
-/// The upstream's base URL: `http://AUTHORITY`, no path.
+/// The upstream's base URL: `http://AUTHORITY` or `https://AUTHORITY`, no path.
 #[derive(Debug, Clone)]
 pub struct Upstream {
     base: String,
 }
 
 impl Upstream {
-    /// `http://HOST:PORT` (a trailing `/` allowed); anything else is refused with the reason.
+    /// `http(s)://HOST:PORT` (a trailing `/` allowed); anything else is refused with the reason.
     pub fn parse(url: &str) -> anyhow::Result<Upstream> {
         let uri: Uri = url.parse().map_err(|e| anyhow::anyhow!("not a URL: {e}"))?;
-        if uri.scheme_str() != Some("http") {
-            anyhow::bail!("only http:// upstreams are supported");
-        }
+        let Some(scheme @ ("http" | "https")) = uri.scheme_str() else {
+            anyhow::bail!("only http:// and https:// upstreams are supported");
+        };
         let Some(authority) = uri.authority() else {
             anyhow::bail!("no host in the URL");
         };
@@ -57,11 +58,11 @@ impl Upstream {
             );
         }
         Ok(Upstream {
-            base: format!("http://{authority}"),
+            base: format!("{scheme}://{authority}"),
         })
     }
 
-    /// `http://HOST:PORT`.
+    /// `http(s)://HOST:PORT`.
     pub fn base(&self) -> &str {
         &self.base
     }
@@ -70,13 +71,15 @@ impl Upstream {
     /// loopback name for a loopback or unspecified listening address. (A loop through another
     /// name or another proxy is caught per request by [`LOOP_HEADER`].)
     pub fn is_address(&self, local: std::net::SocketAddr) -> bool {
-        let Some(authority) = self.base.strip_prefix("http://") else {
+        let Ok(uri) = format!("{}/", self.base).parse::<Uri>() else {
             return false;
         };
-        let Ok(uri) = format!("http://{authority}/").parse::<Uri>() else {
-            return false;
+        let default_port = if uri.scheme_str() == Some("https") {
+            443
+        } else {
+            80
         };
-        if uri.port_u16().unwrap_or(80) != local.port() {
+        if uri.port_u16().unwrap_or(default_port) != local.port() {
             return false;
         }
         let host = uri
@@ -104,26 +107,28 @@ impl Upstream {
 }
 
 /// Clients to the upstream: one for forwarded bodies (read whole first, so the gateway can
-/// check them for its token), one for the gateway's own GETs.
+/// check them for its token), one for the gateway's own GETs; and the upstream's API key, sent
+/// on every request in place of any `Authorization` a client sent.
 #[derive(Clone)]
 pub struct Client {
-    forward: hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>,
-    get: hyper_util::client::legacy::Client<HttpConnector, Empty<Bytes>>,
+    forward: hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    get: hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Empty<Bytes>>,
+    api_key: Option<HeaderValue>,
 }
 
 /// The header every forwarded request carries: this gateway's id. A request that arrives with
 /// it has come round a loop (an upstream that is, or leads back to, this gateway).
 pub const LOOP_HEADER: &str = "x-loadproof-gate";
 
-/// A pooled keep-alive client with `TCP_NODELAY` and [`CONNECT_TIMEOUT`].
-pub fn client() -> Client {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    connector.set_connect_timeout(Some(CONNECT_TIMEOUT));
+/// A pooled keep-alive client with `TCP_NODELAY` and [`CONNECT_TIMEOUT`], checking an
+/// `https://` upstream's certificate as `tls` says; `api_key` is a sensitive `Bearer` value.
+pub fn client(tls: &crate::tls::ClientTls, api_key: Option<HeaderValue>) -> Client {
+    let connector = tls.connector(Some(CONNECT_TIMEOUT));
     let builder = hyper_util::client::legacy::Client::builder(TokioExecutor::new());
     Client {
         forward: builder.build(connector.clone()),
         get: builder.build(connector),
+        api_key,
     }
 }
 
@@ -137,8 +142,15 @@ impl Client {
         timeout: Duration,
     ) -> Result<(u16, Bytes), String> {
         let uri = upstream.uri(path)?;
+        let mut request = Request::get(uri);
+        if let Some(key) = &self.api_key {
+            request = request.header(hyper::header::AUTHORIZATION, key.clone());
+        }
+        let request = request
+            .body(Empty::new())
+            .map_err(|e| format!("building GET {path}: {e}"))?;
         let exchange = async {
-            let response = self.get.get(uri).await.map_err(|e| describe(&e))?;
+            let response = self.get.request(request).await.map_err(|e| describe(&e))?;
             let status = response.status().as_u16();
             let body = Limited::new(response.into_body(), MAX_METRICS_BYTES)
                 .collect()
@@ -236,6 +248,11 @@ async fn send(
     parts.headers.remove(EXPECT);
     if let Ok(id) = HeaderValue::from_str(gate_id) {
         parts.headers.append(LOOP_HEADER, id);
+    }
+    if let Some(key) = &client.api_key {
+        parts
+            .headers
+            .insert(hyper::header::AUTHORIZATION, key.clone());
     }
     client
         .forward
@@ -342,13 +359,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_upstream_is_a_plain_http_base_url() {
+    fn an_upstream_is_an_http_or_https_base_url() {
         assert_eq!(
             Upstream::parse("http://127.0.0.1:8000/").unwrap().base(),
             "http://127.0.0.1:8000"
         );
+        assert_eq!(
+            Upstream::parse("https://h:1").unwrap().base(),
+            "https://h:1"
+        );
+        let tls = Upstream::parse("https://127.0.0.1:443").unwrap();
+        assert!(tls.is_address("127.0.0.1:443".parse().unwrap()));
+        assert!(!tls.is_address("127.0.0.1:80".parse().unwrap()));
         for bad in [
-            "https://h:1",
+            "ftp://h:1",
             "h:1",
             "http://h:1/v1",
             "http://u:p@h:1",

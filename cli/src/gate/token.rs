@@ -1,5 +1,6 @@
-//! The gateway's lease token stays with the gateway: `Authorization: Bearer <token>` is the one
-//! place a request may carry it (and every such header is removed before forwarding); anywhere
+//! The gateway's lease token stays with the gateway: `Authorization: Bearer <token>`, or
+//! `x-loadproof-lease-token: <token>` beside an API key, are the places a request may carry it
+//! (and every such header is removed before forwarding); anywhere
 //! else — another header, another scheme, the path or query (raw or percent-decoded), the body
 //! (raw, percent-decoded as a form, or inside any JSON string once its escapes are read) — the
 //! request is refused with 400 rather than forwarded, because the upstream would see it. A body
@@ -23,7 +24,8 @@ pub fn found_outside_authorization<B>(req: &Request<B>, token: &str) -> Option<S
             continue;
         }
         let bearer_exactly = name == AUTHORIZATION && bytes.strip_prefix(b"Bearer ") == Some(token);
-        if !bearer_exactly {
+        let own_header = name.as_str() == crate::secret::LEASE_HEADER && bytes == token;
+        if !bearer_exactly && !own_header {
             return Some(format!("the {name} header"));
         }
     }
@@ -57,8 +59,10 @@ fn json_holds(v: &serde_json::Value, token: &[u8]) -> bool {
     }
 }
 
-/// Every `Authorization: Bearer <token>` value removed; other Authorization values kept.
+/// Every `Authorization: Bearer <token>` value and the lease's own header removed; other
+/// Authorization values (an API key the upstream reads) kept.
 pub fn remove_bearer(headers: &mut hyper::HeaderMap, token: &str) {
+    headers.remove(crate::secret::LEASE_HEADER);
     let bearer = format!("Bearer {token}");
     let kept: Vec<hyper::header::HeaderValue> = headers
         .get_all(AUTHORIZATION)
@@ -83,7 +87,7 @@ pub fn refusal(place: &str) -> Response<GateBody> {
         StatusCode::BAD_REQUEST,
         "BadRequestError",
         format!(
-            "the lease token was found in {place}: it may travel only as `Authorization: Bearer <token>`, which the gateway removes; anywhere else the upstream would see it, so the request is not forwarded"
+            "the lease token was found in {place}: it may travel only as `Authorization: Bearer <token>` or `x-loadproof-lease-token: <token>`, which the gateway removes; anywhere else the upstream would see it, so the request is not forwarded"
         ),
     )
 }

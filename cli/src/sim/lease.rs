@@ -40,7 +40,8 @@ pub struct LessorConfig {
     pub issuer: String,
     /// The lease subject: model, engine, engine_version, model_revision, gpu_sku.
     pub subject: BTreeMap<String, String>,
-    /// `http://ADDR` of the listening socket, for a request without a usable `Host`.
+    /// `http://ADDR` (or `https://`) of the listening socket, for a request without a usable
+    /// `Host`; a route is always of its scheme.
     pub fallback_route: String,
 }
 
@@ -175,7 +176,12 @@ impl Lessor {
         let until_unix_ns = now_unix_ns.saturating_add(duration_ns);
         let route = match host {
             Some(h) if usable_host(h) && names_us(h, &self.config.fallback_route) => {
-                format!("http://{h}")
+                let scheme = self
+                    .config
+                    .fallback_route
+                    .split_once("://")
+                    .map_or("http", |(scheme, _)| scheme);
+                format!("{scheme}://{h}")
             }
             _ => self.config.fallback_route.clone(),
         };
@@ -250,6 +256,21 @@ impl Lessor {
             holder: h.holder.clone(),
             until_unix_ns: h.until_unix_ns,
         })
+    }
+
+    /// The lease credential `headers` present, as `Bearer <token>` bytes: the
+    /// [`crate::secret::LEASE_HEADER`] value when there is one (`Authorization` then carries the
+    /// server's API key), else the `Authorization` value that carries the token (a second
+    /// header must not hide it), else the first.
+    pub fn credential(&self, headers: &hyper::HeaderMap) -> Option<Vec<u8>> {
+        if let Some(v) = headers.get(crate::secret::LEASE_HEADER) {
+            return Some([b"Bearer ".as_slice(), v.as_bytes()].concat());
+        }
+        let all = headers.get_all(hyper::header::AUTHORIZATION);
+        all.iter()
+            .find(|v| self.carries_token(Some(v.as_bytes())))
+            .or_else(|| all.iter().next())
+            .map(|v| v.as_bytes().to_vec())
     }
 
     /// Whether `authorization` carries the token of the last lease granted, holding or
@@ -359,8 +380,8 @@ fn usable_host(h: &str) -> bool {
 /// route's own scrapes).
 fn names_us(host: &str, ours: &str) -> bool {
     let Some(our_addr) = ours
-        .strip_prefix("http://")
-        .and_then(|a| a.parse::<std::net::SocketAddr>().ok())
+        .split_once("://")
+        .and_then(|(_, a)| a.parse::<std::net::SocketAddr>().ok())
     else {
         return false;
     };

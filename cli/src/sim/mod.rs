@@ -58,7 +58,7 @@ pub fn run(args: &SimArgs) -> anyhow::Result<()> {
 }
 
 /// The resolved, validated configuration (stage two of argument handling).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 struct SimConfig {
     addr: SocketAddr,
     model: String,
@@ -66,6 +66,8 @@ struct SimConfig {
     faults: Vec<FaultSpec>,
     model_revision: String,
     gpu_sku: String,
+    api_key: Option<String>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     /// The settings a knob can name, as `loadproof_sim_config_info` states them.
     settings: Vec<(String, String)>,
 }
@@ -116,6 +118,13 @@ impl SimConfig {
             faults,
             model_revision: args.model_revision.clone(),
             gpu_sku: args.gpu_sku.clone(),
+            api_key: args
+                .api_key_env
+                .as_deref()
+                .map(|name| crate::secret::from_env("--api-key-env", name))
+                .transpose()?
+                .map(|key| format!("Bearer {key}")),
+            tls: args.tls.acceptor()?,
             settings: vec![
                 (
                     "decode_ms_per_seq".to_owned(),
@@ -149,10 +158,13 @@ struct App {
     accepted: AtomicU64,
     /// The exclusive lease, when one holds.
     lessor: Lessor,
+    /// `Bearer <key>` every /v1 request must carry (`--api-key-env`).
+    api_key: Option<String>,
 }
 
 async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
     let (listener, local) = crate::serve::bind(cfg.addr).await?;
+    let scheme = crate::serve::scheme(cfg.tls.as_ref());
 
     let start = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -181,6 +193,7 @@ async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
         },
         start_unix_secs: start.as_secs(),
         accepted: AtomicU64::new(0),
+        api_key: cfg.api_key.clone(),
         lessor: Lessor::new(LessorConfig {
             issuer: format!("{ENGINE} {}", env!("CARGO_PKG_VERSION")),
             subject: [
@@ -193,7 +206,7 @@ async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect(),
-            fallback_route: format!("http://{local}"),
+            fallback_route: format!("{scheme}://{local}"),
         }),
     });
 
@@ -204,9 +217,10 @@ async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
             local.ip()
         );
     }
-    eprintln!("loadproof sim listening on http://{local} (simulator, not vLLM)");
+    eprintln!("loadproof sim listening on {scheme}://{local} (simulator, not vLLM)");
 
-    let signal_name = crate::serve::until_signal("loadproof sim", listener, app, handle).await?;
+    let signal_name =
+        crate::serve::until_signal("loadproof sim", listener, cfg.tls.clone(), app, handle).await?;
     eprintln!("loadproof sim: {signal_name}, shutting down");
     Ok(())
 }
@@ -228,6 +242,22 @@ async fn handle(
     req: Request<Incoming>,
 ) -> Result<Response<SimBody>, CloseConnection> {
     let path = req.uri().path();
+    // As vLLM started with `--api-key`: every /v1 route needs the key; /metrics, /health and
+    // the lessor stay open.
+    if let Some(key) = &app.api_key
+        && path.starts_with("/v1")
+        && !req
+            .headers()
+            .get_all(AUTHORIZATION)
+            .iter()
+            .any(|v| v.as_bytes() == key.as_bytes())
+    {
+        return Ok(full(
+            StatusCode::UNAUTHORIZED,
+            "application/json",
+            r#"{"error":"Unauthorized"}"#.to_owned(),
+        ));
+    }
     let known = matches!(
         path,
         "/v1/completions" | "/metrics" | "/health" | "/v1/models" | "/loadproof/lease"
@@ -236,15 +266,17 @@ async fn handle(
         (&Method::POST, "/v1/completions") => completions(app, req).await,
         (&Method::POST, "/loadproof/lease") => grant_lease(app, req).await,
         (&Method::DELETE, "/loadproof/lease") => {
-            let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
-            Ok(match app.lessor.release(authorization, unix_ns_now()) {
-                Ok(json) => full(StatusCode::OK, "application/json", json),
-                Err(refusal) => full(
-                    StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST),
-                    "application/json",
-                    refusal.body,
-                ),
-            })
+            let credential = app.lessor.credential(req.headers());
+            Ok(
+                match app.lessor.release(credential.as_deref(), unix_ns_now()) {
+                    Ok(json) => full(StatusCode::OK, "application/json", json),
+                    Err(refusal) => full(
+                        StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST),
+                        "application/json",
+                        refusal.body,
+                    ),
+                },
+            )
         }
         (&Method::GET, "/metrics") => {
             let lease = LeaseGauges {
@@ -344,14 +376,14 @@ async fn completions(
 ) -> Result<Response<SimBody>, CloseConnection> {
     let arrival = Instant::now();
     // A lease keeps out everyone without its token, before the body is even read.
-    let authorization = req.headers().get(AUTHORIZATION).map(HeaderValue::as_bytes);
-    if let Err(locked) = app.lessor.admit(authorization, unix_ns_now()) {
+    let credential = app.lessor.credential(req.headers());
+    if let Err(locked) = app.lessor.admit(credential.as_deref(), unix_ns_now()) {
         return Ok(error_response(&api::ApiError {
             status: 423,
             err_type: "Locked",
             param: None,
             message: format!(
-                "a lease held by {:?} keeps this endpoint until {} (Unix ns): /v1/completions needs `Authorization: Bearer <the lease token>`",
+                "a lease held by {:?} keeps this endpoint until {} (Unix ns): /v1/completions needs `Authorization: Bearer <the lease token>` (or, beside an API key, `x-loadproof-lease-token: <the lease token>`)",
                 locked.holder, locked.until_unix_ns
             ),
         }));

@@ -64,8 +64,14 @@ pub struct Sim {
 /// Spawns `loadproof ARGS` (stdin and stdout null), reads the first line of its stderr and
 /// drains the rest on a thread so the child never blocks: the child and that line.
 pub fn spawn_first_line(args: &[&str]) -> (Child, String) {
+    spawn_first_line_env(args, &[])
+}
+
+/// [`spawn_first_line`] with extra environment variables (a secret a flag must not carry).
+pub fn spawn_first_line_env(args: &[&str], env: &[(&str, &str)]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_loadproof"))
         .args(args)
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -84,7 +90,17 @@ pub fn spawn_first_line(args: &[&str]) -> (Child, String) {
 /// Spawns a `loadproof` server whose first stderr line is `{prefix}URL{suffix}`: the child and
 /// the URL.
 pub fn spawn_server(args: &[&str], prefix: &str, suffix: &str) -> (Child, String) {
-    let (child, line) = spawn_first_line(args);
+    spawn_server_env(args, &[], prefix, suffix)
+}
+
+/// [`spawn_server`] with extra environment variables.
+pub fn spawn_server_env(
+    args: &[&str],
+    env: &[(&str, &str)],
+    prefix: &str,
+    suffix: &str,
+) -> (Child, String) {
+    let (child, line) = spawn_first_line_env(args, env);
     let url = line
         .trim()
         .strip_prefix(prefix)
@@ -96,16 +112,25 @@ pub fn spawn_server(args: &[&str], prefix: &str, suffix: &str) -> (Child, String
 
 impl Sim {
     pub fn start(extra: &[&str]) -> Sim {
+        Sim::start_env(extra, &[])
+    }
+
+    /// [`Sim::start`] with extra environment variables (`--api-key-env`'s key).
+    pub fn start_env(extra: &[&str], env: &[(&str, &str)]) -> Sim {
         let args: Vec<&str> = ["sim", "--port", "0"]
             .into_iter()
             .chain(extra.iter().copied())
             .collect();
-        let (child, url) = spawn_server(
+        let (child, url) = spawn_server_env(
             &args,
+            env,
             "loadproof sim listening on ",
             " (simulator, not vLLM)",
         );
-        let addr = url.trim_start_matches("http://").to_owned();
+        let addr = url
+            .split_once("://")
+            .map_or(url.as_str(), |(_, a)| a)
+            .to_owned();
         Sim { child, url, addr }
     }
 

@@ -119,6 +119,10 @@ pub struct Audit {
     /// What the receipt says that nothing in its evidence establishes: shown as the
     /// claimant's statements, never used to make a standing positive.
     pub statements: Vec<Statement>,
+    /// What a reviewer should weigh that no standing decides (TLS certificates not checked):
+    /// named on the verdict, never silently equal to the stronger case.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub caveats: Vec<String>,
 }
 
 /// One knob: stated by the claimant, and read back from the server or not.
@@ -160,11 +164,16 @@ impl Audit {
     pub fn verdict(&self) -> String {
         if self.qualified {
             format!(
-                "QUALIFIED{}: every standing is positive",
+                "QUALIFIED{}: every standing is positive{}",
                 if self.simulator {
                     " (of loadproof sim, a simulator)"
                 } else {
                     ""
+                },
+                match self.caveats.len() {
+                    0 => String::new(),
+                    1 => " (1 caveat)".to_owned(),
+                    n => format!(" ({n} caveats)"),
                 }
             )
         } else if let Some(s) = &self.unsealed {
@@ -511,6 +520,7 @@ fn conclude(
         policy: policy.clone(),
         knobs,
         statements,
+        caveats: caveats(receipt),
     };
     // 4. Derived numbers in the file are compared, never trusted.
     if let Some(stored) = &receipt.derived {
@@ -523,6 +533,20 @@ fn conclude(
     out.qualified = q.is_qualified();
     out.refusals = q.refusals().to_vec();
     Audited { audit: out, series }
+}
+
+/// What no standing decides but a reviewer must weigh.
+fn caveats(receipt: &Receipt) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(tls) = &receipt.protocol.tls
+        && tls.verify == crate::receipt::TlsVerify::Insecure
+    {
+        out.push(format!(
+            "TLS certificates were not checked (fired with --insecure): anyone on the network path to {} could have answered, so every server answer in this receipt rests on that path",
+            receipt.protocol.base_url.as_deref().unwrap_or("the endpoint")
+        ));
+    }
+    out
 }
 
 /// Paths where two JSON values differ (numbers compare by value).

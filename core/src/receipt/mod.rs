@@ -28,7 +28,7 @@ pub use events::{Disposition, EventsError, RequestRecord, Usage, parse_events};
 pub use evidence::{Encoding, Evidence, EvidenceError, sha256_hex};
 pub use lease::{LEASE_SCHEMA, Lease, LeaseError};
 pub use packed::{Packed, PackedBody, Walk, Walked};
-pub use protocol::{Engine, FieldDifference, Protocol};
+pub use protocol::{Engine, FieldDifference, Protocol, Tls, TlsVerify};
 
 /// Schema identity of [`Receipt`].
 pub const RECEIPT_SCHEMA: &str = "loadproof.receipt/v1";
@@ -799,6 +799,7 @@ mod tests {
             python_hash_seed: Some("0".into()),
             sampling: BTreeMap::new(),
             argv: vec!["vllm".into()],
+            tls: None,
             key: String::new(),
         }
         .sealed()

@@ -65,8 +65,36 @@ pub struct Protocol {
     /// The exact argv (vllm engine) or request template (native), placeholders filled; empty
     /// when not known.
     pub argv: Vec<String>,
+    /// How the client checked the server's TLS certificate; absent when nothing was asked of
+    /// TLS (plain `http://`, no trust flags), so receipts made before TLS keep their keys.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<Tls>,
     /// `sha256:` + sha256 of the canonical JSON of every field above.
     pub key: String,
+}
+
+/// How a run's client checked the certificates of the `https://` servers it talked to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tls {
+    /// Which certificates were accepted.
+    pub verify: TlsVerify,
+    /// sha256 of the `--ca-cert` file, when a private CA was trusted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_sha256: Option<String>,
+}
+
+/// Which certificates a client accepted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TlsVerify {
+    /// Those the platform's trust store vouches for.
+    System,
+    /// Those the platform's store or a private CA (`ca_sha256`) vouches for.
+    CaCert,
+    /// Any: the certificate was not checked, so anyone on the network path could have
+    /// answered (`--insecure`).
+    Insecure,
 }
 
 impl Protocol {

@@ -127,6 +127,14 @@ fn Banner(m: Arc<ReceiptModel>) -> impl IntoView {
                         </p>
                     }
                 })}
+            {(!a.caveats.is_empty())
+                .then(|| {
+                    view! {
+                        <ul id="receipt-caveats" class="refusals">
+                            {a.caveats.iter().map(|c| view! { <li>{format!("Caveat: {c}")}</li> }).collect_view()}
+                        </ul>
+                    }
+                })}
             {(!a.qualified)
                 .then(|| {
                     view! {
