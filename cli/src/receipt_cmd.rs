@@ -102,6 +102,7 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
                     status: None,
                     body: keep(name, read(p)?),
                 },
+                exporter: Default::default(),
             });
         }
     }

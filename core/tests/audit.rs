@@ -201,6 +201,7 @@ impl Native {
                 requested: Some(stamp(at * MS)),
                 completed_mono_ns: Some(at * MS + MS),
                 outcome,
+                exporter: Default::default(),
             });
         }
         let lease = self.lease.as_ref().map(|l| {
@@ -388,6 +389,7 @@ fn capture(dir: &str, exit: i32) -> Receipt {
             status: None,
             body: body.into(),
         },
+        exporter: Default::default(),
     };
     let mut p = protocol(Engine::VllmBenchServe, 20, None);
     p.max_concurrency = None;
@@ -1176,14 +1178,118 @@ fn only_the_endpoints_own_scrapes_speak_for_its_lease_and_subject() {
         !pos && window.contains(&format!("no readable scrape of its route {endpoint}")),
         "{window}"
     );
-    let (pos, subject) = standing(&a, "subject");
+    // The URL the scrapes now name counted exactly this run's work: a replica of a fleet, it
+    // speaks for the subject by name (an idle URL cannot: see the test below).
+    let (_, subject) = standing(&a, "subject");
     assert!(
-        !pos && subject.contains("stated by the receipt"),
+        subject.contains("/metrics at http://127.0.0.1:1/metrics"),
         "{subject}"
     );
+}
+
+/// Adds a before- and an after-scrape of `url` whose body is `body` (the same both times: a
+/// URL that served nothing during the run).
+fn with_idle_url(mut r: Receipt, url: &str, body: &str) -> Receipt {
+    for (i, phase) in [(0, Phase::Before), (1, Phase::After)] {
+        let name = format!("metrics/idle-{i}");
+        r.evidence
+            .insert(name.clone(), Evidence::of(body.as_bytes()));
+        r.scrapes.push(Scrape {
+            url: url.to_owned(),
+            phase,
+            requested: Some(stamp(i * 1500 * MS)),
+            completed_mono_ns: Some(i * 1500 * MS + MS),
+            outcome: ScrapeOutcome::Response {
+                status: Some(200),
+                body: name,
+            },
+            exporter: Default::default(),
+        });
+    }
+    r.with_capture()
+}
+
+/// One subject everywhere: a URL that served none of this run's work cannot establish an axis
+/// the endpoint does not state, and any source that says another value than another — a
+/// replica, a GPU exporter, the lease — refuses the subject naming both.
+#[test]
+fn an_idle_url_cannot_establish_the_subject_and_every_source_must_agree() {
+    const DECOY: &str = "http://10.9.9.9:1/metrics";
+    let idle = metrics("5.0", "5.0", 0, 0, 0, "1.0e+09");
+    // The endpoint states no GPU; an idle decoy states the one the claimant wants.
+    let mut n = Native::positive();
+    for (_, _, body) in &mut n.scrapes {
+        if let Some(b) = body {
+            *b = b.replace("gpu_sku=\"none\",", "");
+        }
+    }
+    n.subject.gpu_sku = known("NVIDIA H100 80GB HBM3");
+    let r = with_idle_url(
+        n.receipt(),
+        DECOY,
+        &idle.replace("gpu_sku=\"none\"", "gpu_sku=\"NVIDIA H100 80GB HBM3\""),
+    );
+    let (pos, why) = standing(&audit(&r), "subject");
+    assert!(!pos, "{why}");
     assert!(
-        !a.simulator || r.subject.simulator,
-        "the simulator flag is the receipt's word here"
+        why.contains("established by nothing the server answered: gpu_sku"),
+        "{why}"
+    );
+
+    // A decoy that disagrees with the endpoint is named beside it, idle or not.
+    let r = with_idle_url(
+        Native::positive().receipt(),
+        DECOY,
+        &idle.replace("gpu_sku=\"none\"", "gpu_sku=\"H100\""),
+    );
+    let (pos, why) = standing(&audit(&r), "subject");
+    assert!(!pos, "{why}");
+    assert!(
+        why.contains(&format!("/metrics at {URL}/metrics says \"none\""))
+            && why.contains(&format!("/metrics at {DECOY} says \"H100\"")),
+        "{why}"
+    );
+
+    // The lease binds another engine than the one the server reads back.
+    let mut n = Native::positive();
+    n.lease = Some(lease(
+        &[("model", "tiny-llama"), ("engine", "loadproof sim")],
+        URL,
+    ));
+    let (pos, why) = standing(&n.audit(), "subject");
+    assert!(!pos, "{why}");
+    assert!(
+        why.contains("the lease (test lessor) says \"loadproof sim\"") && why.contains("\"vllm\""),
+        "{why}"
+    );
+}
+
+/// The case: a lease stating `gpu_sku=none (simulator)` beside scrapes that read back a
+/// real vLLM (`simulator: false`) qualified. A simulator's value beside a real engine refuses.
+#[test]
+fn a_simulators_value_beside_a_real_engine_refuses_the_subject() {
+    let mut n = Native::positive();
+    for (_, _, body) in &mut n.scrapes {
+        if let Some(b) = body {
+            *b = b.replace("gpu_sku=\"none\"", "gpu_sku=\"none (simulator)\"");
+        }
+    }
+    n.subject.gpu_sku = known("none (simulator)");
+    n.lease = Some(lease(
+        &[
+            ("model", "tiny-llama"),
+            ("engine", "vllm"),
+            ("gpu_sku", "none (simulator)"),
+        ],
+        URL,
+    ));
+    let a = n.audit();
+    assert!(!a.qualified);
+    let (pos, why) = standing(&a, "subject");
+    assert!(!pos, "{why}");
+    assert!(
+        why.contains("a simulator's value") && why.contains("reads back engine \"vllm\""),
+        "{why}"
     );
 }
 
@@ -1252,4 +1358,97 @@ fn a_receipt_with_a_field_the_schema_does_not_name_is_refused() {
             .to_string();
         assert!(e.contains("unknown field"), "{to}: {e}");
     }
+}
+
+/// The DCGM exporter fixture, written from its documented default counters (no GPU here).
+const DCGM_H100X2: &str = include_str!("../../fixtures/dcgm/h100x2.documented.prom");
+
+/// Adds a before-, a during- and an after-scrape of a DCGM exporter at `url` serving `body`.
+fn with_dcgm(mut r: Receipt, url: &str, body: &str) -> Receipt {
+    for (i, (phase, at)) in [
+        (Phase::Before, 0),
+        (Phase::During, 700),
+        (Phase::After, 1500),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!("metrics/dcgm-{i}");
+        r.evidence
+            .insert(name.clone(), Evidence::of(body.as_bytes()));
+        r.scrapes.push(Scrape {
+            url: url.to_owned(),
+            phase,
+            requested: Some(stamp(at * MS)),
+            completed_mono_ns: Some(at * MS + MS),
+            outcome: ScrapeOutcome::Response {
+                status: Some(200),
+                body: name,
+            },
+            exporter: loadproof_core::receipt::Exporter::Dcgm,
+        });
+    }
+    r.with_capture()
+}
+
+/// GPU telemetry as evidence: DCGM's `modelName` establishes `gpu_sku` (nothing else here
+/// states it), its fields become the audit's GPU facts, and the engine's deltas are untouched
+/// by an exporter that counts no tokens.
+#[test]
+fn a_dcgm_exporters_model_name_establishes_the_gpu_and_its_telemetry_is_read() {
+    let mut n = Native::positive();
+    for (_, _, body) in &mut n.scrapes {
+        if let Some(b) = body {
+            *b = b.replace("gpu_sku=\"none\",", "");
+        }
+    }
+    n.subject.gpu_sku = known("NVIDIA H100 80GB HBM3");
+    let without = n.audit();
+    let (pos, _) = standing(&without, "subject");
+    assert!(!pos, "no source states the GPU without the exporter");
+
+    let r = with_dcgm(n.receipt(), "http://10.0.0.7:9400/metrics", DCGM_H100X2);
+    let a = audit(&r);
+    let (pos, why) = standing(&a, "subject");
+    assert!(pos, "{why}");
+    assert!(
+        why.contains("DCGM at http://10.0.0.7:9400/metrics"),
+        "{why}"
+    );
+    assert!(a.qualified, "{:?}", a.refusals);
+    assert_eq!(a.engine.generation_tokens_delta, Some(20));
+    let gpu = a.gpu.as_ref().unwrap();
+    let e = &gpu.exporters[0];
+    assert_eq!(e.model_names, ["NVIDIA H100 80GB HBM3"]);
+    assert_eq!(e.gpus, 2);
+    assert_eq!(e.samples, 1);
+    assert_eq!(e.max_util_pct, Some(97.0));
+    assert_eq!(e.mean_util_pct, Some(50.5));
+    assert_eq!(e.max_fb_used_mib, Some(73200.0));
+    assert_eq!(e.max_power_w, Some(612.437));
+    assert_eq!(e.sm_clock_mhz, Some((1755.0, 1980.0)));
+
+    // An exporter naming another GPU than the receipt: refused, both sources named.
+    let r = with_dcgm(
+        Native::positive().receipt(),
+        "http://10.0.0.7:9400/metrics",
+        DCGM_H100X2,
+    );
+    let (pos, why) = standing(&audit(&r), "subject");
+    assert!(!pos);
+    assert!(
+        why.contains("DCGM at http://10.0.0.7:9400/metrics says \"NVIDIA H100 80GB HBM3\""),
+        "{why}"
+    );
+
+    // A URL declared a DCGM exporter that serves no DCGM field is unread, by name.
+    let r = with_dcgm(n.receipt(), "http://10.0.0.7:9400/metrics", "up 1\n");
+    let a = audit(&r);
+    let e = &a.gpu.as_ref().unwrap().exporters[0];
+    assert_eq!(e.unread, 3);
+    assert!(
+        e.reason.contains("not an NVIDIA DCGM exporter"),
+        "{}",
+        e.reason
+    );
 }

@@ -114,6 +114,7 @@ impl Scrapes {
                 requested: Some(requested),
                 completed_mono_ns: Some(completed),
                 outcome,
+                exporter: Default::default(),
             };
             if let Some(journal) = &self.sink.journal {
                 journal.scrape(&scrape, &body);

@@ -12,8 +12,9 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::decimal::Decimal;
+use crate::formats::dcgm;
 use crate::formats::prometheus::{self, Exposition};
-use crate::receipt::{Phase, Receipt, ScrapeOutcome, origin};
+use crate::receipt::{Exporter, Phase, Receipt, ScrapeOutcome};
 
 /// vLLM's counter of generated tokens (also the simulator's).
 pub const GENERATION_TOKENS: &str = "vllm:generation_tokens_total";
@@ -57,6 +58,83 @@ pub struct EngineFacts {
     /// the client's distributions, never a cause of them.
     #[serde(default)]
     pub histograms: Vec<HistogramFacts>,
+    /// Each engine URL on its own (one per replica of a fleet), in URL order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ReplicaFacts>,
+}
+
+/// One engine URL (a replica of a fleet) on its own: its share of the deltas, its incarnation
+/// and its occupancy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaFacts {
+    /// The `/metrics` URL.
+    pub url: String,
+    /// Its `vllm:generation_tokens_total` delta.
+    pub generation_tokens_delta: Option<u64>,
+    /// Its `vllm:prompt_tokens_total` delta.
+    pub prompt_tokens_delta: Option<u64>,
+    /// One incarnation and both boundary scrapes readable.
+    pub continuous: bool,
+    /// The incarnation, or why its deltas are unread.
+    pub reason: String,
+    /// Readable during-run samples.
+    pub samples: u64,
+    /// Largest `num_requests_running` seen.
+    pub max_running: Option<f64>,
+    /// Largest `num_requests_waiting` seen.
+    pub max_waiting: Option<f64>,
+    /// Largest KV cache usage seen (0–1).
+    pub max_kv_usage: Option<f64>,
+}
+
+/// The GPU exporters' telemetry over the run: what the GPUs did, as DCGM saw it (an
+/// observation beside the engine's counters, never a cause of them).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuFacts {
+    /// One per exporter URL.
+    pub exporters: Vec<GpuExporterFacts>,
+}
+
+/// One DCGM exporter over the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuExporterFacts {
+    /// The exporter's `/metrics` URL.
+    pub url: String,
+    /// The distinct `modelName`s its GPUs report.
+    pub model_names: Vec<String>,
+    /// GPUs it reports.
+    pub gpus: u64,
+    /// Readable scrapes / unreadable ones.
+    pub readable: u64,
+    /// Scrapes that failed or did not read as DCGM.
+    pub unread: u64,
+    /// During-run samples (one per scrape, GPUs averaged).
+    pub samples: u64,
+    /// Mean of the during-run utilisation samples, % (GPUs averaged per sample).
+    pub mean_util_pct: Option<f64>,
+    /// Largest utilisation of any GPU in any during-run sample, %.
+    pub max_util_pct: Option<f64>,
+    /// Largest framebuffer memory used by any GPU, MiB.
+    pub max_fb_used_mib: Option<f64>,
+    /// Largest power draw of any GPU, W.
+    pub max_power_w: Option<f64>,
+    /// Lowest and highest SM clock of any GPU, MHz.
+    pub sm_clock_mhz: Option<(f64, f64)>,
+    /// Why a scrape was unread, the first one.
+    pub reason: String,
+}
+
+/// One URL's readback as a source of subject axes: what it says, and whether it may speak for
+/// the subject (the endpoint's own origin, or a replica whose counters moved in the run).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadbackSource {
+    /// The `/metrics` URL.
+    pub url: String,
+    /// What it says.
+    pub readback: Readback,
+    /// It served work in this run (generation or prompt tokens counted between the boundary
+    /// scrapes).
+    pub served: bool,
 }
 
 /// One engine latency histogram's growth between the boundary scrapes.
@@ -177,7 +255,7 @@ struct Read {
 }
 
 /// The numbers the audit reads from every scrape (and the page plots).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ScrapeValues {
     /// `process_start_time_seconds`.
     pub start: Option<Decimal>,
@@ -196,6 +274,36 @@ pub struct ScrapeValues {
     /// The lessor's gauge: the lease ids it says hold (value 1); `None` when the scrape has no
     /// such family (no lessor answered it), or no lessor family was asked for.
     pub leases: Option<Vec<String>>,
+    /// A GPU exporter's GPUs (empty for an engine's scrape).
+    pub gpus: Vec<dcgm::Gpu>,
+}
+
+/// What one engine URL says it is: subject axes by name and settings by name (value, family).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Readback {
+    /// `engine`, `model`, `engine_version`, `model_revision`, `gpu_sku` as the body states them.
+    pub axes: BTreeMap<String, String>,
+    /// Engine settings from `*config_info` families: name → (value, family).
+    pub settings: BTreeMap<String, (String, String)>,
+}
+
+impl Readback {
+    fn of(m: &Exposition) -> Readback {
+        let mut r = Readback::default();
+        readback_from(m, &mut r.axes, &mut r.settings);
+        r
+    }
+}
+
+/// One GPU exporter scrape: its GPUs, or why it is unread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DcgmRead {
+    /// Before, during or after.
+    pub phase: Phase,
+    /// When it was requested (monotonic ns).
+    pub requested_ns: Option<i64>,
+    /// The GPUs it reports.
+    pub gpus: Result<Vec<dcgm::Gpu>, String>,
 }
 
 impl ScrapeValues {
@@ -217,6 +325,7 @@ impl ScrapeValues {
                     .map(str::to_owned)
                     .collect()
             }),
+            gpus: Vec::new(),
         }
     }
 }
@@ -239,12 +348,12 @@ pub struct EngineSide {
     pub engine: EngineFacts,
     /// The series.
     pub occupancy: OccupancyFacts,
-    /// Readback of what the server says it is (model names, simulator info), by axis.
-    pub readback: BTreeMap<String, String>,
+    /// What each engine URL says it is, in URL order.
+    pub sources: Vec<ReadbackSource>,
     /// What the lessor said in every readable scrape about which lease held.
     pub leases: Vec<LeaseReading>,
-    /// Engine settings the server states in a `*config_info` family: name → (value, family).
-    pub settings: BTreeMap<String, (String, String)>,
+    /// The GPU exporters, when any was scraped.
+    pub gpu: Option<GpuFacts>,
 }
 
 /// One readable scrape's lessor gauge (the family the lease names in its `readback`).
@@ -265,8 +374,10 @@ pub struct LeaseReading {
 /// one at a time ([`Receipt::walk_scrapes`]'s walk), never all held at once.
 pub struct Scanned<'r> {
     by_url: BTreeMap<&'r str, (Vec<Read>, Vec<String>)>,
-    readback: BTreeMap<String, String>,
-    settings: BTreeMap<String, (String, String)>,
+    /// What each engine URL says it is, from its first whole parse.
+    readback: BTreeMap<&'r str, Readback>,
+    /// Each GPU exporter's readings, in scrape order.
+    dcgm: BTreeMap<&'r str, Vec<DcgmRead>>,
     leases: Vec<LeaseReading>,
     /// Every scrape's numbers, in order.
     pub series: Vec<ScrapeReading>,
@@ -293,7 +404,6 @@ pub enum BodyCheck<'r> {
 /// reports it, read from every scrape.
 pub struct Scanner<'r> {
     receipt: &'r Receipt,
-    endpoint: Option<String>,
     lessor_family: Option<String>,
     walk: crate::receipt::Walk<'r>,
     deferred: bool,
@@ -312,16 +422,12 @@ impl<'r> Scanner<'r> {
         lessor_family: Option<String>,
         check: BodyCheck<'r>,
     ) -> Scanner<'r> {
-        // What the server says it is comes from the endpoint's own scrapes only: another URL
-        // (a worker, or a decoy someone chose to scrape) cannot speak for it.
-        let endpoint = receipt.protocol.base_url.as_deref().and_then(origin);
         let walk = match check {
             BodyCheck::Known(d) => receipt.packed.walk_trusting(d),
             BodyCheck::Hash | BodyCheck::Deferred => receipt.packed.walk(),
         };
         Scanner {
             receipt,
-            endpoint,
             lessor_family,
             walk,
             deferred: matches!(check, BodyCheck::Deferred),
@@ -330,7 +436,7 @@ impl<'r> Scanner<'r> {
             out: Scanned {
                 by_url: BTreeMap::new(),
                 readback: BTreeMap::new(),
-                settings: BTreeMap::new(),
+                dcgm: BTreeMap::new(),
                 leases: Vec::new(),
                 series: Vec::with_capacity(receipt.scrapes.len()),
                 failures: BTreeMap::new(),
@@ -371,113 +477,148 @@ impl<'r> Scanner<'r> {
         sink: &mut dyn FnMut(&str, &[u8]),
     ) {
         let receipt = self.receipt;
-        let endpoint = self.endpoint.as_deref();
-        let lessor_family = self.lessor_family.as_deref();
+        let lessor_family = self.lessor_family.clone();
+        let lessor_family = lessor_family.as_deref();
         let mut names: Vec<&str> = SERIES.to_vec();
         names.extend(lessor_family);
-        let out = &mut self.out;
         let end = self.next.saturating_add(count).min(receipt.scrapes.len());
         for (i, s) in receipt.scrapes.iter().enumerate().take(end).skip(self.next) {
-            let entry = out.by_url.entry(s.url.as_str()).or_default();
-            let read = match &s.outcome {
-                ScrapeOutcome::Failed { error } => {
-                    Err(format!("scrape {i} ({:?}) failed: {error}", s.phase))
-                }
-                ScrapeOutcome::Response { status, body } => {
-                    // A packed body comes from the walk, which yields them in the order written:
-                    // the scrapes' order. Every body is walked (and checked), read or not.
-                    let packed =
-                        receipt.packed.contains(body) && !receipt.evidence.contains_key(body);
-                    let walked = if packed {
-                        Self::walked(&mut self.walk, self.deferred, &mut self.rebuilt, sink)
-                    } else {
-                        None
-                    };
-                    if let Some(e) = walked.as_ref().and_then(|w| w.error.as_ref()) {
-                        out.failures.insert(e.block().to_owned(), e.to_string());
-                    }
-                    if let Some(code) = status.filter(|&c| c != 200) {
-                        Err(format!("scrape {i} ({:?}) answered HTTP {code}", s.phase))
-                    } else {
-                        let bytes: Result<std::borrow::Cow<'_, [u8]>, String> =
-                            if !packed {
-                                block(body)
-                            } else {
-                                match walked.as_ref().filter(|w| w.name == body) {
-                                    Some(w) => w
-                                        .verified()
-                                        .map(std::borrow::Cow::Borrowed)
-                                        .map_err(|e| e.to_string()),
-                                    // Out of step (a receipt built by hand): read it alone.
-                                    None => receipt
-                                        .block(body)
-                                        .map(std::borrow::Cow::Owned)
-                                        .map_err(|e| {
-                                            let why = e.to_string();
-                                            out.failures.insert(body.clone(), why.clone());
-                                            why
-                                        }),
-                                }
-                            };
-                        match bytes {
-                            Err(why) => Err(format!("scrape {i} ({:?}): {why}", s.phase)),
-                            Ok(bytes) => {
-                                // A during-run scrape is read for a few numbers: every line is still
-                                // checked, only those families are kept, and only the lines that
-                                // changed since the URL's last scrape are read again (`Rescan`).
-                                let parsed = if s.phase == Phase::During
-                                    && (!out.readback.is_empty()
-                                        || origin(&s.url).as_deref() != endpoint)
-                                {
-                                    self.rescans
-                                        .entry(s.url.as_str())
-                                        .or_insert_with(|| prometheus::Rescan::new(&names))
-                                        .scan(&bytes)
-                                        .map(|m| (ScrapeValues::of(m, lessor_family), None))
-                                } else {
-                                    prometheus::parse(&bytes).map(|m| {
-                                        if out.readback.is_empty()
-                                            && endpoint.is_some()
-                                            && origin(&s.url).as_deref() == endpoint
-                                        {
-                                            readback_from(&m, &mut out.readback, &mut out.settings);
-                                        }
-                                        (ScrapeValues::of(&m, lessor_family), Some(m))
-                                    })
-                                };
-                                match parsed {
-                                    Err(e) => {
-                                        Err(format!("scrape {i} ({:?}) {body}: {e}", s.phase))
-                                    }
-                                    Ok((values, metrics)) => {
-                                        out.leases.push(LeaseReading {
-                                            scrape: i,
-                                            url: s.url.clone(),
-                                            phase: s.phase,
-                                            active: values.leases.clone(),
-                                        });
-                                        let metrics = keep_whole(&mut entry.0, s.phase, metrics);
-                                        entry.0.push(Read {
-                                            phase: s.phase,
-                                            requested_ns: s.requested.map(|t| t.mono_ns),
-                                            completed_ns: s.completed_mono_ns,
-                                            values: values.clone(),
-                                            metrics,
-                                        });
-                                        Ok(values)
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+            let bytes = self.body(i, s, block, sink);
+            let read = if s.exporter == Exporter::Dcgm {
+                let gpus = bytes.and_then(|bytes| {
+                    prometheus::parse(&bytes)
+                        .map_err(|e| format!("scrape {i} ({:?}): {e}", s.phase))
+                        .and_then(|m| {
+                            dcgm::read(&m).map_err(|e| format!("scrape {i} ({:?}): {e}", s.phase))
+                        })
+                });
+                self.out
+                    .dcgm
+                    .entry(s.url.as_str())
+                    .or_default()
+                    .push(DcgmRead {
+                        phase: s.phase,
+                        requested_ns: s.requested.map(|t| t.mono_ns),
+                        gpus: gpus.clone(),
+                    });
+                gpus.map(|gpus| ScrapeValues {
+                    gpus,
+                    ..ScrapeValues::default()
+                })
+            } else {
+                self.engine_read(i, s, bytes, lessor_family, &names)
             };
-            if let Err(why) = &read {
-                entry.1.push(why.clone());
-            }
-            out.series.push(ScrapeReading { scrape: i, read });
+            self.out.series.push(ScrapeReading { scrape: i, read });
         }
         self.next = end;
+    }
+
+    /// Scrape `i`'s body, rebuilt and checked (every packed body is walked, read or not), or
+    /// why it is unread (failed, not HTTP 200, a block that does not verify).
+    fn body(
+        &mut self,
+        i: usize,
+        s: &'r crate::receipt::Scrape,
+        block: &super::client::BlockReader<'_>,
+        sink: &mut dyn FnMut(&str, &[u8]),
+    ) -> Result<Vec<u8>, String> {
+        let receipt = self.receipt;
+        let (status, body) = match &s.outcome {
+            ScrapeOutcome::Failed { error } => {
+                return Err(format!("scrape {i} ({:?}) failed: {error}", s.phase));
+            }
+            ScrapeOutcome::Response { status, body } => (status, body),
+        };
+        // A packed body comes from the walk, which yields them in the order written: the
+        // scrapes' order.
+        let packed = receipt.packed.contains(body) && !receipt.evidence.contains_key(body);
+        let walked = if packed {
+            Self::walked(&mut self.walk, self.deferred, &mut self.rebuilt, sink)
+        } else {
+            None
+        };
+        if let Some(e) = walked.as_ref().and_then(|w| w.error.as_ref()) {
+            self.out
+                .failures
+                .insert(e.block().to_owned(), e.to_string());
+        }
+        if let Some(code) = status.filter(|&c| c != 200) {
+            return Err(format!("scrape {i} ({:?}) answered HTTP {code}", s.phase));
+        }
+        let bytes: Result<Vec<u8>, String> = if !packed {
+            block(body).map(std::borrow::Cow::into_owned)
+        } else {
+            match walked.as_ref().filter(|w| w.name == body) {
+                Some(w) => w.verified().map(<[u8]>::to_vec).map_err(|e| e.to_string()),
+                // Out of step (a receipt built by hand): read it alone.
+                None => receipt.block(body).map_err(|e| {
+                    let why = e.to_string();
+                    self.out.failures.insert(body.clone(), why.clone());
+                    why
+                }),
+            }
+        };
+        bytes.map_err(|why| format!("scrape {i} ({:?}): {why}", s.phase))
+    }
+
+    /// An engine URL's scrape read: its numbers, the URL's readback from its first whole
+    /// parse, and the lessor's gauge.
+    fn engine_read(
+        &mut self,
+        i: usize,
+        s: &'r crate::receipt::Scrape,
+        bytes: Result<Vec<u8>, String>,
+        lessor_family: Option<&str>,
+        names: &[&str],
+    ) -> Result<ScrapeValues, String> {
+        let out = &mut self.out;
+        let url = s.url.as_str();
+        let entry = out.by_url.entry(url).or_default();
+        let read = bytes.and_then(|bytes| {
+            // A during-run scrape is read for a few numbers once the URL's readback is taken:
+            // every line is still checked, only those families are kept, and only the lines that
+            // changed since the URL's last scrape are read again (`Rescan`).
+            let parsed = if s.phase == Phase::During && out.readback.contains_key(url) {
+                self.rescans
+                    .entry(url)
+                    .or_insert_with(|| prometheus::Rescan::new(names))
+                    .scan(&bytes)
+                    .map(|m| (ScrapeValues::of(m, lessor_family), None))
+            } else {
+                prometheus::parse(&bytes).map(|m| {
+                    if !out.readback.contains_key(url) {
+                        out.readback.insert(url, Readback::of(&m));
+                    }
+                    (ScrapeValues::of(&m, lessor_family), Some(m))
+                })
+            };
+            let (values, metrics) = parsed.map_err(|e| {
+                let body = match &s.outcome {
+                    ScrapeOutcome::Response { body, .. } => body.as_str(),
+                    ScrapeOutcome::Failed { .. } => "",
+                };
+                format!("scrape {i} ({:?}) {body}: {e}", s.phase)
+            })?;
+            out.leases.push(LeaseReading {
+                scrape: i,
+                url: s.url.clone(),
+                phase: s.phase,
+                active: values.leases.clone(),
+            });
+            let metrics = keep_whole(&mut entry.0, s.phase, metrics);
+            entry.0.push(Read {
+                phase: s.phase,
+                requested_ns: s.requested.map(|t| t.mono_ns),
+                completed_ns: s.completed_mono_ns,
+                values: values.clone(),
+                metrics,
+            });
+            Ok(values)
+        });
+        if let Err(why) = &read {
+            entry.1.push(why.clone());
+        }
+        read
     }
 
     /// The scan, once every scrape is read (reading any left), and the bodies rebuilt under
@@ -522,8 +663,8 @@ pub fn facts(
 ) -> EngineSide {
     let Scanned {
         by_url,
-        readback,
-        settings,
+        mut readback,
+        dcgm,
         leases,
         ..
     } = scanned;
@@ -534,52 +675,43 @@ pub fn facts(
     let mut reasons = Vec::new();
     let mut preempt_total: Option<u64> = Some(0);
     let mut histograms = Vec::new();
+    let mut replicas = Vec::new();
     for (url, (reads, failures)) in &by_url {
-        let before = reads
-            .iter()
-            .rfind(|r| r.phase == Phase::Before)
-            .and_then(|r| r.metrics.as_ref());
-        let after = reads
-            .iter()
-            .find(|r| r.phase == Phase::After)
-            .and_then(|r| r.metrics.as_ref());
-        let (Some(before), Some(after)) = (before, after) else {
-            let missing = if before.is_none() { "before" } else { "after" };
-            reasons.push(format!(
-                "{url}: no readable {missing}-scrape ({}); deltas unread — a missing scrape is never replaced by a sample",
-                if failures.is_empty() { "none taken".to_owned() } else { failures.join("; ") }
-            ));
+        let replica = replica(url, reads, failures);
+        if !replica.continuous {
+            reasons.push(format!("{url}: {}", replica.reason));
+            continuous = false;
             gen_total = None;
             prompt_total = None;
             preempt_total = None;
-            continuous = false;
+            replicas.push(replica.facts);
+            continue;
+        }
+        incarnations.push(format!("{url}: {}", replica.reason));
+        let (Some(before), Some(after)) = (replica.before, replica.after) else {
             continue;
         };
-        match incarnation(reads) {
-            Ok(desc) => incarnations.push(format!("{url}: {desc}")),
-            Err(why) => {
-                reasons.push(format!("{url}: {why}"));
-                continuous = false;
-                gen_total = None;
-                prompt_total = None;
-                preempt_total = None;
-                continue;
-            }
-        }
         let delta = |name: &str| -> Result<u64, String> {
             let d = prometheus::counter_delta(before, after, name)
                 .map_err(|e| format!("{name}: {e}"))?;
             prometheus::whole_tokens(d).map_err(|e| format!("{name}: refused: {e}"))
         };
+        let mut facts = replica.facts;
         match delta(GENERATION_TOKENS) {
-            Ok(d) => gen_total = gen_total.and_then(|t| t.checked_add(d)),
+            Ok(d) => {
+                facts.generation_tokens_delta = Some(d);
+                gen_total = gen_total.and_then(|t| t.checked_add(d));
+            }
             Err(why) => {
                 reasons.push(format!("{url}: {why}"));
                 gen_total = None;
             }
         }
         match delta(PROMPT_TOKENS) {
-            Ok(d) => prompt_total = prompt_total.and_then(|t| t.checked_add(d)),
+            Ok(d) => {
+                facts.prompt_tokens_delta = Some(d);
+                prompt_total = prompt_total.and_then(|t| t.checked_add(d));
+            }
             Err(why) => {
                 reasons.push(format!("{url}: {why}"));
                 prompt_total = None;
@@ -592,6 +724,7 @@ pub fn facts(
             Ok(d) => preempt_total.and_then(|t| t.checked_add(d)),
             Err(_) => None,
         };
+        replicas.push(facts);
     }
     if by_url.is_empty() {
         reasons.push("no /metrics scrapes in the receipt".to_owned());
@@ -599,6 +732,15 @@ pub fn facts(
         prompt_total = None;
         preempt_total = None;
     }
+    let sources = replicas
+        .iter()
+        .map(|r| ReadbackSource {
+            url: r.url.clone(),
+            readback: readback.remove(r.url.as_str()).unwrap_or_default(),
+            served: r.generation_tokens_delta.is_some_and(|d| d > 0)
+                || r.prompt_tokens_delta.is_some_and(|d| d > 0),
+        })
+        .collect();
     let engine = EngineFacts {
         generation_tokens_delta: gen_total,
         prompt_tokens_delta: prompt_total,
@@ -613,6 +755,12 @@ pub fn facts(
         },
         incarnations,
         histograms,
+        // One URL is the engine itself: its numbers are the totals above.
+        replicas: if replicas.len() > 1 {
+            replicas
+        } else {
+            Vec::new()
+        },
     };
 
     let occupancy = occupancy(
@@ -625,10 +773,147 @@ pub fn facts(
     EngineSide {
         engine,
         occupancy,
-        readback,
+        sources,
         leases,
-        settings,
+        gpu: gpu_facts(&dcgm),
     }
+}
+
+/// One engine URL read on its own: its facts (deltas left for the caller), and its boundary
+/// parses when it is continuous.
+struct Replica<'a> {
+    facts: ReplicaFacts,
+    continuous: bool,
+    reason: String,
+    before: Option<&'a Exposition>,
+    after: Option<&'a Exposition>,
+}
+
+fn replica<'a>(url: &str, reads: &'a [Read], failures: &[String]) -> Replica<'a> {
+    let before = reads
+        .iter()
+        .rfind(|r| r.phase == Phase::Before)
+        .and_then(|r| r.metrics.as_ref());
+    let after = reads
+        .iter()
+        .find(|r| r.phase == Phase::After)
+        .and_then(|r| r.metrics.as_ref());
+    let (continuous, reason) = match (before, after) {
+        (Some(_), Some(_)) => match incarnation(reads) {
+            Ok(desc) => (true, desc),
+            Err(why) => (false, why),
+        },
+        _ => {
+            let missing = if before.is_none() { "before" } else { "after" };
+            (
+                false,
+                format!(
+                    "no readable {missing}-scrape ({}); deltas unread — a missing scrape is never replaced by a sample",
+                    if failures.is_empty() {
+                        "none taken".to_owned()
+                    } else {
+                        failures.join("; ")
+                    }
+                ),
+            )
+        }
+    };
+    let during: Vec<&Read> = reads.iter().filter(|r| r.phase == Phase::During).collect();
+    let max = |f: fn(&ScrapeValues) -> Option<f64>| {
+        during.iter().fold(None, |m, r| max_f(m, f(&r.values)))
+    };
+    Replica {
+        facts: ReplicaFacts {
+            url: url.to_owned(),
+            generation_tokens_delta: None,
+            prompt_tokens_delta: None,
+            continuous,
+            reason: reason.clone(),
+            samples: during.len() as u64,
+            max_running: max(|v| v.running),
+            max_waiting: max(|v| v.waiting),
+            max_kv_usage: max(|v| v.kv),
+        },
+        continuous,
+        reason,
+        before,
+        after,
+    }
+}
+
+/// Each GPU exporter over the run.
+fn gpu_facts(dcgm: &BTreeMap<&str, Vec<DcgmRead>>) -> Option<GpuFacts> {
+    if dcgm.is_empty() {
+        return None;
+    }
+    let exporters = dcgm
+        .iter()
+        .map(|(url, reads)| {
+            let mut names: Vec<String> = Vec::new();
+            let mut gpus = 0u64;
+            let (mut readable, mut unread) = (0u64, 0u64);
+            let mut reason = String::new();
+            let (mut samples, mut util_sum, mut util_n) = (0u64, 0.0f64, 0u64);
+            let mut max_util = None;
+            let mut max_fb = None;
+            let mut max_power = None;
+            let mut clocks: Option<(f64, f64)> = None;
+            for r in reads {
+                let list = match &r.gpus {
+                    Ok(list) => list,
+                    Err(why) => {
+                        unread += 1;
+                        if reason.is_empty() {
+                            reason.clone_from(why);
+                        }
+                        continue;
+                    }
+                };
+                readable += 1;
+                gpus = gpus.max(list.len() as u64);
+                names.extend(dcgm::model_names(list));
+                for g in list {
+                    max_fb = max_f(max_fb, g.fb_used_mib);
+                    max_power = max_f(max_power, g.power_w);
+                    if let Some(c) = g.sm_clock_mhz {
+                        clocks = Some(clocks.map_or((c, c), |(lo, hi)| (lo.min(c), hi.max(c))));
+                    }
+                }
+                if r.phase == Phase::During {
+                    samples += 1;
+                    let utils: Vec<f64> = list.iter().filter_map(|g| g.util_pct).collect();
+                    if !utils.is_empty() {
+                        util_sum += utils.iter().sum::<f64>() / utils.len() as f64;
+                        util_n += 1;
+                    }
+                    for u in utils {
+                        max_util = max_f(max_util, Some(u));
+                    }
+                }
+            }
+            names.sort();
+            names.dedup();
+            GpuExporterFacts {
+                url: (*url).to_owned(),
+                model_names: names,
+                gpus,
+                readable,
+                unread,
+                samples,
+                mean_util_pct: (util_n > 0).then(|| util_sum / util_n as f64),
+                max_util_pct: max_util,
+                max_fb_used_mib: max_fb,
+                max_power_w: max_power,
+                sm_clock_mhz: clocks,
+                reason: if reason.is_empty() {
+                    format!("{readable} readable scrapes")
+                } else {
+                    reason
+                },
+            }
+        })
+        .collect();
+    Some(GpuFacts { exporters })
 }
 
 /// One incarnation across a URL's readable scrapes, described; or why not.

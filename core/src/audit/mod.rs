@@ -12,6 +12,7 @@ mod client;
 mod engine;
 mod policy;
 mod standing;
+mod subject;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,7 +22,10 @@ pub use client::{
     ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LATENCY_METRICS, LatencyFacts,
     LedgerFacts, bench_samples, native_samples,
 };
-pub use engine::{EngineFacts, LeaseReading, OccupancyFacts, ScrapeReading, ScrapeValues};
+pub use engine::{
+    EngineFacts, GpuExporterFacts, GpuFacts, LeaseReading, OccupancyFacts, ReplicaFacts,
+    ScrapeReading, ScrapeValues,
+};
 pub use policy::{POLICY_SCHEMA, Policy, PolicyError};
 
 /// The `/metrics` sample names the engine audit reads (the page plots the same series).
@@ -32,7 +36,7 @@ pub mod metric_names {
 }
 pub use standing::{Qualification, STANDINGS, Standing};
 
-use crate::receipt::{Axis, Execution, Lease, Phase, Receipt, Subject, block, origin};
+use crate::receipt::{Axis, Execution, Lease, Phase, Receipt, block, origin};
 
 /// Schema identity of [`Audit`] (the `--json` interface).
 pub const AUDIT_SCHEMA: &str = "loadproof.audit/v1";
@@ -99,6 +103,9 @@ pub struct Audit {
     pub foreign_work: ForeignWork,
     /// The occupancy series.
     pub occupancy: OccupancyFacts,
+    /// GPU telemetry from the DCGM exporters scraped, when any was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuFacts>,
     /// Every standing by name.
     pub standings: BTreeMap<String, Standing>,
     /// True only when every standing is positive and nothing refused the receipt.
@@ -444,14 +451,16 @@ fn conclude(
     if let Some(why) = capture_inconsistency(receipt, &block) {
         inconsistencies.push(why);
     }
-    inconsistencies.extend(protocol_against_evidence(receipt, &block, &eng.readback));
+    let reading = subject::read(receipt, &block, &eng);
+    inconsistencies.extend(protocol_against_evidence(
+        receipt,
+        &block,
+        &reading.established,
+    ));
     let foreign_work = foreign_work(side.client.as_ref(), &eng.engine);
-    let simulator = receipt.subject.simulator
-        || eng.readback.get("engine").map(String::as_str) == Some("loadproof sim");
-    let mut readback = eng.readback.clone();
-    endpoint_readback(receipt, &block, &mut readback);
-    let knobs = knob_facts(&receipt.subject.knobs, &eng.settings);
-    let statements = statements(receipt, &readback, &knobs);
+    let simulator = receipt.subject.simulator || reading.simulator();
+    let knobs = subject::knob_facts(&receipt.subject.knobs, &reading);
+    let statements = statements(receipt, &reading.established, &knobs);
 
     // 3. Standings.
     let gate = side.gate.clone().unwrap_or(Gate {
@@ -461,7 +470,7 @@ fn conclude(
     let mut standings = BTreeMap::new();
     standings.insert(
         "subject".to_owned(),
-        subject_standing(&receipt.subject, &readback, &knobs),
+        subject::standing(&receipt.subject, &reading, &knobs),
     );
     standings.insert(
         "implementation".to_owned(),
@@ -512,6 +521,7 @@ fn conclude(
         engine: eng.engine,
         foreign_work,
         occupancy: eng.occupancy,
+        gpu: eng.gpu,
         standings,
         qualified: false,
         refusals: Vec::new(),
@@ -612,159 +622,6 @@ fn foreign_work(client: Option<&ClientFacts>, engine: &EngineFacts) -> ForeignWo
     }
 }
 
-const SUBJECT_SETTLE: &str = "fire at an endpoint whose own answers state every axis (its /metrics, GET /version, GET /v1/models; `loadproof gate --model-revision … --gpu-sku …` states what vLLM does not report), or accept the run as unestablished";
-
-/// Positive only when the server's own answers (verified blocks) establish all five axes and
-/// no knob is contradicted. A value the receipt states and nothing establishes is the
-/// claimant's statement: reported, never enough.
-fn subject_standing(
-    subject: &Subject,
-    readback: &BTreeMap<String, String>,
-    knobs: &[KnobFacts],
-) -> Standing {
-    let mut unknown = Vec::new();
-    let mut stated = Vec::new();
-    let mut established = Vec::new();
-    let mut contradicted = Vec::new();
-    for (name, axis) in subject_axes(subject) {
-        match axis {
-            Axis::Unknown { reason } => unknown.push(format!("{name} ({reason})")),
-            Axis::Known { value, .. } => match readback.get(name) {
-                Some(seen) if seen == value => established.push(format!("{name}={value}")),
-                Some(seen) => contradicted.push(format!(
-                    "{name}: stated {value:?}, the server says {seen:?}"
-                )),
-                None => stated.push(format!("{name}={value}")),
-            },
-        }
-    }
-    for k in knobs.iter().filter(|k| k.status == "contradicted") {
-        contradicted.push(format!(
-            "knob {}: stated {:?}, {} says {:?}",
-            k.name,
-            k.stated,
-            k.source.as_deref().unwrap_or("the server"),
-            k.read_back.as_deref().unwrap_or("")
-        ));
-    }
-    if !contradicted.is_empty() {
-        return Standing::refused(
-            format!(
-                "contradicted by the server's own answers: {}",
-                contradicted.join("; ")
-            ),
-            "fire at the subject the receipt names, or correct the stated axes and knobs",
-        );
-    }
-    if !unknown.is_empty() || !stated.is_empty() {
-        let mut parts = Vec::new();
-        if !unknown.is_empty() {
-            parts.push(format!("unknown {}", unknown.join(", ")));
-        }
-        if !stated.is_empty() {
-            parts.push(format!(
-                "stated by the receipt, established by nothing the server answered: {}",
-                stated.join(", ")
-            ));
-        }
-        return Standing::refused(
-            format!("not established: {}", parts.join("; ")),
-            SUBJECT_SETTLE,
-        );
-    }
-    Standing::positive(format!(
-        "established from the server: {}",
-        established.join(", ")
-    ))
-}
-
-fn subject_axes(subject: &Subject) -> [(&'static str, &Axis); 5] {
-    [
-        ("model", &subject.model),
-        ("model_revision", &subject.model_revision),
-        ("gpu_sku", &subject.gpu_sku),
-        ("engine", &subject.engine),
-        ("engine_version", &subject.engine_version),
-    ]
-}
-
-/// What the endpoint answered besides `/metrics`, kept as verified blocks: `GET /version`'s
-/// version and `GET /v1/models`'s ids (a model it lists is the model it serves, when `/metrics`
-/// did not name one). Nothing here overrides the scrapes' readback.
-fn endpoint_readback(
-    receipt: &Receipt,
-    block: &client::BlockReader<'_>,
-    readback: &mut BTreeMap<String, String>,
-) {
-    if let Ok(bytes) = block(block::VERSION)
-        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
-        && let Some(version) = v.get("version").and_then(serde_json::Value::as_str)
-    {
-        readback
-            .entry("engine_version".to_owned())
-            .or_insert_with(|| version.to_owned());
-    }
-    if let (Ok(bytes), Axis::Known { value, .. }) = (block(block::MODELS), &receipt.subject.model)
-        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
-        && v.get("data")
-            .and_then(serde_json::Value::as_array)
-            .is_some_and(|models| {
-                models
-                    .iter()
-                    .any(|m| m.get("id").and_then(serde_json::Value::as_str) == Some(value))
-            })
-    {
-        readback
-            .entry("model".to_owned())
-            .or_insert_with(|| value.clone());
-    }
-}
-
-/// Each stated knob against the server's `*config_info` settings.
-fn knob_facts(
-    stated: &BTreeMap<String, String>,
-    settings: &BTreeMap<String, (String, String)>,
-) -> Vec<KnobFacts> {
-    stated
-        .iter()
-        .map(|(name, value)| {
-            let read = settings.get(name);
-            let status = match read {
-                None => "stated",
-                Some((seen, _)) if same_setting(value, seen) => "read_back",
-                Some(_) => "contradicted",
-            };
-            KnobFacts {
-                name: name.clone(),
-                stated: value.clone(),
-                read_back: read.map(|(v, _)| v.clone()),
-                source: read.map(|(_, family)| family.clone()),
-                status: status.to_owned(),
-            }
-        })
-        .collect()
-}
-
-/// One setting, two spellings: equal text, a boolean in any case (`true`/`True`), or the same
-/// finite number (`1`, `1.0`).
-fn same_setting(a: &str, b: &str) -> bool {
-    if a == b {
-        return true;
-    }
-    let boolean = |s: &str| match s.to_ascii_lowercase().as_str() {
-        "true" => Some(true),
-        "false" => Some(false),
-        _ => None,
-    };
-    if let (Some(x), Some(y)) = (boolean(a), boolean(b)) {
-        return x == y;
-    }
-    match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
-        (Ok(x), Ok(y)) => x.is_finite() && x == y,
-        _ => false,
-    }
-}
-
 /// Everything the receipt says that its evidence does not establish.
 fn statements(
     receipt: &Receipt,
@@ -772,7 +629,7 @@ fn statements(
     knobs: &[KnobFacts],
 ) -> Vec<Statement> {
     let mut out = Vec::new();
-    for (name, axis) in subject_axes(&receipt.subject) {
+    for (name, axis) in subject::axes(&receipt.subject) {
         let Axis::Known { value, source } = axis else {
             continue;
         };

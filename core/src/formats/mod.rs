@@ -7,6 +7,8 @@
 //!
 //! - [`prometheus`] — the Prometheus text exposition a `/metrics` endpoint serves.
 //! - [`vllm_bench`] — `vllm bench serve`'s stdout summary and its `--save-result` JSON.
+//! - [`dcgm`] — an NVIDIA DCGM exporter's GPU fields in a `/metrics` body.
 
+pub mod dcgm;
 pub mod prometheus;
 pub mod vllm_bench;

@@ -299,6 +299,28 @@ pub struct Scrape {
     pub completed_mono_ns: Option<i64>,
     /// HTTP status and the evidence block of the body, or the failure.
     pub outcome: ScrapeOutcome,
+    /// What the URL exports: a serving engine (a replica of the fleet), or a GPU exporter.
+    #[serde(default, skip_serializing_if = "Exporter::is_engine")]
+    pub exporter: Exporter,
+}
+
+/// What a scraped URL exports, as the firing side declared it (the audit checks the body
+/// against it: an engine URL must serve engine families, a DCGM URL DCGM fields).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Exporter {
+    /// A serving engine's own `/metrics` (vLLM, the sim): one replica of the fleet.
+    #[default]
+    Engine,
+    /// An NVIDIA DCGM exporter: GPU telemetry and the GPU's model name.
+    Dcgm,
+}
+
+impl Exporter {
+    /// True for [`Exporter::Engine`] (the default, left out of the JSON).
+    pub fn is_engine(&self) -> bool {
+        *self == Exporter::Engine
+    }
 }
 
 /// How a scrape ended.
@@ -880,6 +902,7 @@ mod tests {
                     status: Some(200),
                     body: "metrics/0".into(),
                 },
+                exporter: Default::default(),
             }],
             evidence,
             notes: vec![],

@@ -369,6 +369,7 @@ fn rebuilt_delta_bodies_are_bounded_in_total() {
                     status: Some(200),
                     body: format!("metrics/{i}"),
                 },
+                exporter: Default::default(),
             };
             out.extend(w.scrape(&s, &body, i));
         }
@@ -474,6 +475,7 @@ fn many_scrapes(n: usize) -> (Vec<u8>, Vec<Vec<u8>>) {
                     status: Some(200),
                     body: format!("metrics/{i}"),
                 },
+                exporter: Default::default(),
             };
             out.extend(w.scrape(&s, &body, i as i64));
             bodies.push(body);
@@ -602,6 +604,7 @@ fn a_scrape_body_named_like_a_fixed_block_is_refused() {
                     status: Some(404),
                     body: name.into(),
                 },
+                exporter: Default::default(),
             };
             out.extend(w.scrape(&s, b"{}", 1));
         });
@@ -809,6 +812,7 @@ fn varied_stream_receipt(plan: &[(u8, u8, u8, u8, u16, u16)]) -> Receipt {
             requested: base.requested,
             completed_mono_ns: base.completed_mono_ns,
             outcome,
+            exporter: Default::default(),
         });
     }
     r.scrapes = scrapes;
