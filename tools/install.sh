@@ -14,10 +14,12 @@ WASM_BINDGEN_VERSION=${WASM_BINDGEN_VERSION:-0.2.130}
 log() { printf '[install] %s\n' "$*" >&2; }
 export PATH="$HOME/.cargo/bin:$PATH"
 
-# 1. Debian packages: headless Chromium + its driver for the browser tests.
+# 1. Debian packages: headless Chromium + its driver for the browser tests, nginx.
 need_apt=()
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
+# A real load balancer (round robin) in front of a fleet of sims, for the fleet tests.
+command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need_apt+=(nginx-light)
 if [ ${#need_apt[@]} -gt 0 ]; then
   log "apt-get install ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive

@@ -106,9 +106,17 @@ pub struct FireArgs {
     /// later than this after its scheduled time.
     #[arg(long, value_name = "MS", default_value_t = 10.0)]
     pub lag_bound_ms: f64,
-    /// A /metrics URL to scrape (repeatable: frontend and workers). Default: ENDPOINT/metrics.
+    /// A serving engine's /metrics URL to scrape (repeatable: one per replica of a fleet behind
+    /// a router, or a frontend and its workers). The audit sums their counters and hears each
+    /// one's word on the subject. Default: ENDPOINT/metrics.
     #[arg(long = "metrics-url", value_name = "URL")]
     pub metrics_urls: Vec<String>,
+    /// An NVIDIA DCGM exporter's /metrics URL (repeatable: one per GPU node): scraped with the
+    /// engine's, its GPU model read back as the subject's gpu_sku, its utilisation, memory,
+    /// power and clocks kept as telemetry. `loadproof sim` serves a simulated one at
+    /// /dcgm/metrics.
+    #[arg(long = "dcgm-url", value_name = "URL")]
+    pub dcgm_urls: Vec<String>,
     /// Milliseconds between /metrics scrapes while requests are in flight.
     #[arg(long, value_name = "MS", default_value_t = 250)]
     pub scrape_interval_ms: u64,

@@ -269,6 +269,40 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
             ms(h.p99_le_ms)
         )?;
     }
+    for r in &a.engine.replicas {
+        writeln!(
+            out,
+            "replica       {}: generation Δ {} · prompt Δ {} · {} · {} samples, max running {} · max waiting {}",
+            r.url,
+            opt(r.generation_tokens_delta),
+            opt(r.prompt_tokens_delta),
+            r.reason,
+            r.samples,
+            opt(r.max_running),
+            opt(r.max_waiting)
+        )?;
+    }
+    for g in a.gpu.iter().flat_map(|g| &g.exporters) {
+        let f1 = |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{v:.1}"));
+        writeln!(
+            out,
+            "gpu           DCGM at {}: {} GPU(s) {} · util mean {} % / max {} % · memory used ≤ {} MiB · power ≤ {} W · SM clock {} MHz · {} (telemetry beside the counters, never a cause)",
+            g.url,
+            g.gpus,
+            if g.model_names.is_empty() {
+                "(no modelName)".to_owned()
+            } else {
+                g.model_names.join(", ")
+            },
+            f1(g.mean_util_pct),
+            f1(g.max_util_pct),
+            f1(g.max_fb_used_mib),
+            f1(g.max_power_w),
+            g.sm_clock_mhz
+                .map_or_else(|| "-".to_owned(), |(lo, hi)| format!("{lo:.0}–{hi:.0}")),
+            g.reason
+        )?;
+    }
     writeln!(out, "foreign work  {}", a.foreign_work.reason)?;
     writeln!(
         out,

@@ -39,8 +39,8 @@ use loadproof_core::plan::{
     TOKENIZER_PLACEHOLDER,
 };
 use loadproof_core::receipt::{
-    Axis, Engine, Evidence, Execution, ExitStatus, Implementation, Interruption, Phase, Protocol,
-    RECEIPT_SCHEMA, Receipt, ResultFile, Subject, Tls, block, sha256_hex,
+    Axis, Engine, Evidence, Execution, ExitStatus, Exporter, Implementation, Interruption, Phase,
+    Protocol, RECEIPT_SCHEMA, Receipt, ResultFile, Subject, Tls, block, sha256_hex,
 };
 
 use crate::args::{EngineArg, FireArgs, ReceiptForm};
@@ -53,7 +53,7 @@ use crate::stream_out::{StreamOut, write_whole};
 use crate::tls::ClientTls;
 use http::Http;
 use loadproof_core::receipt::stream::Fields;
-use scrape::{Clock, Scrapes, Sink};
+use scrape::{Clock, Scrapes, Sink, Target};
 
 /// What the caller stated, checked before firing.
 struct Stated {
@@ -175,11 +175,22 @@ fn native_inputs(args: &FireArgs, plan: &PlanDir, tls: &ClientTls) -> Result<Nat
 pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     let plan = read_plan(&args.plan)?;
     let endpoint = args.endpoint.trim_end_matches('/').to_owned();
-    let metrics_urls = if args.metrics_urls.is_empty() {
+    let engine_urls = if args.metrics_urls.is_empty() {
         vec![format!("{endpoint}/metrics")]
     } else {
         args.metrics_urls.clone()
     };
+    let metrics_urls: Vec<Target> = engine_urls
+        .into_iter()
+        .map(|url| Target {
+            url,
+            exporter: Exporter::Engine,
+        })
+        .chain(args.dcgm_urls.iter().map(|url| Target {
+            url: url.clone(),
+            exporter: Exporter::Dcgm,
+        }))
+        .collect();
     let api_key = args
         .api_key_env
         .as_deref()
@@ -196,7 +207,7 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     }
     let client_tls = args.trust.trust().client()?;
     let https = std::iter::once(&endpoint)
-        .chain(&metrics_urls)
+        .chain(metrics_urls.iter().map(|t| &t.url))
         .any(|u| u.starts_with("https://"));
     let tls = (https || args.trust.insecure || args.trust.ca_cert.is_some())
         .then(|| client_tls.record.clone());
@@ -395,7 +406,7 @@ fn summarize(r: &Receipt) -> (String, bool) {
 async fn scraped<T>(
     http: &Http,
     clock: Clock,
-    urls: &[String],
+    urls: &[Target],
     interval: Duration,
     sink: Sink,
     work: impl Future<Output = T>,
@@ -465,7 +476,7 @@ async fn fire_async(
     native: Option<NativeInputs>,
     leased: Option<lease::Held>,
     endpoint: &str,
-    metrics_urls: &[String],
+    metrics_urls: &[Target],
 ) -> Result<(Receipt, Option<(String, bool)>, Option<StreamOut>)> {
     // The native client is this executable: hash it (tens of MB) while the endpoint is checked.
     let native_implementation = native
@@ -763,6 +774,7 @@ async fn fire_async(
     let vllm_exporter = scrapes
         .first_body(endpoint)
         .is_some_and(|b| b.contains("\nvllm:") || b.starts_with("vllm:"));
+    let dcgm_models = scrapes.dcgm_models();
     evidence.extend(std::mem::take(&mut scrapes.blocks));
     let mut subject = subject_for(args, stated, &model, engine_version, simulator);
     if simulator {
@@ -779,6 +791,16 @@ async fn fire_async(
         subject.engine = Axis::Known {
             value: "vllm".to_owned(),
             source: "/metrics (vllm: metric families)".to_owned(),
+        };
+    }
+    // The GPU's own name for itself, when a DCGM exporter was scraped and the caller did not
+    // state one (the audit checks it against every other source either way).
+    if args.subject.gpu_sku.is_none()
+        && let Some((url, model)) = dcgm_models.into_iter().next()
+    {
+        subject.gpu_sku = Axis::Known {
+            value: model,
+            source: format!("DCGM at {url} (modelName)"),
         };
     }
     if let Some(held) = &leased {
@@ -968,7 +990,7 @@ async fn fire_vllm(
     secrets: ChildSecrets<'_>,
     http: &Http,
     clock: Clock,
-    metrics_urls: &[String],
+    metrics_urls: &[Target],
     interval: Duration,
     evidence: &mut BTreeMap<String, Evidence>,
     journal: Option<&StreamOut>,
@@ -1089,7 +1111,7 @@ async fn fire_native(
     model: &str,
     http: &Http,
     clock: Clock,
-    metrics_urls: &[String],
+    metrics_urls: &[Target],
     interval: Duration,
     evidence: &mut BTreeMap<String, Evidence>,
     notes: &mut Vec<String>,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use loadproof_core::receipt::{Evidence, Phase, Scrape, ScrapeOutcome, Stamp, block};
+use loadproof_core::receipt::{Evidence, Exporter, Phase, Scrape, ScrapeOutcome, Stamp, block};
 
 use super::http::Http;
 use crate::stream_out::StreamOut;
@@ -28,6 +28,15 @@ impl Sink {
             journal,
         }
     }
+}
+
+/// One URL to scrape and what it exports.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// The URL.
+    pub url: String,
+    /// An engine (a replica) or a GPU exporter.
+    pub exporter: Exporter,
 }
 
 /// How long one scrape may take before it counts as failed.
@@ -87,8 +96,8 @@ impl Scrapes {
     }
 
     /// Scrapes every URL once, in order, for `phase`.
-    pub async fn take(&mut self, http: &Http, clock: &Clock, urls: &[String], phase: Phase) {
-        for url in urls {
+    pub async fn take(&mut self, http: &Http, clock: &Clock, urls: &[Target], phase: Phase) {
+        for Target { url, exporter } in urls {
             let requested = clock.stamp();
             let result = http.get(url, SCRAPE_TIMEOUT).await;
             let completed = clock.mono_ns();
@@ -114,7 +123,7 @@ impl Scrapes {
                 requested: Some(requested),
                 completed_mono_ns: Some(completed),
                 outcome,
-                exporter: Default::default(),
+                exporter: *exporter,
             };
             if let Some(journal) = &self.sink.journal {
                 journal.scrape(&scrape, &body);
@@ -123,20 +132,49 @@ impl Scrapes {
         }
     }
 
-    /// The first successful body, for reading identity (`loadproof_sim_info`, …).
-    /// The first body scraped from `endpoint`'s own origin: what the server itself says (a
-    /// worker or another URL on the list does not speak for it).
+    /// The first body an engine URL answered, for the subject the writer states
+    /// (`loadproof_sim_info`, vLLM's families): the endpoint's own origin first, else the first
+    /// replica's. The audit hears every replica and refuses the subject if any differs.
     pub fn first_body(&self, endpoint: &str) -> Option<&str> {
         let ours = loadproof_core::receipt::origin(endpoint);
-        self.list
-            .iter()
+        let body = |s: &Scrape| match &s.outcome {
+            ScrapeOutcome::Response {
+                status: Some(200),
+                body,
+            } => self.blocks.get(body).map(|e| e.content.as_str()),
+            _ => None,
+        };
+        let engine = || self.list.iter().filter(|s| s.exporter == Exporter::Engine);
+        engine()
             .filter(|s| ours.is_some() && loadproof_core::receipt::origin(&s.url) == ours)
-            .find_map(|s| match &s.outcome {
-                ScrapeOutcome::Response { body, .. } => {
-                    self.blocks.get(body).map(|e| e.content.as_str())
-                }
-                ScrapeOutcome::Failed { .. } => None,
-            })
+            .find_map(body)
+            .or_else(|| engine().find_map(body))
+    }
+
+    /// The GPU model the first readable scrape of each DCGM exporter names, with its URL.
+    pub fn dcgm_models(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        for s in self.list.iter().filter(|s| s.exporter == Exporter::Dcgm) {
+            if out.iter().any(|(url, _)| *url == s.url) {
+                continue;
+            }
+            let ScrapeOutcome::Response { body, .. } = &s.outcome else {
+                continue;
+            };
+            let Some(text) = self.blocks.get(body).map(|e| e.content.as_str()) else {
+                continue;
+            };
+            let Ok(m) = loadproof_core::formats::prometheus::parse(text.as_bytes()) else {
+                continue;
+            };
+            let Ok(gpus) = loadproof_core::formats::dcgm::read(&m) else {
+                continue;
+            };
+            if let [one] = loadproof_core::formats::dcgm::model_names(&gpus).as_slice() {
+                out.push((s.url.clone(), one.clone()));
+            }
+        }
+        out
     }
 }
 
@@ -145,7 +183,7 @@ impl Scrapes {
 pub async fn during(
     http: Http,
     clock: Clock,
-    urls: Vec<String>,
+    urls: Vec<Target>,
     interval: Duration,
     mut stop: tokio::sync::watch::Receiver<bool>,
     sink: Sink,

@@ -16,6 +16,7 @@
 //! ready at once goes out in one write).
 
 mod api;
+mod dcgm;
 mod faults;
 pub(crate) mod lease;
 mod metrics;
@@ -260,7 +261,12 @@ async fn handle(
     }
     let known = matches!(
         path,
-        "/v1/completions" | "/metrics" | "/health" | "/v1/models" | "/loadproof/lease"
+        "/v1/completions"
+            | "/metrics"
+            | "/dcgm/metrics"
+            | "/health"
+            | "/v1/models"
+            | "/loadproof/lease"
     );
     match (req.method(), path) {
         (&Method::POST, "/v1/completions") => completions(app, req).await,
@@ -286,6 +292,17 @@ async fn handle(
             let text = {
                 let m = model::lock(&app.metrics);
                 metrics::render(&m, &app.exposition, lease)
+            };
+            Ok(full(
+                StatusCode::OK,
+                "text/plain; version=0.0.4; charset=utf-8",
+                text,
+            ))
+        }
+        (&Method::GET, "/dcgm/metrics") => {
+            let text = {
+                let m = model::lock(&app.metrics);
+                dcgm::render(&m, &app.exposition)
             };
             Ok(full(
                 StatusCode::OK,

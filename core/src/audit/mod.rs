@@ -35,6 +35,7 @@ pub mod metric_names {
     };
 }
 pub use standing::{Qualification, STANDINGS, Standing};
+pub use subject::KnobFacts;
 
 use crate::receipt::{Axis, Execution, Lease, Phase, Receipt, block, origin};
 
@@ -130,22 +131,6 @@ pub struct Audit {
     /// named on the verdict, never silently equal to the stronger case.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub caveats: Vec<String>,
-}
-
-/// One knob: stated by the claimant, and read back from the server or not.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct KnobFacts {
-    /// The knob's name (`enable_prefix_caching`, `decode_step_ms`).
-    pub name: String,
-    /// Its value as the receipt states it.
-    pub stated: String,
-    /// Its value as the server states it, when a `*config_info` family names it.
-    pub read_back: Option<String>,
-    /// That family (`vllm:cache_config_info`, `loadproof_sim_config_info`).
-    pub source: Option<String>,
-    /// `read_back` (the server says the same), `contradicted` (it says another value) or
-    /// `stated` (nothing the server answered names it: the claimant's word only).
-    pub status: String,
 }
 
 /// A field of the receipt that only the claimant vouches for.

@@ -12,12 +12,30 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
+use super::client;
 use super::engine::EngineSide;
 use super::standing::Standing;
-use super::{KnobFacts, client};
 use crate::receipt::{Axis, Lease, Receipt, Subject, block, origin};
 
 const SUBJECT_SETTLE: &str = "fire at an endpoint whose own answers state every axis (its /metrics, GET /version, GET /v1/models, a DCGM exporter's --dcgm-url for the GPU; `loadproof gate --model-revision … --gpu-sku …` states what vLLM does not report), or accept the run as unestablished";
+
+/// One knob: stated by the claimant, and read back from the server or not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KnobFacts {
+    /// The knob's name (`enable_prefix_caching`, `decode_step_ms`).
+    pub name: String,
+    /// Its value as the receipt states it.
+    pub stated: String,
+    /// Its value as the server states it, when a `*config_info` family names it.
+    pub read_back: Option<String>,
+    /// That family (`vllm:cache_config_info`, `loadproof_sim_config_info`).
+    pub source: Option<String>,
+    /// `read_back` (the server says the same), `contradicted` (it says another value) or
+    /// `stated` (nothing the server answered names it: the claimant's word only).
+    pub status: String,
+}
 
 /// One party's word on the subject.
 #[derive(Debug, Clone)]
