@@ -2,8 +2,9 @@
 # Quick start, command 1: install what is missing, build the CLI and the web app, run the main
 # job on the bundled default (a deterministic SYNTHETIC trace in BurstGPT_1's layout, generated
 # here, never a copied published file: inspect it, plan its vLLM replay (first 200 requests,
-# 20x faster) and re-check the plan, fire it at `loadproof sim` with the native client under
-# the sim's lease — two arms, the sim's decode step 1 vs 2 ms, restarted between them — verify the baseline receipt,
+# 20x faster) and re-check the plan, fire it at `loadproof sim` (over https with a throwaway CA,
+# an API key from the environment, and a simulated DCGM GPU exporter) with the native client
+# under the sim's lease — two arms, the sim's decode step 1 vs 2 ms, restarted between them — verify the baseline receipt,
 # audit it and compare the arms), publish the example playbook and both receipts as a site,
 # inspect a real trace from ../shared when it is there,
 # then serve the web app on 127.0.0.1 until Ctrl-C.
@@ -34,22 +35,31 @@ printf '\n== main job: fire the plan at `loadproof sim` (a local simulator) with
 # restarted between them with a slower decode step (its knob `decode_step_ms`, 1 vs 2 ms: a
 # simulator setting, stated as a knob; nothing waits for admission in either arm, so both can
 # qualify). The URL is part of the protocol, so both arms use one port.
+# The sim serves https:// with a throwaway CA (written to sim-ca.pem, trusted with --ca-cert),
+# requires an API key on /v1 as vLLM started with --api-key does (the key travels only in an
+# environment variable, never in argv or the receipt), and serves a clearly SIMULATED DCGM
+# exporter (its GPU model read back as gpu_sku, its telemetry kept as series).
+LOADPROOF_SIM_KEY="quickstart-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+export LOADPROOF_SIM_KEY
 sim_pid=""
 trap 'kill $sim_pid 2>/dev/null || true' EXIT
 start_sim() { # $1 = decode step ms, $2 = port (0: any free one); sets sim_pid and sim_url
   local log="$out/sim-$1.log"
   "$lp" sim --port "$2" --decode-step-ms "$1" --prefill-tokens-per-s 100000000 \
-    --decode-ms-per-seq 0 > /dev/null 2> "$log" &
+    --decode-ms-per-seq 0 --tls-self-signed "$out/sim-ca.pem" --api-key-env LOADPROOF_SIM_KEY \
+    > /dev/null 2> "$log" &
   sim_pid=$!
   for _ in $(seq 100); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.1; done
   sim_url="$(sed -n 's/^loadproof sim listening on \(http[^ ]*\).*/\1/p' "$log")"
 }
 start_sim 1 0
 "$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --acquire-lease 600 \
+  --ca-cert "$out/sim-ca.pem" --api-key-env LOADPROOF_SIM_KEY --dcgm-url "$sim_url/dcgm/metrics" \
   --knob decode_step_ms=1 --out "$out/baseline.receipt"
 kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true
 start_sim 2 "${sim_url##*:}"
 "$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --acquire-lease 600 \
+  --ca-cert "$out/sim-ca.pem" --api-key-env LOADPROOF_SIM_KEY --dcgm-url "$sim_url/dcgm/metrics" \
   --knob decode_step_ms=2 --out "$out/treatment.receipt"
 kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true
 "$lp" receipt verify "$out/baseline.receipt"
@@ -58,6 +68,10 @@ printf '\n== main job: the receipt is a record stream, written as the run happen
 # the exact bytes received, so its sha256sum is the digest the receipt records.
 echo "baseline.receipt: $(stat -c %s "$out/baseline.receipt") bytes; as one v1 JSON document:"
 "$lp" receipt upgrade "$out/baseline.receipt" --form json --out "$out/baseline.v1.json"
+if grep -qF "$LOADPROOF_SIM_KEY" "$out/baseline.v1.json" "$out/baseline.receipt"; then
+  echo "the API key is in the receipt" >&2; exit 1
+fi
+echo "the API key appears nowhere in the receipt (sent to the sim, never written)"
 echo "metrics/0 extracted: $("$lp" receipt extract "$out/baseline.receipt" metrics/0 | sha256sum | cut -c1-64)"
 "$lp" receipt verify "$out/baseline.receipt" | grep -F ' metrics/0 '
 printf '\n== main job: audit the receipt (every number recomputed from its raw evidence) ==\n'

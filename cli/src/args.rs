@@ -170,6 +170,11 @@ pub struct ServeTlsArgs {
     /// The certificate's private key (PEM).
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub tls_key: Option<PathBuf>,
+    /// Serve `https://` with a throwaway certificate for 127.0.0.1, ::1 and localhost, signed by
+    /// a throwaway CA whose certificate is written to CA_FILE (for clients' `--ca-cert`): TLS
+    /// to try out without anyone's real certificate.
+    #[arg(long, value_name = "CA_FILE", conflicts_with = "tls_cert")]
+    pub tls_self_signed: Option<PathBuf>,
 }
 
 /// `loadproof receipt …`

@@ -6,6 +6,7 @@
 //! held (`Tls`), so a reviewer knows whether the answers could have come from anyone on the
 //! path. Server side (`sim`, `gate`): `--tls-cert` / `--tls-key` serve `https://`.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -83,10 +84,11 @@ impl TrustArgs {
 }
 
 impl ServeTlsArgs {
-    /// The acceptor, when a certificate was given.
+    /// The acceptor, when a certificate was given (or a throwaway one asked for).
     pub fn acceptor(&self) -> Result<Option<tokio_rustls::TlsAcceptor>> {
-        match (&self.tls_cert, &self.tls_key) {
-            (Some(cert), Some(key)) => acceptor(cert, key).map(Some),
+        match (&self.tls_cert, &self.tls_key, &self.tls_self_signed) {
+            (Some(cert), Some(key), _) => acceptor(cert, key).map(Some),
+            (_, _, Some(ca_out)) => throwaway(ca_out).map(Some),
             _ => Ok(None),
         }
     }
@@ -200,6 +202,35 @@ impl ServerCertVerifier for Unchecked {
     }
 }
 
+/// A throwaway CA, written to `ca_out` (PEM) for clients to trust with `--ca-cert`, and a
+/// certificate for `127.0.0.1`, `::1` and `localhost` it signed: the server side of a simulator
+/// that serves `https://` without anyone's real certificate.
+pub fn throwaway(ca_out: &Path) -> Result<tokio_rustls::TlsAcceptor> {
+    let fail = |e: rcgen::Error| anyhow::anyhow!("making a throwaway certificate: {e}");
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).map_err(fail)?;
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(
+        rcgen::DnType::CommonName,
+        "loadproof sim throwaway CA (a simulator's; trust it only to try --ca-cert)",
+    );
+    let ca_key = rcgen::KeyPair::generate().map_err(fail)?;
+    let ca = ca_params.self_signed(&ca_key).map_err(fail)?;
+    let leaf_params = rcgen::CertificateParams::new(vec![
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+        "localhost".to_owned(),
+    ])
+    .map_err(fail)?;
+    let leaf_key = rcgen::KeyPair::generate().map_err(fail)?;
+    let leaf = leaf_params
+        .signed_by(&leaf_key, &ca, &ca_key)
+        .map_err(fail)?;
+    crate::output::write_atomically(ca_out, |w| Ok(w.write_all(ca.pem().as_bytes())?))?;
+    let key = PrivateKeyDer::try_from(leaf_key.serialize_der())
+        .map_err(|e| anyhow::anyhow!("the throwaway key: {e}"))?;
+    server_acceptor(vec![leaf.der().clone()], key)
+}
+
 /// The server side: `--tls-cert` (a PEM chain, leaf first) and `--tls-key` (its PEM key).
 pub fn acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor> {
     let chain = read_certs(cert, "--tls-cert")?;
@@ -210,6 +241,13 @@ pub fn acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor> {
             key.display()
         ))
     })?;
+    server_acceptor(chain, key)
+}
+
+fn server_acceptor(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+) -> Result<tokio_rustls::TlsAcceptor> {
     let mut config = rustls::ServerConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
         .context("choosing TLS versions")?

@@ -25,8 +25,6 @@ const THIRD: RGBColor = RGBColor(124, 58, 237);
 
 /// The instants a leg of a request's line runs between.
 type Leg = fn(&TimelineRow) -> (Option<f64>, Option<f64>);
-/// One line of a panel: its label, colour and points.
-type Line<'a> = (&'a str, RGBColor, Vec<(f64, f64)>);
 
 /// A message where a chart would be.
 fn say(root: &Area, message: &str) -> Result<(), String> {
@@ -239,70 +237,157 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
     root.present().map_err(draw_error)
 }
 
-/// The `/metrics` series of the first URL, three panels stacked: requests running and
-/// waiting, KV-cache usage, and the token counters since the first scrape.
+/// A colour per replica or exporter when several are drawn.
+const PALETTE: [RGBColor; 6] = [BAR, SECOND, THIRD, DECODE, FAILED, RGBColor(14, 116, 144)];
+
+/// One panel: its title and its lines.
+type Panel<'a> = (&'a str, Vec<(String, RGBColor, Vec<(f64, f64)>)>);
+
+/// The `/metrics` series of the engine URLs: requests, KV usage and tokens over the run, one
+/// line per replica when a fleet was scraped.
 pub fn draw_series(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<(), String> {
     let root = area(canvas)?;
-    let points: Vec<_> = series
-        .points
-        .iter()
-        .filter(|p| p.url == 0)
-        .filter_map(|p| p.t_s.map(|t| (t, p)))
+    let engines: Vec<usize> = (0..series.urls.len())
+        .filter(|&u| series.exporters.get(u).is_none_or(|e| e.is_engine()))
         .collect();
-    if points.is_empty() {
-        return say(&root, "no readable /metrics scrape with a time");
-    }
-    let (lo, hi) = points
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), (t, _)| {
-            (a.min(*t), b.max(*t))
-        });
-    let (x0, x1) = span(lo, hi);
-    let panels = root.split_evenly((3, 1));
-    let line = |pick: fn(&MetricPoint) -> Option<f64>| -> Vec<(f64, f64)> {
-        points
+    let points = |u: usize| -> Vec<(f64, &MetricPoint)> {
+        series
+            .points
             .iter()
-            .filter_map(|(t, p)| pick(p).map(|v| (*t, v)))
+            .filter(|p| p.url as usize == u)
+            .filter_map(|p| p.t_s.map(|t| (t, p)))
             .collect()
     };
-    let first_gen = points.iter().find_map(|(_, p)| p.generation_tokens);
-    let first_prompt = points.iter().find_map(|(_, p)| p.prompt_tokens);
-    let panel_specs: [(&str, Vec<Line>); 3] = [
-        (
-            "requests",
-            vec![
-                ("running", BAR, line(|p| p.running)),
-                ("waiting", SECOND, line(|p| p.waiting)),
-            ],
-        ),
-        (
-            "KV-cache usage",
-            vec![("KV usage", THIRD, line(|p| p.kv_usage))],
-        ),
-        (
-            "tokens since the first scrape",
-            vec![
-                (
-                    "generated",
-                    BAR,
-                    line(|p| p.generation_tokens)
-                        .into_iter()
-                        .map(|(t, v)| (t, v - first_gen.unwrap_or(0.0)))
-                        .collect(),
-                ),
-                (
-                    "prompt",
-                    SECOND,
-                    line(|p| p.prompt_tokens)
-                        .into_iter()
-                        .map(|(t, v)| (t, v - first_prompt.unwrap_or(0.0)))
-                        .collect(),
-                ),
-            ],
-        ),
+    let by_url: Vec<(usize, Vec<(f64, &MetricPoint)>)> =
+        engines.iter().map(|&u| (u, points(u))).collect();
+    if by_url.iter().all(|(_, p)| p.is_empty()) {
+        return say(&root, "no readable /metrics scrape with a time");
+    }
+    let fleet = by_url.len() > 1;
+    let name = |label: &str, k: usize| {
+        if fleet {
+            format!("{label} · replica {}", k + 1)
+        } else {
+            label.to_owned()
+        }
+    };
+    let mut requests = Vec::new();
+    let mut kv = Vec::new();
+    let mut tokens = Vec::new();
+    for (k, (_, pts)) in by_url.iter().enumerate() {
+        let line = |pick: &dyn Fn(&MetricPoint) -> Option<f64>| -> Vec<(f64, f64)> {
+            pts.iter()
+                .filter_map(|(t, p)| pick(p).map(|v| (*t, v)))
+                .collect()
+        };
+        let first_gen = pts.iter().find_map(|(_, p)| p.generation_tokens);
+        let first_prompt = pts.iter().find_map(|(_, p)| p.prompt_tokens);
+        let color = |own: RGBColor| {
+            if fleet {
+                PALETTE[k % PALETTE.len()]
+            } else {
+                own
+            }
+        };
+        requests.push((name("running", k), color(BAR), line(&|p| p.running)));
+        if !fleet || pts.iter().any(|(_, p)| p.waiting.is_some_and(|w| w > 0.0)) {
+            requests.push((name("waiting", k), color(SECOND), line(&|p| p.waiting)));
+        }
+        kv.push((name("KV usage", k), color(THIRD), line(&|p| p.kv_usage)));
+        tokens.push((
+            name("generated", k),
+            color(BAR),
+            line(&|p| p.generation_tokens.map(|v| v - first_gen.unwrap_or(0.0))),
+        ));
+        if !fleet {
+            tokens.push((
+                name("prompt", k),
+                color(SECOND),
+                line(&|p| p.prompt_tokens.map(|v| v - first_prompt.unwrap_or(0.0))),
+            ));
+        }
+    }
+    let times = by_url.iter().flat_map(|(_, p)| p.iter().map(|(t, _)| *t));
+    draw_panels(
+        &root,
+        times,
+        vec![
+            ("requests", requests),
+            ("KV-cache usage", kv),
+            (
+                if fleet {
+                    "generated tokens since the first scrape, per replica"
+                } else {
+                    "tokens since the first scrape"
+                },
+                tokens,
+            ),
+        ],
+    )
+}
+
+/// The GPU exporters' telemetry over the run: utilisation, memory, power and SM clock, one line
+/// per exporter.
+pub fn draw_gpu(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<(), String> {
+    let root = area(canvas)?;
+    let exporters: Vec<usize> = (0..series.urls.len())
+        .filter(|&u| series.exporters.get(u).is_some_and(|e| !e.is_engine()))
+        .collect();
+    let several = exporters.len() > 1;
+    let mut panels: Vec<Panel<'_>> = vec![
+        ("GPU utilisation, % (mean over GPUs)", Vec::new()),
+        ("framebuffer used, MiB (all GPUs)", Vec::new()),
+        ("power, W (all GPUs)", Vec::new()),
+        ("SM clock, MHz (mean over GPUs)", Vec::new()),
     ];
-    let last_panel = panel_specs.len() - 1;
-    for (i, (panel, (title, lines))) in panels.iter().zip(panel_specs).enumerate() {
+    let picks: [fn(&super::model::GpuPoint) -> Option<f64>; 4] = [
+        |g| g.util_pct,
+        |g| g.fb_used_mib,
+        |g| g.power_w,
+        |g| g.sm_clock_mhz,
+    ];
+    let mut times = Vec::new();
+    for (k, &u) in exporters.iter().enumerate() {
+        let pts: Vec<(f64, &super::model::GpuPoint)> = series
+            .points
+            .iter()
+            .filter(|p| p.url as usize == u)
+            .filter_map(|p| Some((p.t_s?, p.gpu.as_ref()?)))
+            .collect();
+        times.extend(pts.iter().map(|(t, _)| *t));
+        for ((_, lines), pick) in panels.iter_mut().zip(picks) {
+            lines.push((
+                if several {
+                    format!("exporter {}", k + 1)
+                } else {
+                    "DCGM".to_owned()
+                },
+                PALETTE[k % PALETTE.len()],
+                pts.iter()
+                    .filter_map(|(t, g)| pick(g).map(|v| (*t, v)))
+                    .collect(),
+            ));
+        }
+    }
+    if times.is_empty() {
+        return say(&root, "no readable DCGM scrape with a time");
+    }
+    draw_panels(&root, times.into_iter(), panels)
+}
+
+/// Panels stacked over one time axis (seconds since the run's start).
+fn draw_panels(
+    root: &Area,
+    times: impl Iterator<Item = f64>,
+    specs: Vec<Panel<'_>>,
+) -> Result<(), String> {
+    let (lo, hi) = times.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), t| {
+        (a.min(t), b.max(t))
+    });
+    let (x0, x1) = span(lo, hi);
+    let panels = root.split_evenly((specs.len(), 1));
+    let last_panel = specs.len().saturating_sub(1);
+    for (i, (panel, (title, lines))) in panels.iter().zip(specs).enumerate() {
         let bottom = i == last_panel;
         let peak = lines
             .iter()

@@ -358,6 +358,7 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
         })
         .collect_view();
     let unread = s.unread.clone();
+    let replicas = m.audit.engine.replicas.clone();
     let side = view! {
             <table id="metrics-summary" class="compact">
                 <caption>"The audit's occupancy reading"</caption>
@@ -409,16 +410,37 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
                 .engine_over_client
                 .clone()
                 .map(|w| view! { <p class="bad">"Engine held more than this client: " {w}</p> })}
-            {(s.urls.len() > 1)
+            {(!replicas.is_empty())
                 .then(|| {
                     view! {
-                        <p class="hint">
-                            {format!(
-                                "{} URLs were scraped; the chart shows the first ({}).",
-                                s.urls.len(),
-                                s.urls.first().cloned().unwrap_or_default(),
-                            )}
-                        </p>
+                        <table id="replicas-table" class="compact">
+                            <caption>
+                                {format!(
+                                    "{} replicas, each on its own (the chart draws one line per replica)",
+                                    replicas.len(),
+                                )}
+                            </caption>
+                            {thead(&[Col::Text("replica"), Col::Num("generation Δ"), Col::Num("prompt Δ"), Col::Num("samples"), Col::Num("max running"), Col::Num("max waiting"), Col::Text("incarnation")])}
+                            <tbody>
+                                {replicas
+                                    .iter()
+                                    .enumerate()
+                                    .map(|(k, r)| {
+                                        view! {
+                                            <tr data-url=r.url.clone() class=if r.continuous { "" } else { "bad" }>
+                                                <th scope="row">{format!("{} · {}", k + 1, r.url)}</th>
+                                                <td class="num">{int_opt(r.generation_tokens_delta)}</td>
+                                                <td class="num">{int_opt(r.prompt_tokens_delta)}</td>
+                                                <td class="num">{int(r.samples)}</td>
+                                                {td(r.max_running)}
+                                                {td(r.max_waiting)}
+                                                <td>{r.reason.clone()}</td>
+                                            </tr>
+                                        }
+                                    })
+                                    .collect_view()}
+                            </tbody>
+                        </table>
                     }
                 })}
             {(s.unread_count > 0)
@@ -453,4 +475,57 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
             {side}
         </FigureCard>
     }
+}
+
+/// The GPU exporters' telemetry (DCGM), when any was scraped.
+#[component]
+pub fn GpuChart(m: Arc<ReceiptModel>) -> impl IntoView {
+    let Some(gpu) = m.audit.gpu.clone() else {
+        return ().into_any();
+    };
+    let for_draw = m.clone();
+    let one = |v: Option<f64>| td(v);
+    let rows = gpu
+        .exporters
+        .iter()
+        .enumerate()
+        .map(|(k, e)| {
+            view! {
+                <tr data-url=e.url.clone()>
+                    <th scope="row">{format!("{} · {}", k + 1, e.url)}</th>
+                    <td>{e.model_names.join(", ")}</td>
+                    <td class="num">{int(e.gpus)}</td>
+                    <td class="num">{int(e.samples)}</td>
+                    {one(e.mean_util_pct)}
+                    {one(e.max_util_pct)}
+                    {one(e.max_fb_used_mib)}
+                    {one(e.max_power_w)}
+                    <td>{e.reason.clone()}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let side = view! {
+        <table id="gpu-table" class="compact">
+            <caption>"Each DCGM exporter over the run (telemetry beside the engine's counters, never a cause of them)"</caption>
+            {thead(&[Col::Text("exporter"), Col::Text("GPU model (modelName)"), Col::Num("GPUs"), Col::Num("samples"), Col::Num("mean util, %"), Col::Num("max util, %"), Col::Num("max memory used, MiB"), Col::Num("max power, W"), Col::Text("read")])}
+            <tbody>{rows}</tbody>
+        </table>
+    }
+    .into_any();
+    view! {
+        <FigureCard
+            slug="gpu"
+            id="receipt-gpu"
+            class=FIGURE_CLASS
+            title="GPU telemetry (DCGM) over the run"
+            alt="GPU utilisation, framebuffer memory used, power and SM clock from each DCGM exporter over the run; the numbers are in the table beside it."
+            width=FIGURE_W
+            height="560"
+            draw=move |canvas| plots::draw_gpu(canvas, &for_draw.metrics)
+        >
+            {side}
+        </FigureCard>
+    }
+    .into_any()
 }

@@ -25,8 +25,8 @@ use loadproof_core::audit::{
 use loadproof_core::compare::Side;
 use loadproof_core::formats::vllm_bench as bench_output;
 use loadproof_core::receipt::{
-    Disposition, Encoding, Execution, Implementation, Lease, Phase, Protocol, Provenance, Receipt,
-    RequestRecord, ResultFile, Subject,
+    Disposition, Encoding, Execution, Exporter, Implementation, Lease, Phase, Protocol, Provenance,
+    Receipt, RequestRecord, ResultFile, Subject,
 };
 use serde::{Deserialize, Serialize};
 
@@ -231,6 +231,9 @@ pub struct Bin {
 pub struct MetricsSeries {
     /// The URLs scraped, in order of first appearance (`MetricPoint::url` indexes this).
     pub urls: Vec<String>,
+    /// What each URL exports (engine replica or DCGM exporter), parallel to `urls`.
+    #[serde(default)]
+    pub exporters: Vec<Exporter>,
     /// One point per readable scrape, in the receipt's order.
     pub points: Vec<MetricPoint>,
     /// Scrapes that could not be read, and why (at most 20 listed).
@@ -264,6 +267,42 @@ pub struct MetricPoint {
     pub prompt_tokens: Option<f64>,
     /// `vllm:num_preemptions_total`.
     pub preemptions: Option<f64>,
+    /// A DCGM exporter's GPUs, summarised: mean utilisation %, framebuffer used (sum, MiB),
+    /// power (sum, W), mean SM clock (MHz). `None` for an engine's scrape.
+    #[serde(default)]
+    pub gpu: Option<GpuPoint>,
+}
+
+/// One DCGM scrape's GPUs in four numbers (every GPU's own numbers are in the scrape body).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GpuPoint {
+    /// Mean `DCGM_FI_DEV_GPU_UTIL` over the GPUs, %.
+    pub util_pct: Option<f64>,
+    /// Sum of `DCGM_FI_DEV_FB_USED`, MiB.
+    pub fb_used_mib: Option<f64>,
+    /// Sum of `DCGM_FI_DEV_POWER_USAGE`, W.
+    pub power_w: Option<f64>,
+    /// Mean `DCGM_FI_DEV_SM_CLOCK`, MHz.
+    pub sm_clock_mhz: Option<f64>,
+}
+
+impl GpuPoint {
+    fn of(gpus: &[loadproof_core::formats::dcgm::Gpu]) -> GpuPoint {
+        let values = |f: fn(&loadproof_core::formats::dcgm::Gpu) -> Option<f64>| -> Vec<f64> {
+            gpus.iter()
+                .filter_map(f)
+                .filter(|v| v.is_finite())
+                .collect()
+        };
+        let mean = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        let sum = |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>());
+        GpuPoint {
+            util_pct: mean(values(|g| g.util_pct)),
+            fb_used_mib: sum(values(|g| g.fb_used_mib)),
+            power_w: sum(values(|g| g.power_w)),
+            sm_clock_mhz: mean(values(|g| g.sm_clock_mhz)),
+        }
+    }
 }
 
 /// Stages a build reports, in order, so the page can show a progress bar.
@@ -912,6 +951,7 @@ fn metrics_series(
 ) -> MetricsSeries {
     let mut series = MetricsSeries {
         urls: Vec::new(),
+        exporters: Vec::new(),
         points: Vec::new(),
         unread: Vec::new(),
         unread_count: 0,
@@ -930,6 +970,7 @@ fn metrics_series(
             Some(p) => p,
             None => {
                 series.urls.push(s.url.clone());
+                series.exporters.push(s.exporter);
                 series.urls.len() - 1
             }
         };
@@ -959,6 +1000,7 @@ fn metrics_series(
             generation_tokens: decimal(values.generation),
             prompt_tokens: decimal(values.prompt),
             preemptions: decimal(values.preemptions),
+            gpu: (s.exporter == Exporter::Dcgm).then(|| GpuPoint::of(&values.gpus)),
         });
     }
     series

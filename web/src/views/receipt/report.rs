@@ -9,9 +9,9 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use loadproof_core::receipt::{Axis, Encoding, Execution};
+use loadproof_core::receipt::{Axis, Encoding, Execution, TlsVerify};
 
-use super::figures::{LatencyCharts, SeriesChart, TimelineChart};
+use super::figures::{GpuChart, LatencyCharts, SeriesChart, TimelineChart};
 use super::model::{self, ReceiptModel};
 use super::statements::Statements;
 use crate::policy::summary;
@@ -40,6 +40,7 @@ pub fn Report(model: Arc<ReceiptModel>) -> impl IntoView {
         <LatencyCharts m=m.clone() />
         <TimelineChart m=m.clone() />
         <SeriesChart m=m.clone() />
+        <GpuChart m=m.clone() />
         <Engine m=m.clone() />
         <Agreement m=m.clone() />
         <Standings m=m.clone() />
@@ -796,6 +797,20 @@ fn SubjectCard(m: Arc<ReceiptModel>) -> impl IntoView {
                 <dd>{format!("{:?} {}", p.engine, opt(&p.client_version))}</dd>
                 <dt>"Endpoint"</dt>
                 <dd>{format!("{}{}", opt(&p.base_url), p.endpoint.clone().unwrap_or_default())}</dd>
+                <dt>"TLS"</dt>
+                <dd id="protocol-tls">
+                    {match &p.tls {
+                        None => "not used (plain http://)".to_owned(),
+                        Some(t) => match t.verify {
+                            TlsVerify::System => "certificates checked against the platform's trust store".to_owned(),
+                            TlsVerify::CaCert => format!(
+                                "certificates checked against the platform's store and a private CA (sha256 {})",
+                                t.ca_sha256.as_deref().unwrap_or("not stated")
+                            ),
+                            TlsVerify::Insecure => "NOT CHECKED (--insecure): anyone on the network path could have answered".to_owned(),
+                        },
+                    }}
+                </dd>
                 <dt>"Model field"</dt>
                 <dd>{opt(&p.model)}</dd>
                 <dt>"Requests"</dt>
