@@ -4,7 +4,8 @@
 For each rate, writes a uniform schedule (constant gaps), plans it with `loadproof plan`,
 starts `loadproof sim` with fast model knobs (so the server is not the bottleneck), fires the
 plan with `loadproof fire --engine vllm` (the real bench client from the vLLM lab) and with
-`--engine native`, and reads both receipts:
+`--engine native` (and each again over https, the sim serving a throwaway CA's certificate and
+the client trusting it with --ca-cert), and reads the receipts:
 
   * achieved rate = (requests sent - 1) / (last send - first send), the clients' own send times;
   * dispatch lag = send time - scheduled time, p50 / p99 / max. For the native engine both are
@@ -42,9 +43,10 @@ def uniform_trace(path, rate, seconds):
     return n
 
 
-def start_sim(lp):
+def start_sim(lp, tls_ca=None):
+    tls = ["--tls-self-signed", tls_ca] if tls_ca else []
     sim = subprocess.Popen([lp, "sim", "--port", "0", "--model", "sim", "--prefill-tokens-per-s", "100000000",
-                            "--decode-ms-per-seq", "0", "--max-num-seqs", "4096"],
+                            "--decode-ms-per-seq", "0", "--max-num-seqs", "4096", *tls],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     line = sim.stderr.readline().strip()
     url = line.removeprefix("loadproof sim listening on ").removesuffix(" (simulator, not vLLM)")
@@ -102,28 +104,34 @@ def main():
                        stdout=subprocess.DEVNULL)
         # native: the receipt written as a record stream while it fires (the default);
         # native-json: the v1 document written at the end — the cost of writing as it goes.
-        for engine in (["vllm"] if python else []) + ["native", "native-json"]:
-            sim, url = start_sim(lp)
+        # native-https / vllm-https: the same over TLS (the sim's throwaway CA, --ca-cert).
+        engines = (["vllm", "vllm-https"] if python else []) + ["native", "native-json", "native-https"]
+        for engine in engines:
+            ca = os.path.join(work, f"ca_{int(rate)}_{engine}.pem") if engine.endswith("-https") else None
+            sim, url = start_sim(lp, ca)
             try:
                 receipt_path = os.path.join(work, f"receipt_{int(rate)}_{engine}.json")
-                extra = ["--python", python] if engine == "vllm" else []
+                client = engine.removesuffix("-json").removesuffix("-https")
+                extra = ["--python", python] if client == "vllm" else []
                 if engine == "native-json":
                     extra = ["--form", "json"]
-                res = subprocess.run([lp, "fire", plan_dir, "--endpoint", url, "--engine", engine.removesuffix("-json"),
+                if ca:
+                    extra += ["--ca-cert", ca]
+                res = subprocess.run([lp, "fire", plan_dir, "--endpoint", url, "--engine", client,
                                       "--out", receipt_path, *extra], env=env, capture_output=True, text=True)
                 if not os.path.exists(receipt_path):
                     print(f"  {engine}: no receipt (fire exit {res.returncode}): {res.stderr.strip()[-300:]}",
                           file=sys.stderr)
                     continue
                 receipt = load_receipt(lp, receipt_path)
-                if engine == "vllm":
+                if client == "vllm":
                     lags, first, last, sent, ok = lags_vllm(receipt, plan_dir)
                 else:
                     lags, first, last, sent, ok = lags_native(receipt)
                 achieved = (sent - 1) / (last - first) if last > first else float("nan")
                 rows.append((rate, engine, n, sent, ok, achieved, pct(lags, 0.5) * 1e3, pct(lags, 0.99) * 1e3,
                              lags[-1] * 1e3, res.returncode))
-                print(f"  {engine:6} @ {rate:6.0f} req/s: achieved {achieved:9.2f}, lag p50 {pct(lags, .5) * 1e3:7.3f} ms "
+                print(f"  {engine:12} @ {rate:6.0f} req/s: achieved {achieved:9.2f}, lag p50 {pct(lags, .5) * 1e3:7.3f} ms "
                       f"p99 {pct(lags, .99) * 1e3:7.3f} ms max {lags[-1] * 1e3:8.3f} ms, ok {ok}/{n}, fire exit {res.returncode}",
                       file=sys.stderr)
             finally:
@@ -132,14 +140,20 @@ def main():
     print("| target req/s | client | requests | sent | ok | achieved req/s | lag p50 ms | lag p99 ms | lag max ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     for rate, engine, n, sent, ok, achieved, p50, p99, mx, rc in rows:
-        name = {"vllm": "vllm bench serve", "native": "loadproof native (stream receipt)",
-                "native-json": "loadproof native (v1 document)"}[engine]
+        name = {"vllm": "vllm bench serve", "vllm-https": "vllm bench serve, https",
+                "native": "loadproof native (stream receipt)",
+                "native-json": "loadproof native (v1 document)",
+                "native-https": "loadproof native, https (stream receipt)"}[engine]
         print(f"| {rate:.0f} | {name} | {n} | {sent} | {ok} | {achieved:.1f} | {p50:.3f} | {p99:.3f} | {mx:.3f} |")
     by = {(r[0], r[1]): r for r in rows}
     for rate in sorted({r[0] for r in rows}):
         v, nat = by.get((rate, "vllm")), by.get((rate, "native"))
         if v and nat and nat[7] > 0:
             print(f"\n{rate:.0f} req/s: lag p99 vllm/native = {v[7] / nat[7]:.1f}x; achieved vllm {v[5]:.1f} vs native {nat[5]:.1f}")
+        tls = by.get((rate, "native-https"))
+        if tls and nat and nat[7] > 0:
+            print(f"{rate:.0f} req/s: native lag p99 over https {tls[7]:.3f} ms vs plain http {nat[7]:.3f} ms "
+                  f"({tls[7] / nat[7]:.2f}x); achieved {tls[5]:.1f} vs {nat[5]:.1f} req/s")
         doc = by.get((rate, "native-json"))
         if doc and nat:
             print(f"{rate:.0f} req/s: native lag p99 with the receipt streamed {nat[7]:.3f} ms vs written at the end "

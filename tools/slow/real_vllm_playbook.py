@@ -60,6 +60,71 @@ def gate(lp, upstream, port):
     return proc, url
 
 
+def no_secret(lp, key, receipt, outputs, what):
+    """The key appears in no byte of the receipt (as written and as its v1 JSON) nor of fire's
+    output."""
+    as_json = receipt + ".v1.json"
+    subprocess.run([lp, "receipt", "upgrade", receipt, "--form", "json", "--out", as_json],
+                   check=True, stdout=subprocess.DEVNULL)
+    places = [open(receipt, "rb").read(), open(as_json, "rb").read(), *outputs]
+    check(all(key.encode() not in p for p in places), f"{what}: the API key is in no artifact")
+
+
+def real_endpoint(lp, work, port, upstream, plan_dir):
+    """Real endpoints against real vLLM: the lab server restarted with an API key (VLLM_API_KEY in
+    its environment, as `--api-key`), `loadproof gate` serving https with a throwaway CA and
+    holding the key, the real bench client fired through it over TLS (`--ca-cert`, which the
+    vllm engine passes on as SSL_CERT_FILE) under the gate's lease; then the native client fired
+    straight at vLLM with the key from the environment, and once without it (401: unreachable)."""
+    key = "slow-tier-" + os.urandom(12).hex()
+    env = {**os.environ, "LAB_VLLM_KEY": key}
+    subprocess.run(["bash", SERVE, "stop", str(port)], check=False)
+    subprocess.run(["bash", SERVE, "start", str(port)], check=True, env={**os.environ, "VLLM_API_KEY": key})
+    ca = os.path.join(work, "gate-ca.pem")
+    proc = subprocess.Popen([lp, "gate", "--upstream", upstream, "--port", "0", "--tls-self-signed", ca,
+                             "--upstream-api-key-env", "LAB_VLLM_KEY",
+                             "--model-revision", REVISION, "--gpu-sku", GPU],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    first = proc.stderr.readline().strip()
+    url = first.removeprefix("loadproof gate listening on ").split(" ")[0]
+    check(url.startswith("https://"), f"the gate serves https ({first})")
+    path = os.path.join(work, "receipt-tls-gate-vllm.receipt")
+    try:
+        res = subprocess.run([lp, "fire", plan_dir, "--endpoint", url, "--engine", "vllm",
+                              "--python", os.environ["VLLM_LAB_PYTHON"],
+                              "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"], "--ca-cert", ca,
+                              "--acquire-lease", "120", "--model-revision", REVISION, "--gpu-sku", GPU,
+                              "--out", path], capture_output=True, env=os.environ)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    print(f"vllm bench serve over https through the gate (key held by the gate): exit {res.returncode}")
+    check(res.returncode == 0, "the real bench client fired over TLS through the gate under its lease")
+    audit = json.loads(subprocess.run([lp, "receipt", "audit", path, "--json"], capture_output=True,
+                                      text=True).stdout)
+    refused = sorted(n for n, s in audit["standings"].items() if not s["positive"])
+    print(f"  audit: qualified={audit['qualified']} refused={refused}")
+    check(not (set(refused) - ENVIRONMENTAL), f"no standing refused beyond the environmental ones ({refused})")
+    no_secret(lp, key, path, [res.stdout, res.stderr], "vllm engine through the TLS gate")
+    receipt = json.loads(open(path + ".v1.json").read())
+    check(receipt["protocol"].get("tls", {}).get("verify") == "ca_cert", "protocol.tls records the private CA")
+
+    direct = os.path.join(work, "receipt-api-key-native.receipt")
+    res = subprocess.run([lp, "fire", plan_dir, "--endpoint", upstream, "--engine", "native",
+                          "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"], "--api-key-env", "LAB_VLLM_KEY",
+                          "--out", direct], capture_output=True, env=env)
+    print(f"native client straight at vLLM with --api-key-env: exit {res.returncode}")
+    check(res.returncode == 0, "the native client fired at a key-protected vLLM with the key from the environment")
+    audit = json.loads(subprocess.run([lp, "receipt", "audit", direct, "--json"], capture_output=True,
+                                      text=True).stdout)
+    check(audit["standings"]["counter_agreement"]["positive"], "the engine's counters agree with the client's")
+    no_secret(lp, key, direct, [res.stdout, res.stderr], "native engine with --api-key-env")
+    denied = subprocess.run([lp, "fire", plan_dir, "--endpoint", upstream, "--engine", "native",
+                             "--out", os.path.join(work, "receipt-no-key.receipt")], capture_output=True, text=True)
+    check(denied.returncode == 1 and "HTTP 401" in denied.stderr,
+          f"without the key the endpoint answers 401: a receipt of an unreachable endpoint ({denied.stderr.strip()[-120:]})")
+
+
 def main():
     lp, work, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
     upstream = f"http://127.0.0.1:{port}"
@@ -120,6 +185,8 @@ def main():
         environmental = any(f"standing {n} " in res.stderr or f"{n}:" in res.stderr for n in ENVIRONMENTAL)
         check(res.returncode == 1 and environmental,
               "playbook row refused only for an environmental standing (arrival/occupancy on 2 cores)")
+
+    real_endpoint(lp, work, port, upstream, plan_dir)
 
     if FAILURES:
         print(f"\n{len(FAILURES)} real-vLLM playbook checks FAILED:")
