@@ -155,8 +155,9 @@ pub struct TrustArgs {
     /// endpoints and /metrics URLs (recorded in the receipt's protocol by its sha256).
     #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
     pub ca_cert: Option<PathBuf>,
-    /// Check no TLS certificate: anyone on the network path could answer. The receipt's
-    /// protocol records it and the audit names it as a caveat.
+    /// Check no TLS certificate: anyone on the network path could answer. Recorded — by fire
+    /// in the receipt's protocol, by the gate in its /metrics (`loadproof_gate_info{upstream_tls}`)
+    /// — and named by the audit as a caveat.
     #[arg(long)]
     pub insecure: bool,
 }

@@ -14,6 +14,7 @@ use loadproof_core::receipt::Receipt;
 
 use crate::args::{AuditArgs, PolicyArgs};
 use crate::input::{read_policy, read_receipt};
+use crate::render::{escape_controls, printable};
 
 /// Reads and audits a receipt against the reviewer's policy; an unreadable file, a
 /// non-receipt or a bad policy is bad input (exit 2).
@@ -36,7 +37,7 @@ pub fn audit(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode> {
     if args.json {
         json(&audit, out)?;
     } else {
-        render(&args.receipt, &receipt, &audit, out)?;
+        render(&args.receipt, &receipt, &printable(&audit), out)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -46,7 +47,14 @@ pub fn capture_check(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode>
     let (_, audit) = load(&args.receipt, &args.policy)?;
     if args.json {
         json(&audit, out)?;
-    } else if audit.captured {
+        return Ok(if audit.captured {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        });
+    }
+    let audit = printable(&audit);
+    if audit.captured {
         writeln!(
             out,
             "captured: {} (this says nothing about qualification: `receipt qualify`)",
@@ -70,7 +78,7 @@ pub fn qualify(args: &AuditArgs, out: &mut impl Write) -> Result<ExitCode> {
     if args.json {
         json(&audit, out)?;
     } else {
-        verdict(&audit, out)?;
+        verdict(&printable(&audit), out)?;
     }
     Ok(if audit.qualified {
         ExitCode::SUCCESS
@@ -116,7 +124,7 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
         out,
         "receipt {}  (protocol {}{})",
         path.display(),
-        r.protocol.key,
+        escape_controls(&r.protocol.key),
         if a.simulator {
             "; endpoint is loadproof sim, a simulator"
         } else {

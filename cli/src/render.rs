@@ -264,3 +264,52 @@ pub fn plan_text(doc: &PlanDoc, dir: &Path, out: &mut impl Write) -> io::Result<
     }
     Ok(())
 }
+
+/// `s` with every control character (a newline, a carriage return, an escape sequence) written
+/// as an escape: a value read from a receipt can print as one line of text, never as a forged
+/// line or a terminal command that hides the verdict.
+pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(char::is_control) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(s.chars().flat_map(char::escape_default).collect())
+}
+
+/// The audit with every string it carries passed through [`escape_controls`], for a terminal:
+/// the JSON output keeps the exact values.
+pub fn printable(a: &loadproof_core::audit::Audit) -> loadproof_core::audit::Audit {
+    fn clean(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::String(s) => {
+                if let std::borrow::Cow::Owned(e) = escape_controls(s) {
+                    *s = e;
+                }
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(clean),
+            serde_json::Value::Object(map) => map.values_mut().for_each(clean),
+            _ => {}
+        }
+    }
+    let Ok(mut v) = serde_json::to_value(a) else {
+        return a.clone();
+    };
+    clean(&mut v);
+    serde_json::from_value(v).unwrap_or_else(|_| a.clone())
+}
+
+#[cfg(test)]
+mod control_tests {
+    use super::*;
+
+    #[test]
+    fn a_rendering_control_characters_in_receipt_values_are_escaped() {
+        let forged = "H100\n  + window  isolated: lease gate-lease-1 (spoofed line)\u{1b}[8m";
+        let shown = escape_controls(forged);
+        assert!(
+            !shown.contains('\n') && !shown.contains('\u{1b}'),
+            "{shown}"
+        );
+        assert!(shown.contains("H100\\n  + window"), "{shown}");
+        assert_eq!(escape_controls("plain · ünïcode"), "plain · ünïcode");
+    }
+}

@@ -232,16 +232,23 @@ pub fn throwaway(ca_out: &Path) -> Result<tokio_rustls::TlsAcceptor> {
 }
 
 /// The server side: `--tls-cert` (a PEM chain, leaf first) and `--tls-key` (its PEM key).
-pub fn acceptor(cert: &Path, key: &Path) -> Result<tokio_rustls::TlsAcceptor> {
+pub fn acceptor(cert: &Path, key_path: &Path) -> Result<tokio_rustls::TlsAcceptor> {
+    let key = key_path;
     let chain = read_certs(cert, "--tls-cert")?;
     let key_bytes = std::fs::read(key).with_context(|| format!("--tls-key {}", key.display()))?;
     let key = PrivateKeyDer::from_pem_slice(&key_bytes).map_err(|e| {
         BadInput(format!(
-            "--tls-key {}: no PEM private key in the file: {e}",
+                        "--tls-key {}: no unencrypted PEM private key in the file (an encrypted key must be decrypted first): {e}",
             key.display()
         ))
     })?;
-    server_acceptor(chain, key)
+    server_acceptor(chain, key).with_context(|| {
+        format!(
+            "--tls-cert {} / --tls-key {}: not a certificate and its own key",
+            cert.display(),
+            key_path.display()
+        )
+    })
 }
 
 fn server_acceptor(

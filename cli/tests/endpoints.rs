@@ -381,3 +381,115 @@ fn a_gate_serves_tls_and_forwards_to_a_tls_upstream() {
     let lease: serde_json::Value = serde_json::from_str(lease_block.as_str().unwrap()).unwrap();
     assert_eq!(lease["route"], gate.url.as_str(), "{lease:#}");
 }
+
+/// Adversarial pass, finding 10: `--endpoint http://user:password@host` fired, and the password
+/// was written into the receipt nine times.
+#[test]
+fn a_secret_userinfo_in_endpoint_is_refused() {
+    let dir = planned_dir("userinfo", 2);
+    let out = dir.join("r.receipt");
+    let plan = dir.join("plan");
+    for (flag, url) in [
+        ("--endpoint", "http://user:hunter2@127.0.0.1:9"),
+        ("--metrics-url", "http://user:hunter2@127.0.0.1:9/metrics"),
+        ("--dcgm-url", "http://user:hunter2@127.0.0.1:9/metrics"),
+    ] {
+        let mut args = vec!["fire", s(&plan), "--engine", "native", "--out", s(&out)];
+        if flag == "--endpoint" {
+            args.extend(["--endpoint", url]);
+        } else {
+            args.extend(["--endpoint", "http://127.0.0.1:9", flag, url]);
+        }
+        let r = run(&args);
+        assert_eq!(r.status.code(), Some(2), "{flag}: {}", stderr(&r));
+        assert!(stderr(&r).contains("credentials in the URL are refused"));
+        assert!(!stderr(&r).contains("hunter2"));
+        assert!(!out.exists());
+    }
+}
+
+/// Adversarial pass, findings 3 and 9: a gate that does not check its https upstream was
+/// recorded nowhere, and an upper-case `HTTPS://` endpoint used TLS but recorded none.
+#[test]
+fn a_caveat_gate_insecure_upstream_is_named_and_an_upper_case_scheme_is_recorded() {
+    let _turn = turn();
+    let dir = planned_dir("gate-insecure", 12);
+    let (_ca, cert, key) = throwaway_ca(&dir);
+    let mut extra: Vec<&str> = FAST.to_vec();
+    extra.extend(["--tls-cert", s(&cert), "--tls-key", s(&key)]);
+    let sim = Sim::start(&extra);
+    let gate = Gate::start(&sim.url, &["--insecure"], &[]);
+    let out = dir.join("gate.receipt");
+    let r = run(&fire_args(
+        &dir.join("plan"),
+        &gate.url,
+        &out,
+        &["--acquire-lease", "60"],
+    ));
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let audit = audit_json(&out);
+    let caveats = audit["caveats"].as_array().expect("a caveat");
+    assert!(
+        caveats.iter().any(|c| c
+            .as_str()
+            .unwrap()
+            .contains("did not check its upstream's TLS certificate")),
+        "{caveats:?}"
+    );
+
+    let upper = sim.url.replace("https://", "HTTPS://");
+    let out = dir.join("upper.receipt");
+    let r = run(&fire_args(&dir.join("plan"), &upper, &out, &["--insecure"]));
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    assert_eq!(
+        receipt_json(&dir, &out)["protocol"]["tls"]["verify"],
+        "insecure"
+    );
+}
+
+/// Adversarial pass, finding 11: a scraped URL answering 300 MB pushed fire to 3.4 GB. A body
+/// over the cap is a failed scrape, by name.
+#[test]
+fn a_scrape_body_over_the_cap_is_unread_not_oom() {
+    use std::io::{Read as _, Write as _};
+    let _turn = turn();
+    let dir = planned_dir("huge-body", 6);
+    let sim = Sim::start(&FAST);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let huge = format!("http://{}/metrics", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            std::thread::spawn(move || {
+                let mut head = [0u8; 4096];
+                let _ = stream.read(&mut head);
+                let size: usize = 80 << 20;
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n"
+                );
+                let chunk = vec![b'#'; 1 << 20];
+                for _ in 0..80 {
+                    if stream.write_all(&chunk).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    let out = dir.join("r.receipt");
+    let r = run(&fire_args(
+        &dir.join("plan"),
+        &sim.url,
+        &out,
+        &["--dcgm-url", &huge],
+    ));
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let audit = audit_json(&out);
+    let e = &audit["gpu"]["exporters"][0];
+    assert_eq!(e["readable"], 0, "{e:#}");
+    assert!(
+        e["reason"].as_str().unwrap().contains("larger than 64 MiB"),
+        "{e:#}"
+    );
+}

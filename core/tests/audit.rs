@@ -1452,3 +1452,215 @@ fn a_dcgm_exporters_model_name_establishes_the_gpu_and_its_telemetry_is_read() {
         e.reason
     );
 }
+
+/// The positive receipt with no source stating the GPU, the receipt stating an H100.
+fn stating_an_h100() -> Native {
+    let mut n = Native::positive();
+    for (_, _, body) in &mut n.scrapes {
+        if let Some(b) = body {
+            *b = b.replace("gpu_sku=\"none\",", "");
+        }
+    }
+    n.subject.gpu_sku = known("NVIDIA H100 80GB HBM3");
+    n
+}
+
+/// Adversarial pass, finding 1: loadproof sim's own simulated exporter, attached to a real
+/// vLLM's receipt, established an H100 and the receipt qualified.
+#[test]
+fn a_subject_simulated_dcgm_never_establishes_a_real_gpu() {
+    let simulated = DCGM_H100X2
+        .lines()
+        .map(
+            |l| match l.strip_prefix("# HELP ").and_then(|r| r.split_once(' ')) {
+                Some((name, help)) => format!("# HELP {name} SIMULATED by loadproof sim: {help}"),
+                None => l.to_owned(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    assert!(simulated.contains("# HELP DCGM_FI_DEV_GPU_UTIL SIMULATED by loadproof sim"));
+    let r = with_dcgm(
+        stating_an_h100().receipt(),
+        "http://127.0.0.1:9/dcgm/metrics",
+        &simulated,
+    );
+    let a = audit(&r);
+    assert!(!a.qualified);
+    let (pos, why) = standing(&a, "subject");
+    assert!(!pos);
+    assert!(
+        why.contains("is a simulated GPU exporter") && why.contains("engine \"vllm\""),
+        "{why}"
+    );
+    assert!(a.gpu.unwrap().exporters[0].simulated);
+}
+
+/// Adversarial pass, finding 1: an exporter anyone can point at — idle through the run, or read
+/// once before it — established the GPU.
+#[test]
+fn a_subject_idle_dcgm_cannot_establish_gpu_sku() {
+    let idle = DCGM_H100X2
+        .lines()
+        .map(|l| match l.strip_prefix("DCGM_FI_DEV_GPU_UTIL{") {
+            Some(rest) => format!(
+                "DCGM_FI_DEV_GPU_UTIL{{{}}} 0",
+                rest.rsplit_once("} ").unwrap().0
+            ),
+            None => l.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n";
+    let r = with_dcgm(
+        stating_an_h100().receipt(),
+        "http://203.0.113.9:9400/metrics",
+        &idle,
+    );
+    let a = audit(&r);
+    let (pos, why) = standing(&a, "subject");
+    assert!(!pos, "{why}");
+    assert!(
+        why.contains("established by nothing the server answered: gpu_sku"),
+        "{why}"
+    );
+    let e = &a.gpu.as_ref().unwrap().exporters[0];
+    assert!(e.not_evidence.as_deref().unwrap().contains("idle"), "{e:?}");
+
+    // Read only before the run.
+    let mut r = with_dcgm(
+        stating_an_h100().receipt(),
+        "http://203.0.113.9:9400/metrics",
+        DCGM_H100X2,
+    );
+    r.scrapes.retain(|s| {
+        s.exporter != loadproof_core::receipt::Exporter::Dcgm || s.phase == Phase::Before
+    });
+    let a = audit(&r.with_capture());
+    let (pos, _) = standing(&a, "subject");
+    assert!(!pos);
+    let e = &a.gpu.as_ref().unwrap().exporters[0];
+    assert!(
+        e.not_evidence
+            .as_deref()
+            .unwrap()
+            .contains("before, during and after"),
+        "{e:?}"
+    );
+
+    // A GPU that names no model leaves the exporter's word incomplete.
+    let unnamed = DCGM_H100X2.replace(
+        "gpu=\"1\",UUID=\"GPU-9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b\",pci_bus_id=\"00000000:43:00.0\",device=\"nvidia1\",modelName=\"NVIDIA H100 80GB HBM3\"",
+        "gpu=\"1\",UUID=\"GPU-9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b\",pci_bus_id=\"00000000:43:00.0\",device=\"nvidia1\",modelName=\"\"",
+    );
+    let a = audit(&with_dcgm(
+        stating_an_h100().receipt(),
+        "http://10.0.0.7:9400/metrics",
+        &unnamed,
+    ));
+    let (pos, _) = standing(&a, "subject");
+    assert!(!pos);
+    let e = &a.gpu.as_ref().unwrap().exporters[0];
+    assert!(
+        e.not_evidence
+            .as_deref()
+            .unwrap()
+            .contains("names no model"),
+        "{e:?}"
+    );
+}
+
+/// Adversarial pass, finding 5: only each URL's first scrape was read for the subject; later
+/// scrapes naming another GPU and revision went unnoticed.
+#[test]
+fn a_subject_a_url_that_changes_its_subject_mid_run_refuses() {
+    let mut n = Native::positive();
+    for (i, (_, _, body)) in n.scrapes.iter_mut().enumerate() {
+        if let Some(b) = body
+            && i > 0
+        {
+            *b = b.replace("gpu_sku=\"none\"", "gpu_sku=\"B200\"");
+        }
+    }
+    let (pos, why) = standing(&n.audit(), "subject");
+    assert!(!pos);
+    assert!(
+        why.contains("changed what it says it is (gpu_sku \"none\" then \"B200\")"),
+        "{why}"
+    );
+}
+
+/// Adversarial pass, finding 6: `protocol.tls` edited away from an `--insecure` run, or absent
+/// beside an https:// URL, went unnoticed.
+#[test]
+fn a_protocol_tls_contradicting_command_or_scheme_is_inconsistent() {
+    let mut r = Native::positive().receipt();
+    r.protocol.base_url = Some("https://127.0.0.1:8000".into());
+    r.protocol = r.protocol.clone().sealed();
+    let a = audit(&r);
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("used https:// but protocol.tls is absent")),
+        "{:?}",
+        a.inconsistencies
+    );
+    let mut r = Native::positive().receipt();
+    r.provenance.command.push("--insecure".into());
+    r.protocol.tls = Some(loadproof_core::receipt::Tls {
+        verify: loadproof_core::receipt::TlsVerify::System,
+        ca_sha256: None,
+    });
+    r.protocol = r.protocol.clone().sealed();
+    let a = audit(&r);
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("asked for --insecure but protocol.tls does not record it")),
+        "{:?}",
+        a.inconsistencies
+    );
+    assert!(!a.qualified);
+    assert!(a.statements.iter().any(|s| s.field == "protocol.tls"));
+}
+
+/// Adversarial pass, finding 7: a `/v1/models` list without the receipt's model said nothing.
+#[test]
+fn a_subject_models_list_without_the_model_conflicts() {
+    let mut r = Native::positive().receipt();
+    r.evidence.insert(
+        block::MODELS.to_owned(),
+        Evidence::of(br#"{"object":"list","data":[{"id":"other-model"}]}"#),
+    );
+    let (pos, why) = standing(&audit(&r.with_capture()), "subject");
+    assert!(!pos);
+    assert!(
+        why.contains("GET /v1/models lists only [\"other-model\"]"),
+        "{why}"
+    );
+}
+
+/// Adversarial pass, finding 8: one replica scraped under two spellings of its URL was summed
+/// twice (engine counted double what the client sent).
+#[test]
+fn a_counter_two_spellings_of_one_replica_are_not_summed() {
+    let mut r = Native::positive().receipt();
+    let twins: Vec<Scrape> = r
+        .scrapes
+        .iter()
+        .map(|s| Scrape {
+            url: "http://localhost:8000/metrics".into(),
+            ..s.clone()
+        })
+        .collect();
+    r.scrapes.extend(twins);
+    let a = audit(&r.with_capture());
+    assert_eq!(a.engine.generation_tokens_delta, None);
+    assert!(
+        a.engine.reason.contains("report one process"),
+        "{}",
+        a.engine.reason
+    );
+    assert!(!a.qualified);
+}

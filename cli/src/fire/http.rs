@@ -151,14 +151,26 @@ fn http_uri(url: &str) -> Result<hyper::Uri, String> {
     Ok(uri)
 }
 
-/// The status and the whole body of `response`.
+/// The largest body read (a vLLM `/metrics` is ~100 KB): a server that answers more is not
+/// read, so it cannot exhaust the firing machine's memory.
+pub const MAX_BODY_BYTES: usize = 64 << 20;
+
+/// The status and the whole body of `response`, up to [`MAX_BODY_BYTES`].
 async fn whole(response: hyper::Response<hyper::body::Incoming>) -> Result<(u16, Vec<u8>), String> {
     let status = response.status().as_u16();
-    let body = response
-        .into_body()
+    let body = http_body_util::Limited::new(response.into_body(), MAX_BODY_BYTES)
         .collect()
         .await
-        .map_err(|e| format!("reading the body: {e}"))?
+        .map_err(|e| {
+            if e.is::<http_body_util::LengthLimitError>() {
+                format!(
+                    "the body is larger than {} MiB: not read",
+                    MAX_BODY_BYTES >> 20
+                )
+            } else {
+                format!("reading the body: {e}")
+            }
+        })?
         .to_bytes();
     Ok((status, body.to_vec()))
 }

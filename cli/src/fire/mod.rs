@@ -205,10 +205,39 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
         )
         .into());
     }
+    // A password in a URL would be written into the receipt (the URL is the protocol's and
+    // every scrape's): refused, with where a secret goes instead.
+    for (flag, url) in
+        std::iter::once(("--endpoint", &endpoint)).chain(metrics_urls.iter().map(|t| {
+            (
+                if t.exporter == Exporter::Dcgm {
+                    "--dcgm-url"
+                } else {
+                    "--metrics-url"
+                },
+                &t.url,
+            )
+        }))
+    {
+        if url
+            .parse::<hyper::Uri>()
+            .ok()
+            .and_then(|u| u.authority().map(|a| a.as_str().contains('@')))
+            .unwrap_or(false)
+        {
+            return Err(BadInput(format!(
+                "{flag}: credentials in the URL are refused (the URL is written into the receipt); pass an API key with --api-key-env NAME"
+            ))
+            .into());
+        }
+    }
     let client_tls = args.trust.trust().client()?;
     let https = std::iter::once(&endpoint)
         .chain(metrics_urls.iter().map(|t| &t.url))
-        .any(|u| u.starts_with("https://"));
+        .any(|u| {
+            u.get(..8)
+                .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+        });
     let tls = (https || args.trust.insecure || args.trust.ca_cert.is_some())
         .then(|| client_tls.record.clone());
     // Bad KEY=VALUE pairs are usage errors: found before anything is fired.
@@ -530,7 +559,12 @@ async fn fire_async(
             first
         }
         Ok((status, _)) => {
-            let execution = unreachable(format!("HTTP {status}"));
+            let execution = unreachable(match status {
+                401 | 403 if stated.api_key.is_none() => {
+                    format!("HTTP {status} (the server wants an API key: pass --api-key-env NAME)")
+                }
+                _ => format!("HTTP {status}"),
+            });
             return Ok((
                 bare_receipt(args, stated, plan, execution, evidence, notes),
                 None,
@@ -538,7 +572,20 @@ async fn fire_async(
             ));
         }
         Err(cause) => {
-            let execution = unreachable(cause);
+            let hint = if cause.contains("UnknownIssuer")
+                || cause.contains("invalid peer certificate")
+            {
+                match &args.trust.ca_cert {
+                    Some(ca) => format!(
+                        " (the certificate is not signed by --ca-cert {} nor by the platform's trust store)",
+                        ca.display()
+                    ),
+                    None => " (trust the server's private CA with --ca-cert FILE, or, knowingly, --insecure)".to_owned(),
+                }
+            } else {
+                String::new()
+            };
+            let execution = unreachable(format!("{cause}{hint}"));
             return Ok((
                 bare_receipt(args, stated, plan, execution, evidence, notes),
                 None,

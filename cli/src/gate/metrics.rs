@@ -1,5 +1,5 @@
 //! The gateway's own `/metrics` lines, appended to the upstream's body (whose bytes are kept
-//! as they came): `loadproof_gate_info{upstream,version[,model_revision][,gpu_sku]}` (what the
+//! as they came): `loadproof_gate_info{upstream,version[,model_revision][,gpu_sku][,upstream_tls]}` (what the
 //! gateway's operator states about the upstream), `loadproof_gate_lease_active{lease_id}` (the
 //! lease that holds, the gateway's leases' `readback`) and `loadproof_gate_lease_refused_total`,
 //! each with `# HELP` and `# TYPE`. An OpenMetrics body's closing `# EOF` stays last.
@@ -20,6 +20,9 @@ pub struct GateLines<'a> {
     pub lease_active: Option<&'a str>,
     /// Requests refused with 423 so far.
     pub lease_refused: u64,
+    /// How the gateway checks an `https://` upstream's certificate (`system`, `ca_cert`,
+    /// `insecure`); `None` for a plain `http://` upstream.
+    pub upstream_tls: Option<&'a str>,
 }
 
 /// The upstream's `body` followed by the gateway's lines (a newline first when the body does
@@ -48,6 +51,7 @@ fn render(lines: &GateLines<'_>) -> String {
     let stated: String = [
         ("gpu_sku", lines.gpu_sku),
         ("model_revision", lines.model_revision),
+        ("upstream_tls", lines.upstream_tls),
     ]
     .into_iter()
     .filter_map(|(k, v)| v.map(|v| format!("{k}=\"{}\",", escape_label(v))))
@@ -98,6 +102,7 @@ mod tests {
         gpu_sku: None,
         lease_active: Some("gate-lease-1-7"),
         lease_refused: 3,
+        upstream_tls: None,
     };
 
     #[test]

@@ -116,6 +116,8 @@ impl GateConfig {
 /// What every request handler shares.
 struct App {
     upstream: Upstream,
+    /// How an `https://` upstream's certificate is checked, as `/metrics` states it.
+    upstream_tls: Option<&'static str>,
     stated: Stated,
     client: proxy::Client,
     lessor: Lessor,
@@ -147,7 +149,15 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
             "--upstream {upstream} is this gateway's own address ({scheme}://{local}): every request would come back to it"
         );
     }
+    let upstream_tls = cfg.upstream.base().starts_with("https://").then_some(
+        match cfg.upstream_tls.record.verify {
+            loadproof_core::receipt::TlsVerify::System => "system",
+            loadproof_core::receipt::TlsVerify::CaCert => "ca_cert",
+            loadproof_core::receipt::TlsVerify::Insecure => "insecure",
+        },
+    );
     let app = Arc::new(App {
+        upstream_tls,
         upstream: cfg.upstream,
         stated: cfg.stated,
         client: proxy::client(&cfg.upstream_tls, cfg.upstream_key.clone()),
@@ -295,6 +305,7 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
             gpu_sku: app.stated.gpu_sku.as_deref(),
             lease_active: active.as_deref(),
             lease_refused: app.lessor.refused(),
+            upstream_tls: app.upstream_tls,
         };
         return Ok(proxy::metrics(&app.client, &app.upstream, req, &app.gate_id, &lines).await);
     }

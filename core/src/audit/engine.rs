@@ -41,6 +41,9 @@ const SERIES: [&str; 8] = [
     KV_USAGE[1],
 ];
 
+/// The families besides [`SERIES`] that state what a server is (read in every scrape).
+const SUBJECT_FAMILIES: [&str; 2] = ["loadproof_sim_info", "loadproof_gate_info"];
+
 /// Engine counter deltas over the scrape envelope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EngineFacts {
@@ -58,7 +61,7 @@ pub struct EngineFacts {
     /// the client's distributions, never a cause of them.
     #[serde(default)]
     pub histograms: Vec<HistogramFacts>,
-    /// Each engine URL on its own (one per replica of a fleet), in URL order.
+    /// Each engine URL on its own (one per replica of a fleet), in the order first scraped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaFacts>,
 }
@@ -122,6 +125,15 @@ pub struct GpuExporterFacts {
     pub sm_clock_mhz: Option<(f64, f64)>,
     /// Why a scrape was unread, the first one.
     pub reason: String,
+    /// The exporter says it is simulated (loadproof sim's, or anything labelled so).
+    #[serde(default)]
+    pub simulated: bool,
+    /// Why its word on the GPU cannot establish the subject's `gpu_sku` (`None`: it can): it
+    /// did not cover the run (a readable before-, during- and after-scrape), its GPUs did
+    /// nothing while the run's requests were in flight, a GPU names no model, or it is
+    /// simulated. An exporter anyone can point at is evidence only when it saw this run's work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_evidence: Option<String>,
 }
 
 /// One URL's readback as a source of subject axes: what it says, and whether it may speak for
@@ -135,6 +147,8 @@ pub struct ReadbackSource {
     /// It served work in this run (generation or prompt tokens counted between the boundary
     /// scrapes).
     pub served: bool,
+    /// A later scrape said something else than the first: which, and what.
+    pub changed: Option<String>,
 }
 
 /// One engine latency histogram's growth between the boundary scrapes.
@@ -285,12 +299,19 @@ pub struct Readback {
     pub axes: BTreeMap<String, String>,
     /// Engine settings from `*config_info` families: name → (value, family).
     pub settings: BTreeMap<String, (String, String)>,
+    /// How a gate in front of it checks its upstream's certificate (`loadproof_gate_info`'s
+    /// `upstream_tls`), when it says.
+    pub upstream_tls: Option<String>,
 }
 
 impl Readback {
     fn of(m: &Exposition) -> Readback {
         let mut r = Readback::default();
         readback_from(m, &mut r.axes, &mut r.settings);
+        r.upstream_tls = m
+            .samples("loadproof_gate_info")
+            .find_map(|s| s.label("upstream_tls"))
+            .map(str::to_owned);
         r
     }
 }
@@ -304,6 +325,8 @@ pub struct DcgmRead {
     pub requested_ns: Option<i64>,
     /// The GPUs it reports.
     pub gpus: Result<Vec<dcgm::Gpu>, String>,
+    /// The body says it is simulated ([`dcgm::simulated`]).
+    pub simulated: bool,
 }
 
 impl ScrapeValues {
@@ -376,6 +399,10 @@ pub struct Scanned<'r> {
     by_url: BTreeMap<&'r str, (Vec<Read>, Vec<String>)>,
     /// What each engine URL says it is, from its first whole parse.
     readback: BTreeMap<&'r str, Readback>,
+    /// The first scrape of a URL that said something else, described.
+    changed: BTreeMap<&'r str, String>,
+    /// Engine URLs in the order first scraped (the order the firing side listed them).
+    order: Vec<&'r str>,
     /// Each GPU exporter's readings, in scrape order.
     dcgm: BTreeMap<&'r str, Vec<DcgmRead>>,
     leases: Vec<LeaseReading>,
@@ -436,6 +463,8 @@ impl<'r> Scanner<'r> {
             out: Scanned {
                 by_url: BTreeMap::new(),
                 readback: BTreeMap::new(),
+                changed: BTreeMap::new(),
+                order: Vec::new(),
                 dcgm: BTreeMap::new(),
                 leases: Vec::new(),
                 series: Vec::with_capacity(receipt.scrapes.len()),
@@ -480,15 +509,18 @@ impl<'r> Scanner<'r> {
         let lessor_family = self.lessor_family.clone();
         let lessor_family = lessor_family.as_deref();
         let mut names: Vec<&str> = SERIES.to_vec();
+        names.extend(SUBJECT_FAMILIES);
         names.extend(lessor_family);
         let end = self.next.saturating_add(count).min(receipt.scrapes.len());
         for (i, s) in receipt.scrapes.iter().enumerate().take(end).skip(self.next) {
             let bytes = self.body(i, s, block, sink);
             let read = if s.exporter == Exporter::Dcgm {
+                let mut simulated = false;
                 let gpus = bytes.and_then(|bytes| {
                     prometheus::parse(&bytes)
                         .map_err(|e| format!("scrape {i} ({:?}): {e}", s.phase))
                         .and_then(|m| {
+                            simulated = dcgm::simulated(&m);
                             dcgm::read(&m).map_err(|e| format!("scrape {i} ({:?}): {e}", s.phase))
                         })
                 });
@@ -500,6 +532,7 @@ impl<'r> Scanner<'r> {
                         phase: s.phase,
                         requested_ns: s.requested.map(|t| t.mono_ns),
                         gpus: gpus.clone(),
+                        simulated,
                     });
                 gpus.map(|gpus| ScrapeValues {
                     gpus,
@@ -573,19 +606,33 @@ impl<'r> Scanner<'r> {
     ) -> Result<ScrapeValues, String> {
         let out = &mut self.out;
         let url = s.url.as_str();
+        if !out.by_url.contains_key(url) {
+            out.order.push(url);
+        }
         let entry = out.by_url.entry(url).or_default();
         let read = bytes.and_then(|bytes| {
             // A during-run scrape is read for a few numbers once the URL's readback is taken:
             // every line is still checked, only those families are kept, and only the lines that
             // changed since the URL's last scrape are read again (`Rescan`).
+            // Every scrape's word on the subject is checked against the URL's first: a server
+            // that says one thing before the run and another during it speaks for nothing.
+            let phase = s.phase;
             let parsed = if s.phase == Phase::During && out.readback.contains_key(url) {
                 self.rescans
                     .entry(url)
                     .or_insert_with(|| prometheus::Rescan::new(names))
                     .scan(&bytes)
-                    .map(|m| (ScrapeValues::of(m, lessor_family), None))
+                    .map(|m| {
+                        if let Some(why) = changed_since(out.readback.get(url), m, i, phase) {
+                            out.changed.entry(url).or_insert(why);
+                        }
+                        (ScrapeValues::of(m, lessor_family), None)
+                    })
             } else {
                 prometheus::parse(&bytes).map(|m| {
+                    if let Some(why) = changed_since(out.readback.get(url), &m, i, phase) {
+                        out.changed.entry(url).or_insert(why);
+                    }
                     if !out.readback.contains_key(url) {
                         out.readback.insert(url, Readback::of(&m));
                     }
@@ -664,6 +711,8 @@ pub fn facts(
     let Scanned {
         by_url,
         mut readback,
+        mut changed,
+        order,
         dcgm,
         leases,
         ..
@@ -726,12 +775,51 @@ pub fn facts(
         };
         replicas.push(facts);
     }
+    // One process scraped under two URLs (`localhost` and `127.0.0.1`, say) would have its
+    // counters summed twice. Two replicas do not share a start time and every boundary count.
+    let mut started: Vec<(&str, Vec<Option<Decimal>>)> = Vec::new();
+    for (url, (reads, _)) in &by_url {
+        let Some(start) = reads.iter().find_map(|r| r.values.start) else {
+            continue;
+        };
+        let boundary = |phase: Phase| reads.iter().find(|r| r.phase == phase);
+        let key: Vec<Option<Decimal>> = [boundary(Phase::Before), boundary(Phase::After)]
+            .into_iter()
+            .flat_map(|r| {
+                [
+                    r.and_then(|r| r.values.generation),
+                    r.and_then(|r| r.values.prompt),
+                ]
+            })
+            .chain([Some(start)])
+            .collect();
+        let same = |a: &[Option<Decimal>], b: &[Option<Decimal>]| {
+            a.len() == b.len()
+                && a.iter().zip(b).all(|(x, y)| match (x, y) {
+                    (Some(x), Some(y)) => x.cmp_value(*y) == std::cmp::Ordering::Equal,
+                    (None, None) => true,
+                    _ => false,
+                })
+        };
+        if let Some((other, _)) = started.iter().find(|(_, k)| same(k, &key)) {
+            reasons.push(format!(
+                "{other} and {url} report one process (process_start_time_seconds {start} and the same counts before and after): one server scraped under two URLs would count its work twice, so the deltas are unread"
+            ));
+            continuous = false;
+            gen_total = None;
+            prompt_total = None;
+            preempt_total = None;
+        }
+        started.push((url, key));
+    }
     if by_url.is_empty() {
         reasons.push("no /metrics scrapes in the receipt".to_owned());
         gen_total = None;
         prompt_total = None;
         preempt_total = None;
     }
+    // In the order the firing side listed them: replica 1 is the first `--metrics-url`.
+    replicas.sort_by_key(|r| order.iter().position(|u| *u == r.url));
     let sources = replicas
         .iter()
         .map(|r| ReadbackSource {
@@ -739,6 +827,7 @@ pub fn facts(
             readback: readback.remove(r.url.as_str()).unwrap_or_default(),
             served: r.generation_tokens_delta.is_some_and(|d| d > 0)
                 || r.prompt_tokens_delta.is_some_and(|d| d > 0),
+            changed: changed.remove(r.url.as_str()),
         })
         .collect();
     let engine = EngineFacts {
@@ -857,8 +946,12 @@ fn gpu_facts(dcgm: &BTreeMap<&str, Vec<DcgmRead>>) -> Option<GpuFacts> {
             let mut max_util = None;
             let mut max_fb = None;
             let mut max_power = None;
-            let mut clocks: Option<(f64, f64)> = None;
+                        let mut clocks: Option<(f64, f64)> = None;
+            let mut simulated = false;
+            let mut all_named = true;
+                        let (mut before, mut during, mut after) = (false, false, false);
             for r in reads {
+                simulated |= r.simulated;
                 let list = match &r.gpus {
                     Ok(list) => list,
                     Err(why) => {
@@ -869,7 +962,13 @@ fn gpu_facts(dcgm: &BTreeMap<&str, Vec<DcgmRead>>) -> Option<GpuFacts> {
                         continue;
                     }
                 };
-                readable += 1;
+                                readable += 1;
+                all_named &= dcgm::every_gpu_named(list);
+                                match r.phase {
+                    Phase::Before => before = true,
+                    Phase::During => during = true,
+                    Phase::After => after = true,
+                }
                 gpus = gpus.max(list.len() as u64);
                 names.extend(dcgm::model_names(list));
                 for g in list {
@@ -891,8 +990,19 @@ fn gpu_facts(dcgm: &BTreeMap<&str, Vec<DcgmRead>>) -> Option<GpuFacts> {
                     }
                 }
             }
-            names.sort();
+                        names.sort();
             names.dedup();
+            let not_evidence = if simulated {
+                Some("it says it is simulated (no GPU is measured)".to_owned())
+                        } else if !(before && during && after) {
+                Some("it was not read before, during and after the run".to_owned())
+            } else if !max_util.is_some_and(|u: f64| u > 0.0) {
+                Some("its GPUs were idle in every scrape during the run: it saw none of this run's work".to_owned())
+            } else if !all_named {
+                Some("a GPU it reports names no model (modelName)".to_owned())
+            } else {
+                None
+            };
             GpuExporterFacts {
                 url: (*url).to_owned(),
                 model_names: names,
@@ -905,15 +1015,51 @@ fn gpu_facts(dcgm: &BTreeMap<&str, Vec<DcgmRead>>) -> Option<GpuFacts> {
                 max_fb_used_mib: max_fb,
                 max_power_w: max_power,
                 sm_clock_mhz: clocks,
-                reason: if reason.is_empty() {
+                                reason: if reason.is_empty() {
                     format!("{readable} readable scrapes")
                 } else {
                     reason
                 },
+                simulated,
+                not_evidence,
             }
         })
         .collect();
     Some(GpuFacts { exporters })
+}
+
+/// How scrape `i` differs from what its URL first said it is, if it does.
+fn changed_since(
+    first: Option<&Readback>,
+    m: &Exposition,
+    i: usize,
+    phase: Phase,
+) -> Option<String> {
+    let first = first?;
+    let now = Readback::of(m).axes;
+    if first.axes == now {
+        return None;
+    }
+    let moved: Vec<String> = first
+        .axes
+        .iter()
+        .filter(|(k, v)| now.get(*k) != Some(*v))
+        .map(|(k, v)| {
+            format!(
+                "{k} {v:?} then {:?}",
+                now.get(k).map_or("nothing", String::as_str)
+            )
+        })
+        .chain(
+            now.iter()
+                .filter(|(k, _)| !first.axes.contains_key(*k))
+                .map(|(k, v)| format!("{k} nothing then {v:?}")),
+        )
+        .collect();
+    Some(format!(
+        "its scrape {i} ({phase:?}) changed what it says it is ({})",
+        moved.join(", ")
+    ))
 }
 
 /// One incarnation across a URL's readable scrapes, described; or why not.

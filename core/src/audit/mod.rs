@@ -489,6 +489,7 @@ fn conclude(
         ledger_standing(&gate, side.ledger.as_ref()),
     );
 
+    let caveats = caveats(receipt, &eng.sources);
     let mut out = Audit {
         schema: AUDIT_SCHEMA.to_owned(),
         sealed: receipt.sealed(),
@@ -515,7 +516,7 @@ fn conclude(
         policy: policy.clone(),
         knobs,
         statements,
-        caveats: caveats(receipt),
+        caveats,
     };
     // 4. Derived numbers in the file are compared, never trusted.
     if let Some(stored) = &receipt.derived {
@@ -531,8 +532,16 @@ fn conclude(
 }
 
 /// What no standing decides but a reviewer must weigh.
-fn caveats(receipt: &Receipt) -> Vec<String> {
+fn caveats(receipt: &Receipt, sources: &[engine::ReadbackSource]) -> Vec<String> {
     let mut out = Vec::new();
+    for s in sources {
+        if s.readback.upstream_tls.as_deref() == Some("insecure") {
+            out.push(format!(
+                "the gate answering {} did not check its upstream's TLS certificate (gate --insecure): anyone on the path between the gate and the engine could have answered",
+                s.url
+            ));
+        }
+    }
     if let Some(tls) = &receipt.protocol.tls
         && tls.verify == crate::receipt::TlsVerify::Insecure
     {
@@ -607,6 +616,43 @@ fn foreign_work(client: Option<&ClientFacts>, engine: &EngineFacts) -> ForeignWo
     }
 }
 
+/// `protocol.tls` against what else the receipt says of the run: an `https://` URL with no TLS
+/// recorded, a private CA without its digest, a command line that asked for `--insecure` beside
+/// a record of checked certificates. (A forger who rewrites the command too is not caught here:
+/// how certificates were checked is the firing side's account until the server side signs.)
+fn tls_against_evidence(receipt: &Receipt) -> Vec<String> {
+    use crate::receipt::TlsVerify;
+    let p = &receipt.protocol;
+    let https = |u: &str| {
+        u.get(..8)
+            .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+    };
+    let mut out = Vec::new();
+    let used =
+        p.base_url.as_deref().is_some_and(https) || receipt.scrapes.iter().any(|s| https(&s.url));
+    match &p.tls {
+        None if used => out.push(
+            "the run used https:// but protocol.tls is absent: how certificates were checked is not stated"
+                .to_owned(),
+        ),
+        Some(t) if t.verify == TlsVerify::CaCert && t.ca_sha256.is_none() => out.push(
+            "protocol.tls says a private CA was trusted but names no ca_sha256".to_owned(),
+        ),
+        _ => {}
+    }
+    let asked_insecure = receipt.provenance.command.iter().any(|a| a == "--insecure");
+    if asked_insecure
+        && p.tls
+            .as_ref()
+            .is_none_or(|t| t.verify != TlsVerify::Insecure)
+    {
+        out.push(
+            "the command line asked for --insecure but protocol.tls does not record it".to_owned(),
+        );
+    }
+    out
+}
+
 /// Everything the receipt says that its evidence does not establish.
 fn statements(
     receipt: &Receipt,
@@ -639,6 +685,14 @@ fn statements(
             "the writer's flag; whether the endpoint is loadproof sim is read from its own /metrics"
                 .to_owned(),
     });
+    if let Some(tls) = &receipt.protocol.tls {
+        out.push(Statement {
+            field: "protocol.tls".to_owned(),
+            value: serde_json::to_string(tls).unwrap_or_default(),
+            why: "how the client checked certificates is the firing side's account; nothing the server signed vouches for it"
+                .to_owned(),
+        });
+    }
     for k in knobs.iter().filter(|k| k.status == "stated") {
         out.push(Statement {
             field: format!("subject.knobs.{}", k.name),
@@ -734,6 +788,7 @@ fn protocol_against_evidence(
         }
         _ => {}
     }
+    out.extend(tls_against_evidence(receipt));
     if let (Some(model), Some(served)) = (&p.model, readback.get("model"))
         && model != served
     {

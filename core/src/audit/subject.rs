@@ -72,8 +72,12 @@ pub fn read(receipt: &Receipt, block: &client::BlockReader<'_>, eng: &EngineSide
     let endpoint = receipt.protocol.base_url.as_deref().and_then(origin);
     let mut sources = Vec::new();
     let mut settings: BTreeMap<String, Vec<(String, String, String)>> = BTreeMap::new();
+    let mut conflicts = Vec::new();
     for s in &eng.sources {
         let name = format!("/metrics at {}", s.url);
+        if let Some(why) = &s.changed {
+            conflicts.push(format!("{name}: {why}"));
+        }
         let ours = endpoint.is_some() && origin(&s.url) == endpoint;
         let speaks = ours || s.served;
         if speaks {
@@ -101,32 +105,60 @@ pub fn read(receipt: &Receipt, block: &client::BlockReader<'_>, eng: &EngineSide
             speaks: true,
         });
     }
-    // A model the endpoint lists is a model it serves (its id is what requests name).
+    // A model the endpoint lists is a model it serves (its id is what requests name); a list
+    // that does not hold the receipt's model says the endpoint serves another.
     if let (Ok(bytes), Axis::Known { value, .. }) = (block(block::MODELS), &receipt.subject.model)
         && let Ok(v) = serde_json::from_slice::<serde_json::Value>(&bytes)
-        && v.get("data")
-            .and_then(serde_json::Value::as_array)
-            .is_some_and(|models| {
-                models
-                    .iter()
-                    .any(|m| m.get("id").and_then(serde_json::Value::as_str) == Some(value))
-            })
+        && let Some(models) = v.get("data").and_then(serde_json::Value::as_array)
     {
-        sources.push(Source {
-            name: "GET /v1/models".to_owned(),
-            axes: BTreeMap::from([("model".to_owned(), value.clone())]),
-            speaks: true,
-        });
+        let ids: Vec<&str> = models
+            .iter()
+            .filter_map(|m| m.get("id").and_then(serde_json::Value::as_str))
+            .collect();
+        if ids.contains(&value.as_str()) {
+            sources.push(Source {
+                name: "GET /v1/models".to_owned(),
+                axes: BTreeMap::from([("model".to_owned(), value.clone())]),
+                speaks: true,
+            });
+        } else if !ids.is_empty() {
+            conflicts.push(format!(
+                "model: the receipt says {value:?}, GET /v1/models lists only {ids:?}"
+            ));
+        }
     }
-    let mut conflicts = Vec::new();
+    let sim_engine = eng
+        .sources
+        .iter()
+        .any(|s| s.readback.axes.get("engine").map(String::as_str) == Some("loadproof sim"));
     for e in eng.gpu.iter().flat_map(|g| &g.exporters) {
         let name = format!("DCGM at {}", e.url);
+        // A simulated exporter is the simulator's word beside a simulator; beside a real engine
+        // it is a contradiction, never a GPU.
+        if e.simulated
+            && let Some(real) = eng.sources.iter().find(|s| {
+                s.readback
+                    .axes
+                    .get("engine")
+                    .is_some_and(|v| v != "loadproof sim")
+            })
+        {
+            conflicts.push(format!(
+                "gpu_sku: {name} is a simulated GPU exporter, but /metrics at {} reads back engine {:?}, not a simulator",
+                real.url,
+                real.readback.axes.get("engine").map_or("", String::as_str)
+            ));
+        }
+        let speaks = e.not_evidence.is_none() || (e.simulated && sim_engine);
         match e.model_names.as_slice() {
             [] => {}
             [one] => sources.push(Source {
-                name,
+                name: match &e.not_evidence {
+                    Some(why) if !speaks => format!("{name} (not evidence of the GPU: {why})"),
+                    _ => name,
+                },
                 axes: BTreeMap::from([("gpu_sku".to_owned(), one.clone())]),
-                speaks: true,
+                speaks,
             }),
             many => conflicts.push(format!(
                 "gpu_sku: {name} reports GPUs of {} models ({}): one gpu_sku cannot describe them",
