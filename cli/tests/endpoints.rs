@@ -65,30 +65,6 @@ impl Drop for Gate {
     }
 }
 
-fn fire_args<'a>(
-    plan: &'a Path,
-    endpoint: &'a str,
-    out: &'a Path,
-    extra: &[&'a str],
-) -> Vec<&'a str> {
-    let mut args = vec![
-        "fire",
-        s(plan),
-        "--endpoint",
-        endpoint,
-        "--engine",
-        "native",
-        "--scrape-interval-ms",
-        "100",
-        "--lag-bound-ms",
-        "50",
-        "--out",
-        s(out),
-    ];
-    args.extend_from_slice(extra);
-    args
-}
-
 #[test]
 fn a_tls_endpoint_with_a_private_ca_fires_audits_and_records_how_certificates_were_checked() {
     let _turn = turn();

@@ -80,20 +80,7 @@ impl Drop for Balancer {
 
 /// Fires `plan` at `endpoint` with one `--metrics-url` per replica; the exit code.
 fn fire(plan: &Path, endpoint: &str, replicas: &[String], out: &Path) -> i32 {
-    let mut args = vec![
-        "fire",
-        s(plan),
-        "--endpoint",
-        endpoint,
-        "--engine",
-        "native",
-        "--scrape-interval-ms",
-        "100",
-        "--lag-bound-ms",
-        "50",
-        "--out",
-        s(out),
-    ];
+    let mut args = fire_args(plan, endpoint, out, &[]);
     for r in replicas {
         args.extend(["--metrics-url", r.as_str()]);
     }

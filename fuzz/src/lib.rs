@@ -377,8 +377,18 @@ pub fn check_prometheus(data: &[u8]) {
             );
             return;
         }
-        Ok(parsed) => parsed,
+                Ok(parsed) => parsed,
     };
+    // The same body read as a DCGM exporter's: every GPU once, every model name non-empty.
+    let _ = loadproof_core::formats::dcgm::simulated(&parsed);
+    if let Ok(gpus) = loadproof_core::formats::dcgm::read(&parsed) {
+        let mut ids: Vec<&str> = gpus.iter().map(|g| g.id.as_str()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), gpus.len(), "a GPU read twice");
+        assert!(gpus.iter().all(|g| g.model_name.as_deref().is_none_or(|m| !m.trim().is_empty())));
+        let _ = loadproof_core::formats::dcgm::model_names(&gpus);
+    }
     let mut names: Vec<&str> = Vec::new();
     for family in parsed.families() {
         assert!((1..=n_lines).contains(&family.line));

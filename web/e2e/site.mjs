@@ -81,7 +81,15 @@ try {
     deepStrictEqual(await page.evaluate(() => window.loadproofAudit), expected);
     const banner = await page.innerText('#receipt-banner');
     const word = expected.qualified ? /\bQUALIFIED\b/ : /UNQUALIFIED/;
-    if (!word.test(banner)) throw new Error(`banner reads ${JSON.stringify(banner)}`);
+        if (!word.test(banner)) throw new Error(`banner reads ${JSON.stringify(banner)}`);
+    // The quick start fires over https with a private CA and scrapes a (simulated) DCGM exporter:
+    // the page says how certificates were checked and draws the GPU telemetry.
+    const tls = await page.innerText('#protocol-tls');
+    if (!/private CA/.test(tls)) throw new Error(`protocol TLS reads ${JSON.stringify(tls)}`);
+    if (!expected.gpu) throw new Error('the quick start receipt has no GPU telemetry');
+    await page.waitForSelector('#receipt-gpu canvas');
+    const gpuRows = await page.$$eval('#gpu-table tbody tr', (rows) => rows.length);
+    if (gpuRows !== expected.gpu.exporters.length) throw new Error(`GPU table has ${gpuRows} rows`);
     await shoot(page, 'receipt');
     await page.close();
   });

@@ -263,9 +263,14 @@ pub fn planned_dir(label: &str, n: u64) -> PathBuf {
     dir
 }
 
-/// `loadproof fire PLAN --endpoint ENDPOINT --engine native` with a 100 ms scrape interval, a
-/// 50 ms lag bound and `extra`, writing `out`; it must exit 0. `out`.
-pub fn fire_native(plan: &Path, endpoint: &str, out: &Path, extra: &[&str]) -> PathBuf {
+/// The arguments of `loadproof fire PLAN --endpoint ENDPOINT --engine native` with a 100 ms
+/// scrape interval, a 50 ms lag bound and `extra`, writing `out`.
+pub fn fire_args<'a>(
+    plan: &'a Path,
+    endpoint: &'a str,
+    out: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
     let mut args = vec![
         "fire",
         s(plan),
@@ -281,7 +286,12 @@ pub fn fire_native(plan: &Path, endpoint: &str, out: &Path, extra: &[&str]) -> P
         s(out),
     ];
     args.extend_from_slice(extra);
-    let result = run(&args);
+    args
+}
+
+/// [`fire_args`] run; it must exit 0. `out`.
+pub fn fire_native(plan: &Path, endpoint: &str, out: &Path, extra: &[&str]) -> PathBuf {
+    let result = run(&fire_args(plan, endpoint, out, extra));
     assert_eq!(result.status.code(), Some(0), "{}", stderr(&result));
     out.to_path_buf()
 }

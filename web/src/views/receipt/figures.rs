@@ -500,17 +500,29 @@ pub fn GpuChart(m: Arc<ReceiptModel>) -> impl IntoView {
                     {one(e.max_util_pct)}
                     {one(e.max_fb_used_mib)}
                     {one(e.max_power_w)}
-                    <td>{e.reason.clone()}</td>
+                                        <td>
+                        {format!(
+                            "{}{}{}",
+                            e.reason,
+                            if e.simulated { "; SIMULATED (no GPU measured)" } else { "" },
+                            e
+                                .not_evidence
+                                .as_ref()
+                                .map_or(String::new(), |w| format!("; not evidence of the GPU: {w}")),
+                        )}
+                    </td>
                 </tr>
             }
         })
         .collect_view();
     let side = view! {
+        <div class="scroll">
         <table id="gpu-table" class="compact">
             <caption>"Each DCGM exporter over the run (telemetry beside the engine's counters, never a cause of them)"</caption>
             {thead(&[Col::Text("exporter"), Col::Text("GPU model (modelName)"), Col::Num("GPUs"), Col::Num("samples"), Col::Num("mean util, %"), Col::Num("max util, %"), Col::Num("max memory used, MiB"), Col::Num("max power, W"), Col::Text("read")])}
-            <tbody>{rows}</tbody>
+                        <tbody>{rows}</tbody>
         </table>
+        </div>
     }
     .into_any();
     view! {
