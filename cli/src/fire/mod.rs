@@ -1213,6 +1213,15 @@ async fn fire_native(
         native::GENERATOR,
         inputs.schedule.chunk
     ));
+    if endpoint
+        .get(..8)
+        .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
+    {
+        notes.push(format!(
+            "{} connections were opened before the schedule's zero (concurrent GET /health), so TLS handshakes do not fall on the schedule",
+            native::WARM_CONNECTIONS
+        ));
+    }
     if outcome.interrupted {
         notes.push(format!(
             "interrupted (Ctrl-C): dispatching stopped, requests in flight had {} s to finish",
