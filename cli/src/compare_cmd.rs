@@ -57,7 +57,7 @@ pub fn compare_cmd(args: &CompareArgs, out: &mut impl Write) -> Result<ExitCode>
     if args.json {
         writeln!(out, "{}", c.to_json())?;
     } else {
-        render(&c, out)?;
+        render(&crate::render::printable(&c), out)?;
     }
     Ok(if c.comparable {
         ExitCode::SUCCESS

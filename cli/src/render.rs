@@ -275,9 +275,12 @@ pub fn escape_controls(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(s.chars().flat_map(char::escape_default).collect())
 }
 
-/// The audit with every string it carries passed through [`escape_controls`], for a terminal:
-/// the JSON output keeps the exact values.
-pub fn printable(a: &loadproof_core::audit::Audit) -> loadproof_core::audit::Audit {
+/// A report (an audit, a comparison) with every string it carries passed through
+/// [`escape_controls`], for a terminal: the JSON output keeps the exact values.
+pub fn printable<T>(a: &T) -> T
+where
+    T: serde::Serialize + serde::de::DeserializeOwned + Clone,
+{
     fn clean(v: &mut serde_json::Value) {
         match v {
             serde_json::Value::String(s) => {

@@ -81,7 +81,10 @@ pub fn matches(args: &PlaybookMatchArgs, out: &mut impl Write) -> Result<ExitCod
         serde_json::to_writer_pretty(&mut *out, &report).context("serializing the report")?;
         writeln!(out)?;
     } else {
-        render_match(&book, &report, &live.described, args.policy.as_deref(), out)?;
+        // Values from the playbook file and the live traffic print as one line each.
+        let report = crate::render::printable(&report);
+        let described = crate::render::escape_controls(&live.described);
+        render_match(&book, &report, &described, args.policy.as_deref(), out)?;
     }
     Ok(if report.selected.is_empty() {
         ExitCode::from(1)
@@ -137,7 +140,11 @@ fn render_match(
             }
         )?;
         if let Some(row) = book.rows().get(s.row.index) {
-            writeln!(out, "    {}", row.summary())?;
+            writeln!(
+                out,
+                "    {}",
+                crate::render::escape_controls(&row.summary())
+            )?;
         }
     }
     if !report.rejected.is_empty() {
