@@ -13,7 +13,8 @@ use std::time::Duration;
 use common::*;
 
 /// nginx in the foreground with a config of its own in `dir`, round robin over `replicas`;
-/// killed on drop. None when nginx is not installed (tools/install.sh installs it).
+/// one process (`master_process off`), so killing it on drop leaves no worker behind. Needs
+/// nginx (tools/install.sh installs it).
 struct Balancer {
     child: Child,
     url: String,
@@ -37,7 +38,7 @@ impl Balancer {
             .map(|r| format!("    server {r} max_fails=0;\n"))
             .collect();
         let conf = format!(
-            "worker_processes 1;\ndaemon off;\npid {pid};\nerror_log {log} warn;\nevents {{ worker_connections 1024; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {t}/body;\n  proxy_temp_path {t}/proxy;\n  fastcgi_temp_path {t}/fastcgi;\n  uwsgi_temp_path {t}/uwsgi;\n  scgi_temp_path {t}/scgi;\n  upstream fleet {{\n{servers}    keepalive 64;\n  }}\n  server {{\n    listen 127.0.0.1:{port};\n    location / {{\n      proxy_pass http://fleet;\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_buffering off;\n    }}\n  }}\n}}\n",
+            "master_process off;\ndaemon off;\npid {pid};\nerror_log {log} warn;\nevents {{ worker_connections 1024; }}\nhttp {{\n  access_log off;\n  client_body_temp_path {t}/body;\n  proxy_temp_path {t}/proxy;\n  fastcgi_temp_path {t}/fastcgi;\n  uwsgi_temp_path {t}/uwsgi;\n  scgi_temp_path {t}/scgi;\n  upstream fleet {{\n{servers}    keepalive 64;\n  }}\n  server {{\n    listen 127.0.0.1:{port};\n    location / {{\n      proxy_pass http://fleet;\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n      proxy_buffering off;\n    }}\n  }}\n}}\n",
             pid = s(&dir.join("nginx.pid")),
             log = s(&dir.join("nginx-error.log")),
             t = s(&tmp),
