@@ -513,7 +513,19 @@ impl<'r> Scanner<'r> {
         names.extend(lessor_family);
         let end = self.next.saturating_add(count).min(receipt.scrapes.len());
         for (i, s) in receipt.scrapes.iter().enumerate().take(end).skip(self.next) {
-            let bytes = self.body(i, s, block, sink);
+            // The body is borrowed from the walk's buffers (never copied); the reading below
+            // touches only the scan's other fields.
+            let bytes = Self::body(
+                receipt,
+                &mut self.walk,
+                self.deferred,
+                &mut self.rebuilt,
+                &mut self.out.failures,
+                i,
+                s,
+                block,
+                sink,
+            );
             let read = if s.exporter == Exporter::Dcgm {
                 let mut simulated = false;
                 let gpus = bytes.and_then(|bytes| {
@@ -539,7 +551,15 @@ impl<'r> Scanner<'r> {
                     ..ScrapeValues::default()
                 })
             } else {
-                self.engine_read(i, s, bytes, lessor_family, &names)
+                Self::engine_read(
+                    &mut self.out,
+                    &mut self.rescans,
+                    i,
+                    s,
+                    bytes,
+                    lessor_family,
+                    &names,
+                )
             };
             self.out.series.push(ScrapeReading { scrape: i, read });
         }
@@ -548,14 +568,18 @@ impl<'r> Scanner<'r> {
 
     /// Scrape `i`'s body, rebuilt and checked (every packed body is walked, read or not), or
     /// why it is unread (failed, not HTTP 200, a block that does not verify).
-    fn body(
-        &mut self,
+    #[allow(clippy::too_many_arguments)]
+    fn body<'w, 'b: 'w>(
+        receipt: &'r Receipt,
+        walk: &'w mut crate::receipt::Walk<'r>,
+        deferred: bool,
+        rebuilt: &mut Vec<(String, u64)>,
+        failures: &mut BTreeMap<String, String>,
         i: usize,
         s: &'r crate::receipt::Scrape,
-        block: &super::client::BlockReader<'_>,
+        block: &super::client::BlockReader<'b>,
         sink: &mut dyn FnMut(&str, &[u8]),
-    ) -> Result<Vec<u8>, String> {
-        let receipt = self.receipt;
+    ) -> Result<std::borrow::Cow<'w, [u8]>, String> {
         let (status, body) = match &s.outcome {
             ScrapeOutcome::Failed { error } => {
                 return Err(format!("scrape {i} ({:?}) failed: {error}", s.phase));
@@ -566,29 +590,33 @@ impl<'r> Scanner<'r> {
         // scrapes' order.
         let packed = receipt.packed.contains(body) && !receipt.evidence.contains_key(body);
         let walked = if packed {
-            Self::walked(&mut self.walk, self.deferred, &mut self.rebuilt, sink)
+            Self::walked(walk, deferred, rebuilt, sink)
         } else {
             None
         };
         if let Some(e) = walked.as_ref().and_then(|w| w.error.as_ref()) {
-            self.out
-                .failures
-                .insert(e.block().to_owned(), e.to_string());
+            failures.insert(e.block().to_owned(), e.to_string());
         }
         if let Some(code) = status.filter(|&c| c != 200) {
             return Err(format!("scrape {i} ({:?}) answered HTTP {code}", s.phase));
         }
-        let bytes: Result<Vec<u8>, String> = if !packed {
-            block(body).map(std::borrow::Cow::into_owned)
+        let bytes: Result<std::borrow::Cow<'w, [u8]>, String> = if !packed {
+            block(body)
         } else {
-            match walked.as_ref().filter(|w| w.name == body) {
-                Some(w) => w.verified().map(<[u8]>::to_vec).map_err(|e| e.to_string()),
+            match walked.filter(|w| w.name == body) {
+                Some(w) => w
+                    .verified()
+                    .map(std::borrow::Cow::Borrowed)
+                    .map_err(|e| e.to_string()),
                 // Out of step (a receipt built by hand): read it alone.
-                None => receipt.block(body).map_err(|e| {
-                    let why = e.to_string();
-                    self.out.failures.insert(body.clone(), why.clone());
-                    why
-                }),
+                None => receipt
+                    .block(body)
+                    .map(std::borrow::Cow::Owned)
+                    .map_err(|e| {
+                        let why = e.to_string();
+                        failures.insert(body.clone(), why.clone());
+                        why
+                    }),
             }
         };
         bytes.map_err(|why| format!("scrape {i} ({:?}): {why}", s.phase))
@@ -597,14 +625,14 @@ impl<'r> Scanner<'r> {
     /// An engine URL's scrape read: its numbers, the URL's readback from its first whole
     /// parse, and the lessor's gauge.
     fn engine_read(
-        &mut self,
+        out: &mut Scanned<'r>,
+        rescans: &mut BTreeMap<&'r str, prometheus::Rescan>,
         i: usize,
         s: &'r crate::receipt::Scrape,
-        bytes: Result<Vec<u8>, String>,
+        bytes: Result<std::borrow::Cow<'_, [u8]>, String>,
         lessor_family: Option<&str>,
         names: &[&str],
     ) -> Result<ScrapeValues, String> {
-        let out = &mut self.out;
         let url = s.url.as_str();
         if !out.by_url.contains_key(url) {
             out.order.push(url);
@@ -618,7 +646,7 @@ impl<'r> Scanner<'r> {
             // that says one thing before the run and another during it speaks for nothing.
             let phase = s.phase;
             let parsed = if s.phase == Phase::During && out.readback.contains_key(url) {
-                self.rescans
+                rescans
                     .entry(url)
                     .or_insert_with(|| prometheus::Rescan::new(names))
                     .scan(&bytes)
