@@ -10,9 +10,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::peer;
 use super::policy::Policy;
+use crate::formats::aiperf;
 use crate::formats::vllm_bench::{self, BenchResult, Detailed, Summary};
-use crate::receipt::{Disposition, Execution, Receipt, RequestRecord, ResultFile, parse_events};
+use crate::receipt::{
+    Disposition, Engine, Execution, Receipt, RequestRecord, ResultFile, Stamp, parse_events,
+};
 
 /// Whether client facts were read, and why (not).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -197,15 +201,22 @@ pub fn read(receipt: &Receipt, block: &BlockReader<'_>, policy: &Policy) -> Clie
                 run_unix_ns: started.zip(*ended).map(|(a, b)| (a.unix_ns, b.unix_ns)),
                 ..ClientSide::default()
             };
+            let tool = receipt.protocol.engine;
+            let what = match tool {
+                Engine::Aiperf | Engine::Guidellm => "its own records are",
+                Engine::VllmBenchServe | Engine::Native => "stdout is",
+            };
             if let Some(why) = interrupted {
                 side.gate = Some(closed(format!(
-                    "the bench process was interrupted ({why:?}): its output is unread"
+                    "{} was interrupted ({why:?}): its output is unread",
+                    process(tool)
                 )));
                 return side;
             }
             if exit.code != Some(0) || exit.signal.is_some() {
                 side.gate = Some(closed(format!(
-                    "the bench process ended with {}: stdout is unread, however successful it looks (stderr is never read)",
+                    "{} ended with {}: {what} unread, however successful it looks (stderr is never read)",
+                    process(tool),
                     match (exit.code, exit.signal) {
                         (Some(c), _) => format!("exit code {c}"),
                         (None, Some(s)) => format!("signal {s}"),
@@ -214,7 +225,18 @@ pub fn read(receipt: &Receipt, block: &BlockReader<'_>, policy: &Policy) -> Clie
                 )));
                 return side;
             }
-            read_bench(receipt, stdout, result, cap, block, side, policy)
+            match tool {
+                Engine::Aiperf => read_aiperf(receipt, result, *started, cap, block, side, policy),
+                Engine::Guidellm => {
+                    side.gate = Some(closed(
+                        "GuideLLM's records are not read by this version".to_owned(),
+                    ));
+                    side
+                }
+                Engine::VllmBenchServe | Engine::Native => {
+                    read_bench(receipt, stdout, result, cap, block, side, policy)
+                }
+            }
         }
         Execution::Native {
             events,
@@ -280,6 +302,79 @@ fn schedule(
             .map(|back| back.arrival_ns)
             .map_err(|e| format!("{name}: {e}")),
     )
+}
+
+/// "the bench process" / "AIPerf's process", for the gate's reasons.
+fn process(tool: Engine) -> String {
+    match tool {
+        Engine::VllmBenchServe | Engine::Native => "the bench process".to_owned(),
+        other => format!("{}'s process", other.label()),
+    }
+}
+
+/// AIPerf's per-request export, read only for a run that exited 0 on its own (the gate above),
+/// converted to request records and judged like the native client's.
+#[allow(clippy::too_many_arguments)]
+fn read_aiperf(
+    receipt: &Receipt,
+    result: &ResultFile,
+    started: Option<Stamp>,
+    cap: Option<u64>,
+    block: &BlockReader<'_>,
+    mut side: ClientSide,
+    policy: &Policy,
+) -> ClientSide {
+    let name = match result {
+        ResultFile::Kept { block } => block,
+        ResultFile::Absent { reason } => {
+            side.gate = Some(closed(format!(
+                "AIPerf exited 0 but its per-request export was not kept ({reason}): no client facts"
+            )));
+            return side;
+        }
+    };
+    let records = match block(name)
+        .and_then(|raw| aiperf::read_export(&raw).map_err(|e| format!("{name}: {e}")))
+    {
+        Ok(r) => r,
+        Err(why) => {
+            side.gate = Some(closed(format!("AIPerf's export cannot be used: {why}")));
+            return side;
+        }
+    };
+    let Some(offered) = receipt.protocol.requests else {
+        side.gate = Some(closed(
+            "the protocol does not state how many requests were offered: AIPerf's records cannot be held to a plan"
+                .to_owned(),
+        ));
+        return side;
+    };
+    side.gate = Some(Gate {
+        read: true,
+        reason: format!("exit 0: AIPerf's per-request export read ({name})"),
+    });
+    let arrivals = match schedule(receipt, block, &mut side.inconsistencies) {
+        Some(Ok(a)) => Some(a),
+        _ => None,
+    };
+    let wall_to_mono = started.map_or(0, |s| s.unix_ns - s.mono_ns);
+    let converted = peer::aiperf(&records, arrivals.as_deref(), wall_to_mono);
+    let schedule_zero = match (converted.zero, converted.unjoined) {
+        (Some(zero), _) => Zero::Joined(zero),
+        (None, why) => Zero::Unjoined(why.unwrap_or_else(|| "no schedule".to_owned())),
+    };
+    let population = Population {
+        records: converted.records,
+        offered,
+        source: "AIPerf export",
+        ledger_source: format!(
+            "AIPerf's per-request export ({name}): a record per request it sent, an error object for a failure; an offered request without a record is failed"
+        ),
+        schedule_zero,
+        claimed_bound_ns: None,
+        problems: converted.problems,
+    };
+    read_population(receipt, population, cap, block, side, policy)
 }
 
 fn closed(reason: String) -> Gate {
@@ -759,10 +854,64 @@ fn read_native(
             "native event log read: one record per offered request".to_owned()
         },
     });
+    let population = Population {
+        records,
+        offered,
+        source: "native event log",
+        ledger_source: "native event log: one terminal disposition per offered request".to_owned(),
+        schedule_zero: Zero::Kept,
+        claimed_bound_ns: Some(lag_bound_ns),
+        problems: Vec::new(),
+    };
+    read_population(receipt, population, cap, block, side, policy)
+}
 
+/// How a population's `scheduled_ns` relate to the plan's schedule.
+enum Zero {
+    /// The client kept its own schedule (native): every `scheduled_ns` must be the run's zero
+    /// plus the plan's arrival, which is checked.
+    Kept,
+    /// The schedule was joined here from the plan, with the zero the records imply (said how).
+    Joined(String),
+    /// No schedule to join (`scheduled_ns` = `sent_ns`): arrival is not observed, and why.
+    Unjoined(String),
+}
+
+/// One request per record, from any client that keeps per-request records: the ledger,
+/// token totals, latency, spans and arrival are all computed from these, the same way for
+/// every engine.
+struct Population {
+    records: Vec<RequestRecord>,
+    offered: u64,
+    /// Where the records come from, for every fact's `source`.
+    source: &'static str,
+    ledger_source: String,
+    schedule_zero: Zero,
+    claimed_bound_ns: Option<i64>,
+    /// Records that could not be joined to a planned request, named.
+    problems: Vec<String>,
+}
+
+fn read_population(
+    receipt: &Receipt,
+    population: Population,
+    cap: Option<u64>,
+    block: &BlockReader<'_>,
+    mut side: ClientSide,
+    policy: &Policy,
+) -> ClientSide {
+    let Population {
+        records,
+        offered,
+        source,
+        ledger_source,
+        schedule_zero,
+        claimed_bound_ns,
+        problems: mut unjoinable,
+    } = population;
     // Ledger: exactly one record per offered index.
     let mut seen = std::collections::HashSet::with_capacity(records.len());
-    let mut problems = Vec::new();
+    let mut problems = std::mem::take(&mut unjoinable);
     for r in &records {
         if r.index >= offered {
             problems.push(format!(
@@ -795,7 +944,7 @@ fn read_native(
         }
     }
     for p in problems.iter().take(3) {
-        side.inconsistencies.push(format!("event log: {p}"));
+        side.inconsistencies.push(format!("{source}: {p}"));
     }
     let sealed = receipt.sealed();
     side.ledger = Some(LedgerFacts {
@@ -807,7 +956,7 @@ fn read_native(
         aggregate: false,
         closed: problems.is_empty() && missing == 0,
         dispositions,
-        source: "native event log: one terminal disposition per offered request".to_owned(),
+        source: ledger_source,
     });
 
     // Client totals over completed requests; the interval is first send → last terminal event.
@@ -845,7 +994,7 @@ fn read_native(
             input_tokens: input,
             duration_s,
             output_tokens_per_s: rate(output, duration_s),
-            interval: "first send → last terminal event (native event log)".to_owned(),
+            interval: format!("first send → last terminal event ({source})"),
         });
     } else if !without_usage.is_empty() {
         side.inconsistencies.push(format!(
@@ -856,7 +1005,6 @@ fn read_native(
     }
 
     // Latency of completed requests.
-    let source = "native event log";
     let [ttft, tpot, itl, e2el] = native_samples(ok.iter().copied());
     side.latency = vec![
         distribution("ttft", ttft, source),
@@ -888,7 +1036,9 @@ fn read_native(
     });
 
     // The schedule the client kept must be the plan's.
-    if let Some(Ok(arrivals)) = schedule(receipt, block, &mut side.inconsistencies) {
+    if matches!(schedule_zero, Zero::Kept)
+        && let Some(Ok(arrivals)) = schedule(receipt, block, &mut side.inconsistencies)
+    {
         let zero = side.run_mono_ns.map_or(0, |(a, _)| a);
         let off: Vec<u64> = records
             .iter()
@@ -909,6 +1059,23 @@ fn read_native(
     }
 
     // Arrival: observed send times against the schedule.
+    let sent = records.iter().filter(|r| r.sent_ns.is_some()).count() as u64;
+    let arrival_source = match &schedule_zero {
+        Zero::Kept => {
+            format!("per-request send times of the {source}, against the plan's schedule")
+        }
+        Zero::Joined(zero) => format!(
+            "per-request send times of the {source}, joined to the embedded timed_trace ({zero})"
+        ),
+        Zero::Unjoined(why) => {
+            side.arrival = Some(ArrivalFacts {
+                source: format!("per-request send times of the {source}; not joined: {why}"),
+                not_sent: offered.saturating_sub(sent),
+                ..unjoined(sent as usize, why)
+            });
+            return side;
+        }
+    };
     let mut lags: Vec<f64> = Vec::new();
     let mut early = 0u64;
     for r in &records {
@@ -923,8 +1090,7 @@ fn read_native(
     lags.sort_by(f64::total_cmp);
     side.arrival = Some(ArrivalFacts {
         observed: true,
-        source: "per-request send times of the native event log, against the plan's schedule"
-            .to_owned(),
+        source: arrival_source,
         sent: lags.len() as u64,
         not_sent: offered.saturating_sub(lags.len() as u64),
         lag_p50_ms: percentile(&lags, 50.0),
@@ -932,7 +1098,7 @@ fn read_native(
         lag_max_ms: lags.last().copied(),
         early,
         bound_ms: Some(policy.max_send_lag_ms),
-        claimed_bound_ms: Some(lag_bound_ns as f64 / 1e6),
+        claimed_bound_ms: claimed_bound_ns.map(|ns| ns as f64 / 1e6),
     });
     side
 }

@@ -10,6 +10,7 @@
 
 mod client;
 mod engine;
+mod peer;
 mod policy;
 mod standing;
 mod subject;

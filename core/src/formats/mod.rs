@@ -8,7 +8,9 @@
 //! - [`prometheus`] — the Prometheus text exposition a `/metrics` endpoint serves.
 //! - [`vllm_bench`] — `vllm bench serve`'s stdout summary and its `--save-result` JSON.
 //! - [`dcgm`] — an NVIDIA DCGM exporter's GPU fields in a `/metrics` body.
+//! - [`aiperf`] — AIPerf's per-request export (`profile_export.jsonl`).
 
+pub mod aiperf;
 pub mod dcgm;
 pub mod prometheus;
 pub mod vllm_bench;

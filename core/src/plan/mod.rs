@@ -11,6 +11,7 @@
 mod bench_command;
 mod blocks;
 mod fidelity;
+mod peer_input;
 mod timed_trace;
 
 use std::collections::BTreeMap;
@@ -27,6 +28,10 @@ pub use blocks::{
     BlockError, BlockPlan, ChunkOrigin, MAX_LINE_BYTES, RowBlocks, SYNTHESIZED_CHUNK,
 };
 pub use fidelity::{Check, Fidelity, compare};
+pub use peer_input::{
+    PeerInputError, PeerRow, aiperf_input, decimal_ms, read_rows as read_peer_rows, row_id,
+    row_index,
+};
 pub use timed_trace::{
     MultiplierError, ReadBack, RowDifference, TimeUnit, TimedTraceError, TimedTraceReader,
     write_line,

@@ -17,6 +17,28 @@ pub enum Engine {
     VllmBenchServe,
     /// loadproof's own open-loop client.
     Native,
+    /// NVIDIA AIPerf (`aiperf profile`, its `mooncake_trace` dataset on a fixed schedule) as
+    /// a child process.
+    Aiperf,
+    /// GuideLLM (`guidellm run`, its `replay` profile) as a child process.
+    Guidellm,
+}
+
+impl Engine {
+    /// The name a receipt and the page show for it.
+    pub fn label(self) -> &'static str {
+        match self {
+            Engine::VllmBenchServe => "vllm bench serve",
+            Engine::Native => "loadproof native",
+            Engine::Aiperf => "AIPerf",
+            Engine::Guidellm => "GuideLLM",
+        }
+    }
+
+    /// True for the engines that run as a child process with an exit code (`Execution::Ran`).
+    pub fn is_process(self) -> bool {
+        !matches!(self, Engine::Native)
+    }
 }
 
 /// Every field that changes the work a run asked of the server, and its canonical key.

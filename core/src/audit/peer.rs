@@ -1,0 +1,219 @@
+//! A peer load generator's own per-request records as the audit's one request shape
+//! ([`RequestRecord`]): AIPerf's `profile_export.jsonl` and GuideLLM's report. Once converted,
+//! the ledger, token totals, latency, spans and arrival are computed exactly as for the native
+//! client's event log, so four engines are judged by one rule.
+//!
+//! Times are moved onto the firing machine's monotonic clock (the tools write wall-clock time;
+//! the run's own start stamp relates the two), so the client's spans join the engine's scrapes
+//! as the native client's do. A record is joined to its planned row by the session id loadproof
+//! wrote into the tool's input ([`row_index`]); a fact a tool did not record stays absent and is
+//! named, never filled in.
+
+use crate::formats::aiperf;
+use crate::plan::row_index;
+use crate::receipt::{Disposition, RequestRecord, Usage};
+
+/// A tool's records converted, with what the conversion could not place.
+#[derive(Debug, Clone, Default)]
+pub struct Converted {
+    /// One per record the tool wrote, in its order.
+    pub records: Vec<RequestRecord>,
+    /// Records that name no planned row, and other placement problems.
+    pub problems: Vec<String>,
+    /// How the schedule's zero was found (`None`: the records could not be joined to the
+    /// schedule, and `unjoined` says why).
+    pub zero: Option<String>,
+    /// Why send times could not be set against the schedule.
+    pub unjoined: Option<String>,
+}
+
+/// What the tool's message says, shortened for a ledger entry.
+fn short(text: &str) -> String {
+    const MAX: usize = 200;
+    match text.char_indices().nth(MAX) {
+        Some((at, _)) => format!("{}…", text.get(..at).unwrap_or(text)),
+        None => text.to_owned(),
+    }
+}
+
+fn ms_to_ns(ms: f64) -> i64 {
+    (ms * 1e6).round() as i64
+}
+
+/// AIPerf's records. `arrivals` is the plan's schedule (ns from its zero), `None` when the
+/// receipt does not embed it; `wall_to_mono` is the run's `unix_ns − mono_ns`.
+///
+/// AIPerf's records carry no scheduled time and its schedule's zero is only in its log. The
+/// zero is taken from the records instead: its timing service issues each request's credit at
+/// the scheduled time, so the least-late credit (`min(credit_issued_ns − arrival)`) is the
+/// zero. That assumes one credit was on time, and any lateness common to every credit is not
+/// seen — the source says so.
+pub fn aiperf(
+    records: &[aiperf::Record],
+    arrivals: Option<&[i64]>,
+    wall_to_mono: i64,
+) -> Converted {
+    let mut out = Converted::default();
+    let index_of = |r: &aiperf::Record| row_index(&r.conversation_id);
+    let arrival =
+        |i: u64| arrivals.and_then(|a| usize::try_from(i).ok().and_then(|i| a.get(i)).copied());
+    let zero = match arrivals {
+        None => {
+            out.unjoined = Some("the receipt does not embed the timed_trace".to_owned());
+            None
+        }
+        Some(_) => {
+            let zero = records
+                .iter()
+                .filter_map(|r| Some(r.credit_issued_ns? - arrival(index_of(r)?)?))
+                .min();
+            if zero.is_none() {
+                out.unjoined = Some(
+                    "no record has both a credit time (metadata.credit_issued_ns) and a planned row"
+                        .to_owned(),
+                );
+            }
+            zero
+        }
+    };
+    if zero.is_some() {
+        out.zero = Some(
+            "AIPerf records no scheduled time: the schedule's zero is its least-late credit, min(credit_issued_ns − planned arrival)"
+                .to_owned(),
+        );
+    }
+    for r in records {
+        let Some(index) = index_of(r) else {
+            out.problems.push(format!(
+                "line {}: conversation_id {:?} names no planned row",
+                r.line,
+                short(&r.conversation_id)
+            ));
+            continue;
+        };
+        if r.phase != "profiling" {
+            out.problems.push(format!(
+                "line {}: a record of the {:?} phase (only the profiling phase replays the plan)",
+                r.line,
+                short(&r.phase)
+            ));
+        }
+        let mono = |unix: i64| unix - wall_to_mono;
+        let sent = mono(r.request_start_ns);
+        let first = r.ttft_ms.map(|ms| sent + ms_to_ns(ms));
+        let mut chunks_ns = Vec::new();
+        if let Some(first) = first {
+            chunks_ns.push(first);
+            let mut at = first;
+            for gap in &r.inter_chunk_ms {
+                at += ms_to_ns(*gap);
+                chunks_ns.push(at);
+            }
+        }
+        let end = match (r.request_end_ns, r.latency_ms) {
+            (Some(end), _) => Some(mono(end)),
+            (None, Some(ms)) => Some(sent + ms_to_ns(ms)),
+            (None, None) => None,
+        };
+        let chunks = chunks_ns.len() as u64;
+        let disposition = match (&r.error, r.cancelled) {
+            (_, true) => Disposition::Interrupted { chunks },
+            (None, false) => Disposition::Ok,
+            (Some(e), false) => match e.code {
+                Some(status) => Disposition::Http {
+                    status,
+                    body: short(&e.message),
+                },
+                None if chunks > 0 => Disposition::StreamCut { chunks },
+                None => Disposition::Transport {
+                    error: short(&format!("{}: {}", e.kind, e.message)),
+                },
+            },
+        };
+        let scheduled_ns = match (zero, arrival(index)) {
+            (Some(zero), Some(a)) => mono(zero + a),
+            _ => sent,
+        };
+        out.records.push(RequestRecord {
+            index,
+            scheduled_ns,
+            sent_ns: Some(sent),
+            first_token_ns: first,
+            chunks_ns,
+            end_ns: end,
+            prompt_tokens: r
+                .input_tokens
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(0),
+            max_tokens: 0,
+            usage: match (r.usage_prompt_tokens, r.usage_completion_tokens) {
+                (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
+                    prompt_tokens,
+                    completion_tokens,
+                }),
+                _ => None,
+            },
+            disposition,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(row: &str, credit: i64, start: i64) -> aiperf::Record {
+        aiperf::Record {
+            line: 1,
+            conversation_id: row.to_owned(),
+            phase: "profiling".to_owned(),
+            credit_issued_ns: Some(credit),
+            request_start_ns: start,
+            request_end_ns: Some(start + 30_000_000),
+            cancelled: false,
+            ttft_ms: Some(10.0),
+            latency_ms: Some(30.0),
+            inter_chunk_ms: vec![5.0, 5.0],
+            input_tokens: Some(16),
+            usage_prompt_tokens: Some(16),
+            usage_completion_tokens: Some(3),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_least_late_credit_is_the_schedules_zero_and_lag_is_send_minus_schedule() {
+        // Row 0 due at 0, row 1 at 100 ms; the zero is 1_000 s (unix); credits 1 ms and 3 ms
+        // late, sends 2 ms after their credits.
+        let z = 1_000_000_000_000;
+        let records = [
+            record("row-000001", z + 103_000_000, z + 105_000_000),
+            record("row-000000", z + 1_000_000, z + 3_000_000),
+        ];
+        let c = aiperf(&records, Some(&[0, 100_000_000]), 0);
+        assert_eq!(c.problems, Vec::<String>::new());
+        assert!(c.zero.is_some());
+        let lag = |r: &RequestRecord| r.sent_ns.unwrap() - r.scheduled_ns;
+        // The zero is row 0's credit (the least late), so row 0's send lag is 2 ms and row 1's
+        // is 4 ms (its credit was 2 ms later than row 0's).
+        assert_eq!(lag(&c.records[1]), 2_000_000);
+        assert_eq!(lag(&c.records[0]), 4_000_000);
+        assert_eq!(c.records[0].chunks_ns.len(), 3);
+        assert_eq!(c.records[0].index, 1);
+    }
+
+    #[test]
+    fn a_record_naming_no_planned_row_is_a_problem_not_a_guess() {
+        let records = [record("3f2a-uuid", 10, 20)];
+        let c = aiperf(&records, Some(&[0]), 0);
+        assert!(c.records.is_empty());
+        assert_eq!(c.problems.len(), 1);
+        let unjoined = aiperf(&[record("row-000000", 10, 20)], None, 0);
+        assert_eq!(
+            unjoined.records[0].scheduled_ns,
+            unjoined.records[0].sent_ns.unwrap()
+        );
+        assert!(unjoined.unjoined.is_some());
+    }
+}
