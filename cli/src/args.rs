@@ -48,6 +48,9 @@ pub enum EngineArg {
     Vllm,
     /// loadproof's own open-loop client.
     Native,
+    /// NVIDIA AIPerf (`aiperf profile`, 0.13.x) as a child process of `--python`'s install,
+    /// fed the plan as its `mooncake_trace` dataset on a fixed schedule.
+    Aiperf,
 }
 
 /// The form a receipt is written in.

@@ -18,10 +18,12 @@
 //! client implementation, bound by a digest ([`implementation`]). Against `loadproof sim`, the
 //! subject's engine, version, revision and GPU come from its `loadproof_sim_info`.
 
+mod child;
 mod http;
 mod implementation;
 mod lease;
 mod native;
+mod peer;
 mod scrape;
 mod vllm;
 
@@ -250,7 +252,7 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     };
     let native = match args.engine {
         EngineArg::Native => Some(native_inputs(args, &plan, &stated.client_tls)?),
-        EngineArg::Vllm => None,
+        EngineArg::Vllm | EngineArg::Aiperf => None,
     };
     let leased = args
         .lease
@@ -326,6 +328,7 @@ struct Opening<'a> {
     engine_version: Option<String>,
     native: Option<&'a NativeInputs>,
     install: Option<&'a vllm::Install>,
+    peer: Option<&'a PeerRun>,
     argv: &'a [String],
     lease: Option<String>,
     implementation: Option<Implementation>,
@@ -338,7 +341,7 @@ impl Opening<'_> {
     /// execution the run is about to have — what an unsealed receipt is read with.
     fn fields(&self) -> Fields {
         let now = self.clock.stamp();
-        let (engine, execution) = match (self.native, self.install) {
+        let (engine, execution) = match (self.native, self.peer) {
             (Some(inputs), _) => (
                 Engine::Native,
                 Execution::Native {
@@ -350,10 +353,31 @@ impl Opening<'_> {
                     lag_bound_ns: inputs.lag_bound_ns,
                 },
             ),
-            (None, install) => (
+            (None, Some(peer)) => (
+                peer.engine,
+                Execution::Ran {
+                    program: peer.program(),
+                    argv: peer.argv.clone(),
+                    env: peer.env.iter().cloned().collect(),
+                    exit: ExitStatus {
+                        code: None,
+                        signal: None,
+                    },
+                    stdout: block::STDOUT.to_owned(),
+                    stderr: block::STDERR.to_owned(),
+                    result: ResultFile::Absent {
+                        reason: "the run had not ended when this was written".to_owned(),
+                    },
+                    started: Some(now),
+                    ended: None,
+                    interrupted: None,
+                },
+            ),
+            (None, None) => (
                 Engine::VllmBenchServe,
                 Execution::Ran {
-                    program: install
+                    program: self
+                        .install
                         .map(|i| i.program.to_string_lossy().into_owned())
                         .unwrap_or_default(),
                     argv: self.argv.to_vec(),
@@ -373,10 +397,16 @@ impl Opening<'_> {
                 },
             ),
         };
-        let protocol = Protocol {
-            model: Some(self.model.to_owned()),
-            tls: self.stated.tls.clone(),
-            ..planned_protocol(self.plan, engine, self.endpoint)
+        let protocol = match self.peer {
+            Some(peer) => Protocol {
+                tls: self.stated.tls.clone(),
+                ..peer.protocol(self.plan, self.endpoint, self.model)
+            },
+            None => Protocol {
+                model: Some(self.model.to_owned()),
+                tls: self.stated.tls.clone(),
+                ..planned_protocol(self.plan, engine, self.endpoint)
+            },
         };
         Fields {
             schema: RECEIPT_SCHEMA.to_owned(),
@@ -407,7 +437,8 @@ fn summarize(r: &Receipt) -> (String, bool) {
             let clean = exit.code == Some(0) && interrupted.is_none();
             (
                 format!(
-                    "fire: vllm bench serve exited {:?}{}; {} scrapes; receipt written (a capture, not a qualification)",
+                    "fire: {} exited {:?}{}; {} scrapes; receipt written (a capture, not a qualification)",
+                    r.protocol.engine.label(),
                     exit.code,
                     if interrupted.is_some() {
                         " (interrupted)"
@@ -638,7 +669,7 @@ async fn fire_async(
     // The vllm client is checked before a lease is asked for: a client that cannot start
     // should not hold the endpoint.
     let install = match args.engine {
-        EngineArg::Native => None,
+        EngineArg::Native | EngineArg::Aiperf => None,
         EngineArg::Vllm => {
             let Some(python) = &args.python else {
                 return Err(BadInput(
@@ -658,6 +689,30 @@ async fn fire_async(
                 }
             }
         }
+    };
+
+    // So is a peer tool.
+    let peer_install = match args.engine {
+        EngineArg::Aiperf => {
+            let Some(python) = &args.python else {
+                return Err(BadInput(
+                    "--engine aiperf needs --python PATH: the interpreter whose AIPerf is checked and run (never a bare `aiperf` from PATH)".to_owned(),
+                )
+                .into());
+            };
+            match peer::resolve(peer::Tool::Aiperf, python).await {
+                Ok(install) => Some(install),
+                Err(cause) => {
+                    let execution = Execution::NotStarted { cause };
+                    return Ok((
+                        bare_receipt(args, stated, plan, execution, evidence, notes),
+                        None,
+                        None,
+                    ));
+                }
+            }
+        }
+        EngineArg::Native | EngineArg::Vllm => None,
     };
 
     // The native client is bound before it fires, and never hashes while it fires (the
@@ -685,6 +740,25 @@ async fn fire_async(
     let bearer = leased.as_ref().and_then(lease::Held::bearer);
     // Checked before the receipt file is opened: bad input writes nothing (exit 2).
     let credentials = credentials(stated.api_key.as_deref(), bearer)?;
+    let peer_run = match peer_install {
+        Some(install) => Some(PeerRun::prepare(
+            install,
+            plan,
+            endpoint,
+            &model,
+            &tokenizer,
+            args,
+            stated.api_key.as_deref(),
+            bearer,
+        )?),
+        None => None,
+    };
+    if let Some(run) = &peer_run {
+        notes.extend(run.notes.iter().cloned());
+        for (name, bytes) in &run.blocks {
+            evidence.insert((*name).to_owned(), Evidence::of(bytes));
+        }
+    }
 
     let interval = Duration::from_millis(args.scrape_interval_ms.max(10));
     // From here on the receipt is written as the run happens: a crash leaves a receipt that
@@ -702,17 +776,21 @@ async fn fire_async(
                 engine_version: engine_version.clone(),
                 native: native.as_ref(),
                 install: install.as_ref(),
+                peer: peer_run.as_ref(),
                 argv: &argv,
                 lease: leased.as_ref().map(|_| block::LEASE.to_owned()),
-                implementation: native_implementation.clone().or_else(|| {
-                    install.as_ref().map(|i| {
-                        implementation::bind(
-                            implementation::VLLM,
-                            Some(i.version.clone()),
-                            i.serve_py.clone(),
-                        )
+                implementation: native_implementation
+                    .clone()
+                    .or_else(|| {
+                        install.as_ref().map(|i| {
+                            implementation::bind(
+                                implementation::VLLM,
+                                Some(i.version.clone()),
+                                i.serve_py.clone(),
+                            )
+                        })
                     })
-                }),
+                    .or_else(|| peer_run.as_ref().map(|r| r.implementation.clone())),
                 notes: &notes,
                 clock,
             };
@@ -728,8 +806,25 @@ async fn fire_async(
             Some(journal)
         }
     };
-    let (fired, implementation) = match (native, install) {
-        (Some(mut inputs), None) => {
+    let (fired, implementation) = match (native, install, peer_run) {
+        (None, None, Some(run)) => {
+            let implementation = run.implementation.clone();
+            let fired = fire_peer(
+                plan,
+                run,
+                endpoint,
+                &model,
+                &http,
+                clock,
+                metrics_urls,
+                interval,
+                &mut evidence,
+                journal.as_ref(),
+            )
+            .await;
+            (fired, implementation)
+        }
+        (Some(mut inputs), None, None) => {
             inputs.options.credentials = credentials;
             let fired = fire_native(
                 plan,
@@ -748,7 +843,7 @@ async fn fire_async(
             let implementation = native_implementation.unwrap_or_else(implementation::native);
             (fired, implementation)
         }
-        (None, Some(install)) => {
+        (None, Some(install), None) => {
             let implementation = implementation::bind(
                 implementation::VLLM,
                 Some(install.version.clone()),
@@ -1087,7 +1182,7 @@ async fn fire_vllm(
                 bar
             });
             let started = clock.stamp();
-            let outcome = vllm::run(&run_argv, &plan.dir, &env, journal).await;
+            let outcome = child::run(&run_argv, &plan.dir, &env, journal).await;
             if let Some(bar) = spinner {
                 bar.finish_and_clear();
             }
@@ -1144,6 +1239,265 @@ async fn fire_vllm(
     Fired {
         execution,
         protocol,
+        scrapes,
+        report: None,
+    }
+}
+
+/// A peer tool's run, prepared before the receipt is opened: its own directory, the plan's
+/// schedule in its input format, its configuration, and its environment (secrets apart).
+struct PeerRun {
+    engine: Engine,
+    install: peer::Install,
+    implementation: Implementation,
+    dir: PathBuf,
+    /// The argv as run (program first).
+    argv: Vec<String>,
+    /// The environment loadproof set, as recorded (no secret).
+    env: Vec<(String, String)>,
+    /// Secrets, in the child's environment only.
+    secret_env: Vec<(String, String)>,
+    /// The tokenizer as the caller named it.
+    tokenizer: String,
+    /// Blocks the run is given (its input, its configuration).
+    blocks: Vec<(&'static str, Vec<u8>)>,
+    /// What the receipt should say about how it ran.
+    notes: Vec<String>,
+}
+
+impl PeerRun {
+    #[allow(clippy::too_many_arguments)]
+    fn prepare(
+        install: peer::Install,
+        plan: &PlanDir,
+        endpoint: &str,
+        model: &str,
+        tokenizer: &str,
+        args: &FireArgs,
+        api_key: Option<&str>,
+        lease_token: Option<&str>,
+    ) -> Result<PeerRun> {
+        let doc = &plan.doc;
+        let rows =
+            loadproof_core::plan::read_peer_rows(&plan.trace, &doc.timed_trace.sec_multiplier)
+                .map_err(|e| BadInput(format!("{}: {e}", doc.timed_trace.file)))?;
+        let dir = peer::run_dir(&plan.dir, install.tool)?;
+        let mut env: Vec<(String, String)> = vec![
+            ("HF_HUB_OFFLINE".to_owned(), "1".to_owned()),
+            ("TRANSFORMERS_OFFLINE".to_owned(), "1".to_owned()),
+            (
+                "TMPDIR".to_owned(),
+                dir.join("tmp").to_string_lossy().into_owned(),
+            ),
+            (
+                "AIPERF_DATASET_MMAP_CACHE_ENABLED".to_owned(),
+                "false".to_owned(),
+            ),
+        ];
+        std::fs::create_dir_all(dir.join("tmp"))?;
+        let mut notes = vec![format!(
+            "{} ran in {} (its input, configuration and outputs are there and in this receipt)",
+            install.tool.label(),
+            dir.display()
+        )];
+        let local = Path::new(tokenizer);
+        let repo = if local.join("tokenizer.json").is_file() {
+            let (hub, repo) = peer::tokenizer_cache(local, &dir.join("hf"))?;
+            env.push((
+                "HF_HUB_CACHE".to_owned(),
+                hub.to_string_lossy().into_owned(),
+            ));
+            notes.push(format!(
+                "the tokenizer {tokenizer} was given to {} as the Hugging Face cache entry {repo} (it loads tokenizers offline only from the hub cache layout)",
+                install.tool.label()
+            ));
+            repo
+        } else {
+            tokenizer.to_owned()
+        };
+        if let Some(ca) = &args.trust.ca_cert {
+            env.push((
+                "SSL_CERT_FILE".to_owned(),
+                ca.to_string_lossy().into_owned(),
+            ));
+        }
+        if args.trust.insecure {
+            env.push(("AIPERF_HTTP_SSL_VERIFY".to_owned(), "false".to_owned()));
+        }
+        let mut secret_env = Vec::new();
+        let (bearer, lease_header) = match (api_key, lease_token) {
+            (Some(key), token) => {
+                secret_env.push((peer::KEY_VAR.to_owned(), key.to_owned()));
+                if let Some(token) = token {
+                    secret_env.push((peer::LEASE_VAR.to_owned(), token.to_owned()));
+                }
+                (true, token.is_some())
+            }
+            (None, Some(token)) => {
+                secret_env.push((peer::KEY_VAR.to_owned(), token.to_owned()));
+                (true, false)
+            }
+            (None, None) => (false, false),
+        };
+        if bearer {
+            notes.push(format!(
+                "{} read its bearer secret from the environment variable its configuration names (${{{}}}): the secret is in no file and no argv",
+                install.tool.label(),
+                peer::KEY_VAR
+            ));
+        }
+        let input = loadproof_core::plan::aiperf_input(&rows);
+        let config = peer::aiperf_config(&peer::Given {
+            endpoint,
+            model,
+            tokenizer: &repo,
+            chunk: doc.timed_trace.chunk_size,
+            bearer,
+            lease_header,
+        });
+        std::fs::write(dir.join(peer::AIPERF_INPUT_FILE), &input)?;
+        std::fs::write(dir.join(peer::AIPERF_CONFIG_FILE), &config)?;
+        let argv = vec![
+            install.program.to_string_lossy().into_owned(),
+            "profile".to_owned(),
+            "--config".to_owned(),
+            peer::AIPERF_CONFIG_FILE.to_owned(),
+        ];
+        Ok(PeerRun {
+            engine: Engine::Aiperf,
+            implementation: peer::implementation(&install),
+            install,
+            dir,
+            argv,
+            env,
+            secret_env,
+            tokenizer: tokenizer.to_owned(),
+            blocks: vec![(block::AIPERF_INPUT, input), (block::AIPERF_CONFIG, config)],
+            notes,
+        })
+    }
+
+    fn program(&self) -> String {
+        self.install.program.to_string_lossy().into_owned()
+    }
+
+    /// The protocol: the plan's, with the tool's own argv (its program by name, so two
+    /// machines' runs of one plan share a key) and what its configuration fixes.
+    fn protocol(&self, plan: &PlanDir, endpoint: &str, model: &str) -> Protocol {
+        let mut argv = self.argv.clone();
+        if let Some(first) = argv.first_mut() {
+            *first = self.install.tool.label().to_ascii_lowercase();
+        }
+        Protocol {
+            client_version: Some(self.install.version.clone()),
+            backend: Some("openai".to_owned()),
+            endpoint: Some("/v1/completions".to_owned()),
+            model: Some(model.to_owned()),
+            tokenizer: Some(self.tokenizer.clone()),
+            arrival: Some("fixed_schedule".to_owned()),
+            ignore_eos: Some(true),
+            python_hash_seed: None,
+            argv,
+            ..planned_protocol(plan, self.engine, endpoint)
+        }
+    }
+}
+
+/// A peer engine: the prepared run through the checked install's console script.
+#[allow(clippy::too_many_arguments)]
+async fn fire_peer(
+    plan: &PlanDir,
+    run: PeerRun,
+    endpoint: &str,
+    model: &str,
+    http: &Http,
+    clock: Clock,
+    metrics_urls: &[Target],
+    interval: Duration,
+    evidence: &mut BTreeMap<String, Evidence>,
+    journal: Option<&StreamOut>,
+) -> Fired {
+    let env: Vec<(String, String)> = run
+        .env
+        .iter()
+        .chain(run.secret_env.iter())
+        .cloned()
+        .collect();
+    let label = run.install.tool.label();
+    let ((started, outcome, ended), scrapes) = scraped(
+        http,
+        clock,
+        metrics_urls,
+        interval,
+        Sink::to(journal.cloned()),
+        async {
+            let spinner = std::io::stderr().is_terminal().then(|| {
+                let bar = indicatif::ProgressBar::new_spinner();
+                bar.set_message(format!(
+                    "{label}: {} requests (its output is captured into the receipt)",
+                    plan.doc.timed_trace.lines
+                ));
+                bar.enable_steady_tick(Duration::from_millis(200));
+                bar
+            });
+            let started = clock.stamp();
+            let outcome = child::run(&run.argv, &run.dir, &env, journal).await;
+            if let Some(bar) = spinner {
+                bar.finish_and_clear();
+            }
+            (started, outcome, clock.stamp())
+        },
+    )
+    .await;
+    let execution = match outcome {
+        Err(cause) => Execution::NotStarted { cause },
+        Ok(o) => {
+            evidence.insert(block::STDOUT.to_owned(), Evidence::of(&o.stdout));
+            evidence.insert(block::STDERR.to_owned(), Evidence::of(&o.stderr));
+            let mut result = None;
+            for (k, (name, path)) in peer::aiperf_outputs(&run.dir).into_iter().enumerate() {
+                match std::fs::read(&path) {
+                    Ok(bytes) => {
+                        if let Some(j) = journal {
+                            j.block(name, &bytes);
+                        }
+                        evidence.insert(name.to_owned(), Evidence::of(&bytes));
+                        if k == 0 {
+                            result = Some(ResultFile::Kept {
+                                block: name.to_owned(),
+                            });
+                        }
+                    }
+                    Err(e) if k == 0 => {
+                        result = Some(ResultFile::Absent {
+                            reason: format!("{}: {e}", path.display()),
+                        })
+                    }
+                    Err(_) => {}
+                }
+            }
+            Execution::Ran {
+                program: run.program(),
+                argv: run.argv.clone(),
+                env: run.env.iter().cloned().collect(),
+                exit: ExitStatus {
+                    code: o.code,
+                    signal: o.signal,
+                },
+                stdout: block::STDOUT.to_owned(),
+                stderr: block::STDERR.to_owned(),
+                result: result.unwrap_or(ResultFile::Absent {
+                    reason: "no output was listed".to_owned(),
+                }),
+                started: Some(started),
+                ended: Some(ended),
+                interrupted: o.interrupted.then_some(Interruption::Signal),
+            }
+        }
+    };
+    Fired {
+        execution,
+        protocol: run.protocol(plan, endpoint, model),
         scrapes,
         report: None,
     }
@@ -1308,6 +1662,7 @@ fn bare_receipt(
     let engine = match args.engine {
         EngineArg::Vllm => Engine::VllmBenchServe,
         EngineArg::Native => Engine::Native,
+        EngineArg::Aiperf => Engine::Aiperf,
     };
     let mut protocol = Protocol {
         model: args.model.clone(),

@@ -57,6 +57,16 @@ pub mod block {
     pub const VERSION: &str = "endpoint/version.json";
     /// The writer's capture of the run outside the other blocks (`Receipt::capture_json`).
     pub const CAPTURE: &str = "run/capture.json";
+    /// AIPerf's input: the plan's schedule as its `mooncake_trace` dataset.
+    pub const AIPERF_INPUT: &str = "aiperf/input.jsonl";
+    /// AIPerf's configuration (`aiperf profile --config`).
+    pub const AIPERF_CONFIG: &str = "aiperf/aiperf.yaml";
+    /// AIPerf's per-request export, `profile_export.jsonl`: the execution's result.
+    pub const AIPERF_EXPORT: &str = "aiperf/profile_export.jsonl";
+    /// AIPerf's summary, `profile_export_aiperf.json` (kept; its numbers are not read).
+    pub const AIPERF_SUMMARY: &str = "aiperf/profile_export_aiperf.json";
+    /// AIPerf's log (diagnostics only, like stderr).
+    pub const AIPERF_LOG: &str = "aiperf/aiperf.log";
 }
 
 /// A moment on the firing machine: monotonic nanoseconds since the run's start (for intervals)
