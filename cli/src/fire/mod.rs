@@ -434,7 +434,18 @@ fn summarize(r: &Receipt) -> (String, bool) {
         Execution::Ran {
             exit, interrupted, ..
         } => {
-            let clean = exit.code == Some(0) && interrupted.is_none();
+            // A peer tool's run is clean only with its records: AIPerf exits 0 even when it
+            // could not start its own services and wrote none.
+            let records = !r.protocol.engine.is_process()
+                || r.protocol.engine == Engine::VllmBenchServe
+                || matches!(
+                    r.execution,
+                    Execution::Ran {
+                        result: ResultFile::Kept { .. },
+                        ..
+                    }
+                );
+            let clean = exit.code == Some(0) && interrupted.is_none() && records;
             (
                 format!(
                     "fire: {} exited {:?}{}; {} scrapes; receipt written (a capture, not a qualification)",
@@ -1251,6 +1262,8 @@ struct PeerRun {
     install: peer::Install,
     implementation: Implementation,
     dir: PathBuf,
+    /// The tool's TMPDIR (removed after the run: it is loadproof's, made fresh for it).
+    tmp: PathBuf,
     /// The argv as run (program first).
     argv: Vec<String>,
     /// The environment loadproof set, as recorded (no secret).
@@ -1282,19 +1295,18 @@ impl PeerRun {
             loadproof_core::plan::read_peer_rows(&plan.trace, &doc.timed_trace.sec_multiplier)
                 .map_err(|e| BadInput(format!("{}: {e}", doc.timed_trace.file)))?;
         let dir = peer::run_dir(&plan.dir, install.tool)?;
+        // AIPerf's ZMQ sockets live under TMPDIR and a Unix socket path has 107 bytes: a short
+        // fresh directory of its own under the system's temporary directory.
+        let tmp = peer::short_tmp(install.tool)?;
         let mut env: Vec<(String, String)> = vec![
             ("HF_HUB_OFFLINE".to_owned(), "1".to_owned()),
             ("TRANSFORMERS_OFFLINE".to_owned(), "1".to_owned()),
-            (
-                "TMPDIR".to_owned(),
-                dir.join("tmp").to_string_lossy().into_owned(),
-            ),
+            ("TMPDIR".to_owned(), tmp.to_string_lossy().into_owned()),
             (
                 "AIPERF_DATASET_MMAP_CACHE_ENABLED".to_owned(),
                 "false".to_owned(),
             ),
         ];
-        std::fs::create_dir_all(dir.join("tmp"))?;
         let mut notes = vec![format!(
             "{} ran in {} (its input, configuration and outputs are there and in this receipt)",
             install.tool.label(),
@@ -1368,6 +1380,7 @@ impl PeerRun {
             implementation: peer::implementation(&install),
             install,
             dir,
+            tmp,
             argv,
             env,
             secret_env,
@@ -1442,6 +1455,7 @@ async fn fire_peer(
             });
             let started = clock.stamp();
             let outcome = child::run(&run.argv, &run.dir, &env, journal).await;
+            let _ = std::fs::remove_dir_all(&run.tmp);
             if let Some(bar) = spinner {
                 bar.finish_and_clear();
             }

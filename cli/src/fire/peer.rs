@@ -222,6 +222,21 @@ pub fn run_dir(plan_dir: &Path, tool: Tool) -> Result<PathBuf> {
     anyhow::bail!("no fresh run directory under {}", parent.display())
 }
 
+/// A fresh directory `lp-TOOL-PID-N` under the system's temporary directory, for the tool's
+/// TMPDIR (its socket paths must stay short).
+pub fn short_tmp(tool: Tool) -> Result<PathBuf> {
+    let base = std::env::temp_dir();
+    for n in 0..1000u32 {
+        let dir = base.join(format!("lp-{}-{}-{n}", tool.dist(), std::process::id()));
+        match std::fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+        }
+    }
+    anyhow::bail!("no fresh temporary directory under {}", base.display())
+}
+
 /// The environment variable the configuration names for the API key (or the lease token).
 pub const KEY_VAR: &str = "LOADPROOF_PEER_API_KEY";
 /// The environment variable the configuration names for the lease token beside an API key.

@@ -776,10 +776,10 @@ fn protocol_against_evidence(
         (crate::receipt::Engine::Native, Execution::Ran { .. }) => {
             out.push("protocol.engine is native but the execution is a bench process".to_owned())
         }
-        (crate::receipt::Engine::VllmBenchServe, Execution::Native { .. }) => out.push(
-            "protocol.engine is vllm_bench_serve but the execution is the native client's"
-                .to_owned(),
-        ),
+        (engine, Execution::Native { .. }) if engine.is_process() => out.push(format!(
+            "protocol.engine is {} but the execution is the native client's",
+            engine.label()
+        )),
         // The program itself (argv[0]) is the resolved console script; its binding is the
         // implementation standing's. Every argument must be the protocol's.
         (crate::receipt::Engine::VllmBenchServe, Execution::Ran { argv, .. })
@@ -790,6 +790,7 @@ fn protocol_against_evidence(
         _ => {}
     }
     out.extend(tls_against_evidence(receipt));
+    out.extend(peer::inputs_against_plan(receipt, block));
     if let (Some(model), Some(served)) = (&p.model, readback.get("model"))
         && model != served
     {

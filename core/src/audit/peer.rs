@@ -9,9 +9,12 @@
 //! wrote into the tool's input ([`row_index`]); a fact a tool did not record stays absent and is
 //! named, never filled in.
 
+use serde_json::Value;
+
+use super::client::BlockReader;
 use crate::formats::aiperf;
-use crate::plan::row_index;
-use crate::receipt::{Disposition, RequestRecord, Usage};
+use crate::plan::{aiperf_input, read_peer_rows, row_index};
+use crate::receipt::{Disposition, Engine, Execution, Receipt, RequestRecord, Usage, block};
 
 /// A tool's records converted, with what the conversion could not place.
 #[derive(Debug, Clone, Default)]
@@ -155,6 +158,142 @@ pub fn aiperf(
             },
             disposition,
         });
+    }
+    out
+}
+
+/// What a peer tool was given, against the plan: its input must be the plan's schedule
+/// translated (rebuilt here from the embedded `timed_trace`, byte for byte), and its
+/// configuration must replay that input as the protocol says — on a fixed schedule from the
+/// plan's zero, at the protocol's endpoint, model and block size, streaming, `ignore_eos`.
+/// Each difference is named; an absent block is named too (what was given cannot be checked).
+pub fn inputs_against_plan(receipt: &Receipt, block: &BlockReader<'_>) -> Vec<String> {
+    match receipt.protocol.engine {
+        Engine::Aiperf => aiperf_inputs(receipt, block),
+        Engine::Guidellm | Engine::Native | Engine::VllmBenchServe => Vec::new(),
+    }
+}
+
+fn aiperf_inputs(receipt: &Receipt, block: &BlockReader<'_>) -> Vec<String> {
+    let p = &receipt.protocol;
+    let mut out = Vec::new();
+    if !matches!(receipt.execution, Execution::Ran { .. }) {
+        return out;
+    }
+    match (block(block::AIPERF_INPUT), block(block::TIMED_TRACE)) {
+        (Err(why), _) => out.push(format!(
+            "AIPerf's input ({}) cannot be used ({why}): what it replayed cannot be held to the plan",
+            block::AIPERF_INPUT
+        )),
+        (Ok(_), Err(_)) => {} // no schedule embedded: the arrival facts already say so
+        (Ok(given), Ok(trace)) => {
+            let multiplier = p.sec_multiplier.as_deref().unwrap_or("1");
+            match read_peer_rows(&trace, multiplier) {
+                Err(e) => out.push(format!("the embedded timed_trace cannot be translated: {e}")),
+                Ok(rows) => {
+                    let expected = aiperf_input(&rows);
+                    if expected != *given {
+                        let line = expected
+                            .split(|b| *b == b'\n')
+                            .zip(given.split(|b| *b == b'\n'))
+                            .position(|(a, b)| a != b)
+                            .map_or_else(
+                                || "its length".to_owned(),
+                                |k| format!("line {}", k + 1),
+                            );
+                        out.push(format!(
+                            "AIPerf's input is not the plan's schedule translated (first difference: {line})"
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    let config = match block(block::AIPERF_CONFIG) {
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(v) => v,
+            Err(e) => {
+                out.push(format!(
+                    "AIPerf's configuration ({}) is not the JSON loadproof writes: {e}",
+                    block::AIPERF_CONFIG
+                ));
+                return out;
+            }
+        },
+        Err(why) => {
+            out.push(format!(
+                "AIPerf's configuration ({}) cannot be used ({why}): how it replayed cannot be checked",
+                block::AIPERF_CONFIG
+            ));
+            return out;
+        }
+    };
+    let at = |path: &str| config.pointer(path).cloned().unwrap_or(Value::Null);
+    let mut expect = |path: &str, want: Value, meaning: &str| {
+        let got = at(path);
+        if got != want {
+            out.push(format!(
+                "AIPerf's configuration has {path} = {got}, not {want} ({meaning})"
+            ));
+        }
+    };
+    expect(
+        "/datasets/0/path",
+        "input.jsonl".into(),
+        "the input loadproof wrote",
+    );
+    expect(
+        "/datasets/0/format",
+        "mooncake_trace".into(),
+        "the plan's rows with their hash_ids",
+    );
+    expect(
+        "/datasets/0/block_size",
+        p.chunk_size.map_or(Value::Null, Value::from),
+        "the protocol's chunk size",
+    );
+    expect(
+        "/phases/0/type",
+        "fixed_schedule".into(),
+        "each request at its planned time",
+    );
+    expect(
+        "/phases/0/auto_offset",
+        false.into(),
+        "the schedule's zero is the plan's",
+    );
+    expect(
+        "/phases/0/start_offset",
+        0.into(),
+        "the schedule's zero is the plan's",
+    );
+    expect(
+        "/endpoint/type",
+        "completions".into(),
+        "the protocol's /v1/completions",
+    );
+    expect(
+        "/endpoint/streaming",
+        true.into(),
+        "TTFT and ITL need a stream",
+    );
+    expect(
+        "/endpoint/extra/ignore_eos",
+        true.into(),
+        "output lengths as planned",
+    );
+    expect(
+        "/endpoint/urls",
+        Value::Array(p.base_url.iter().map(|u| Value::from(u.as_str())).collect()),
+        "the protocol's base URL",
+    );
+    expect(
+        "/models",
+        Value::Array(p.model.iter().map(|m| Value::from(m.as_str())).collect()),
+        "the protocol's model",
+    );
+    if config.pointer("/phases/1").is_some() {
+        out.push("AIPerf's configuration has more than one phase (a warm-up is work the plan did not ask for)".to_owned());
     }
     out
 }

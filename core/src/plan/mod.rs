@@ -29,8 +29,8 @@ pub use blocks::{
 };
 pub use fidelity::{Check, Fidelity, compare};
 pub use peer_input::{
-    PeerInputError, PeerRow, aiperf_input, decimal_ms, read_rows as read_peer_rows, row_id,
-    row_index,
+    PeerInputError, PeerRow, aiperf_input, decimal_ms, decimal_s, guidellm_input,
+    read_rows as read_peer_rows, row_id, row_index,
 };
 pub use timed_trace::{
     MultiplierError, ReadBack, RowDifference, TimeUnit, TimedTraceError, TimedTraceReader,

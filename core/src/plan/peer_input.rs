@@ -112,6 +112,16 @@ pub fn decimal_ms(ns: i64) -> String {
     format!("{whole}.{}", digits.trim_end_matches('0'))
 }
 
+/// `ns` as decimal seconds, exact: `0`, `1.5`, `0.000000001`.
+pub fn decimal_s(ns: i64) -> String {
+    let (whole, frac) = (ns / 1_000_000_000, (ns % 1_000_000_000).abs());
+    if frac == 0 {
+        return whole.to_string();
+    }
+    let digits = format!("{frac:09}");
+    format!("{whole}.{}", digits.trim_end_matches('0'))
+}
+
 fn push_ids(out: &mut String, ids: &[u64]) {
     out.push('[');
     for (k, id) in ids.iter().enumerate() {
@@ -143,6 +153,25 @@ pub fn aiperf_input(rows: &[PeerRow]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// GuideLLM's `mooncake` trace: the same rows with `timestamp` in seconds from the
+/// schedule's zero, and a `session_id` column its `conversation_id_column` names.
+pub fn guidellm_input(rows: &[PeerRow]) -> Vec<u8> {
+    let mut out = String::new();
+    for (k, r) in rows.iter().enumerate() {
+        out.push_str("{\"session_id\":\"");
+        out.push_str(&row_id(k));
+        out.push_str("\",\"timestamp\":");
+        out.push_str(&decimal_s(r.arrival_ns));
+        out.push_str(&format!(
+            ",\"input_length\":{},\"output_length\":{},\"hash_ids\":",
+            r.input, r.output
+        ));
+        push_ids(&mut out, &r.hash_ids);
+        out.push_str("}\n");
+    }
+    out.into_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,6 +185,13 @@ mod tests {
         assert_eq!(decimal_ms(rows[1].arrival_ns), "1500.001");
         assert_eq!(decimal_ms(1), "0.000001");
         assert_eq!(decimal_ms(450_000_000), "450");
+        assert_eq!(decimal_s(1_500_001_000), "1.500001");
+        assert_eq!(decimal_s(2_000_000_000), "2");
+        assert!(
+            String::from_utf8(guidellm_input(&rows))
+                .unwrap()
+                .ends_with("{\"session_id\":\"row-000001\",\"timestamp\":1.500001,\"input_length\":10,\"output_length\":1,\"hash_ids\":[2]}\n")
+        );
         let aiperf = String::from_utf8(aiperf_input(&rows)).unwrap();
         assert_eq!(
             aiperf,
