@@ -6,6 +6,9 @@
 #               fixture manifest
 #   web tier    release web build (bundle size recorded), real-browser tests in headless Chromium
 #               (the trace, receipt, compare and playbook views; the quick start's own site)
+#   peer tier   real AIPerf and GuideLLM (tools/peers/install.sh) fire plans at the sim; the
+#               audit reads their own records (cli/tests/peers.rs, `--ignored` in a plain
+#               `cargo test`)
 #   slow tier   real vLLM: a real vLLM server (CPU) and the real `vllm bench serve` replay
 #               loadproof plans; the server's counters must equal the plans (SLOW=0 skips it
 #               locally; CI always runs it)
@@ -76,6 +79,11 @@ step "quick start end to end (SERVE=0) and its site in headless Chromium (every 
 SERVE=0 bash tools/quickstart.sh > target/quickstart.log 2>&1 || { tail -40 target/quickstart.log; exit 1; }
 tail -5 target/quickstart.log
 LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/site.mjs
+
+step "peer tier: real AIPerf and GuideLLM fire plans at the sim; the audit reads their records"
+bash tools/vllm-lab/install.sh >/dev/null   # the lab's tiny tokenizer (and its uv cache)
+bash tools/peers/install.sh
+cargo test --locked -p loadproof_cli --test peers -- --ignored --test-threads 1
 
 if [ "$SLOW" != 0 ] || [ -n "${CI:-}" ]; then
   step "slow tier: real vLLM replays loadproof plans (tools/slow/real_vllm.sh)"

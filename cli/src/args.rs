@@ -51,6 +51,9 @@ pub enum EngineArg {
     /// NVIDIA AIPerf (`aiperf profile`, 0.13.x) as a child process of `--python`'s install,
     /// fed the plan as its `mooncake_trace` dataset on a fixed schedule.
     Aiperf,
+    /// GuideLLM (`guidellm run`, 0.8.x) as a child process of `--python`'s install, fed the
+    /// plan as its `mooncake` trace under its `replay` profile.
+    Guidellm,
 }
 
 /// The form a receipt is written in.

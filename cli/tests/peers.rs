@@ -215,3 +215,77 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+#[ignore = "needs tools/peers/install.sh"]
+fn guidellm_replays_the_plan_with_its_key_only_in_its_environment() {
+    let dir = fresh_dir("peers-guidellm");
+    let (_, plan) = planned_mooncake(&dir, "t", 12, 50, 0, &[]);
+    let key = "sk-guidellm-secret-51c0";
+    let sim = Sim::start_env(
+        &["--model", "tiny-llama", "--api-key-env", "SIM_KEY"],
+        &[("SIM_KEY", key)],
+    );
+    let out = dir.join("r.receipt");
+    let py = python("guidellm");
+    let tok = tokenizer();
+    let fired = run_env(
+        &[
+            "fire",
+            s(&plan),
+            "--endpoint",
+            &sim.url,
+            "--engine",
+            "guidellm",
+            "--python",
+            s(&py),
+            "--tokenizer",
+            s(&tok),
+            "--api-key-env",
+            "MY_KEY",
+            "--form",
+            "json",
+            "--out",
+            s(&out),
+        ],
+        &[
+            ("MY_KEY", key),
+            ("GUIDELLM__SPEC__BACKEND__TARGET", "http://127.0.0.1:9"),
+        ],
+    );
+    assert_eq!(fired.status.code(), Some(0), "{}", stderr(&fired));
+    let audit = audit_json(&out);
+    assert_eq!(audit["execution_gate"]["read"], true, "{audit}");
+    assert_eq!(audit["ledger"]["completed"], 12, "{audit}");
+    assert_eq!(audit["ledger"]["closed"], true);
+    assert_eq!(audit["inconsistencies"], serde_json::json!([]), "{audit}");
+    let (positive, reason) = standing(&audit, "counter_agreement");
+    assert!(positive, "{reason}");
+    let (_, implementation) = standing(&audit, "implementation");
+    assert!(implementation.contains("GuideLLM 0.8"), "{implementation}");
+    // GuideLLM keeps no per-token times: the ITL distribution is empty and says why.
+    let itl = audit["latency"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["metric"] == "itl")
+        .unwrap();
+    assert_eq!(itl["count"], 0);
+    assert!(
+        itl["source"]
+            .as_str()
+            .unwrap()
+            .contains("first and last token")
+    );
+    let receipt = std::fs::read_to_string(&out).unwrap();
+    assert!(!receipt.contains(key), "the key is in the receipt");
+    for entry in walk(&plan.join("peer-runs")) {
+        if let Ok(text) = std::fs::read(&entry) {
+            assert!(
+                !String::from_utf8_lossy(&text).contains(key),
+                "{}",
+                entry.display()
+            );
+        }
+    }
+}

@@ -11,6 +11,10 @@ use tokio::io::AsyncReadExt;
 
 use crate::stream_out::{EVENTS_EVERY, StreamOut};
 
+/// Prefixes of the caller's environment variables no child inherits (GuideLLM's and AIPerf's
+/// settings); what loadproof sets for a child is recorded in its execution.
+const SCRUBBED: [&str; 2] = ["GUIDELLM__", "AIPERF_"];
+
 /// Why the client cannot be started: recorded as `Execution::NotStarted`.
 pub type NotStarted = String;
 
@@ -101,7 +105,17 @@ pub async fn run(
     journal: Option<&StreamOut>,
 ) -> Result<Outcome, NotStarted> {
     let (program, args) = argv.split_first().ok_or_else(|| "empty argv".to_owned())?;
-    let mut child = tokio::process::Command::new(program)
+    let mut command = tokio::process::Command::new(program);
+    // The peer tools read their whole configuration from variables with these prefixes too:
+    // none of the caller's may change a run whose configuration the receipt records.
+    for (key, _) in std::env::vars_os() {
+        if let Some(k) = key.to_str()
+            && SCRUBBED.iter().any(|p| k.starts_with(p))
+        {
+            command.env_remove(&key);
+        }
+    }
+    let mut child = command
         .args(args)
         .current_dir(cwd)
         .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))

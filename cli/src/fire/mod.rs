@@ -199,6 +199,15 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
         .map(|name| secret::from_env("--api-key-env", name))
         .transpose()?;
     if api_key.is_some()
+        && matches!(args.engine, EngineArg::Guidellm)
+        && (args.lease.is_some() || args.acquire_lease.is_some())
+    {
+        return Err(BadInput(
+            "--engine guidellm with both --api-key-env and a lease: GuideLLM sends one secret (its API key); give the key to the gate instead (`loadproof gate --upstream-api-key-env NAME`) or fire with --engine native or aiperf".to_owned(),
+        )
+        .into());
+    }
+    if api_key.is_some()
         && matches!(args.engine, EngineArg::Vllm)
         && (args.lease.is_some() || args.acquire_lease.is_some())
     {
@@ -252,7 +261,7 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     };
     let native = match args.engine {
         EngineArg::Native => Some(native_inputs(args, &plan, &stated.client_tls)?),
-        EngineArg::Vllm | EngineArg::Aiperf => None,
+        EngineArg::Vllm | EngineArg::Aiperf | EngineArg::Guidellm => None,
     };
     let leased = args
         .lease
@@ -680,7 +689,7 @@ async fn fire_async(
     // The vllm client is checked before a lease is asked for: a client that cannot start
     // should not hold the endpoint.
     let install = match args.engine {
-        EngineArg::Native | EngineArg::Aiperf => None,
+        EngineArg::Native | EngineArg::Aiperf | EngineArg::Guidellm => None,
         EngineArg::Vllm => {
             let Some(python) = &args.python else {
                 return Err(BadInput(
@@ -703,15 +712,22 @@ async fn fire_async(
     };
 
     // So is a peer tool.
-    let peer_install = match args.engine {
-        EngineArg::Aiperf => {
+    let peer_tool = match args.engine {
+        EngineArg::Aiperf => Some(peer::Tool::Aiperf),
+        EngineArg::Guidellm => Some(peer::Tool::Guidellm),
+        EngineArg::Native | EngineArg::Vllm => None,
+    };
+    let peer_install = match peer_tool {
+        Some(tool) => {
             let Some(python) = &args.python else {
-                return Err(BadInput(
-                    "--engine aiperf needs --python PATH: the interpreter whose AIPerf is checked and run (never a bare `aiperf` from PATH)".to_owned(),
-                )
+                return Err(BadInput(format!(
+                    "--engine {0} needs --python PATH: the interpreter whose {1} is checked and run (never a bare `{0}` from PATH)",
+                    tool.label().to_ascii_lowercase(),
+                    tool.label()
+                ))
                 .into());
             };
-            match peer::resolve(peer::Tool::Aiperf, python).await {
+            match peer::resolve(tool, python).await {
                 Ok(install) => Some(install),
                 Err(cause) => {
                     let execution = Execution::NotStarted { cause };
@@ -723,7 +739,7 @@ async fn fire_async(
                 }
             }
         }
-        EngineArg::Native | EngineArg::Vllm => None,
+        None => None,
     };
 
     // The native client is bound before it fires, and never hashes while it fires (the
@@ -1312,71 +1328,141 @@ impl PeerRun {
             install.tool.label(),
             dir.display()
         )];
+        let tool = install.tool;
         let local = Path::new(tokenizer);
-        let repo = if local.join("tokenizer.json").is_file() {
-            let (hub, repo) = peer::tokenizer_cache(local, &dir.join("hf"))?;
-            env.push((
-                "HF_HUB_CACHE".to_owned(),
-                hub.to_string_lossy().into_owned(),
-            ));
-            notes.push(format!(
-                "the tokenizer {tokenizer} was given to {} as the Hugging Face cache entry {repo} (it loads tokenizers offline only from the hub cache layout)",
-                install.tool.label()
-            ));
-            repo
-        } else {
-            tokenizer.to_owned()
-        };
+        let is_local = local.join("tokenizer.json").is_file();
         if let Some(ca) = &args.trust.ca_cert {
             env.push((
                 "SSL_CERT_FILE".to_owned(),
                 ca.to_string_lossy().into_owned(),
             ));
         }
-        if args.trust.insecure {
-            env.push(("AIPERF_HTTP_SSL_VERIFY".to_owned(), "false".to_owned()));
-        }
         let mut secret_env = Vec::new();
-        let (bearer, lease_header) = match (api_key, lease_token) {
-            (Some(key), token) => {
-                secret_env.push((peer::KEY_VAR.to_owned(), key.to_owned()));
-                if let Some(token) = token {
-                    secret_env.push((peer::LEASE_VAR.to_owned(), token.to_owned()));
+        let chunk = doc.timed_trace.chunk_size;
+        let (engine, argv, blocks) = match tool {
+            peer::Tool::Aiperf => {
+                let repo = if is_local {
+                    let (hub, repo) = peer::tokenizer_cache(local, &dir.join("hf"))?;
+                    env.push((
+                        "HF_HUB_CACHE".to_owned(),
+                        hub.to_string_lossy().into_owned(),
+                    ));
+                    notes.push(format!(
+                        "the tokenizer {tokenizer} was given to AIPerf as the Hugging Face cache entry {repo} (it loads tokenizers offline only from the hub cache layout)"
+                    ));
+                    repo
+                } else {
+                    tokenizer.to_owned()
+                };
+                env.push((
+                    "AIPERF_DATASET_MMAP_CACHE_ENABLED".to_owned(),
+                    "false".to_owned(),
+                ));
+                if args.trust.insecure {
+                    env.push(("AIPERF_HTTP_SSL_VERIFY".to_owned(), "false".to_owned()));
                 }
-                (true, token.is_some())
+                let (bearer, lease_header) = match (api_key, lease_token) {
+                    (Some(key), token) => {
+                        secret_env.push((peer::KEY_VAR.to_owned(), key.to_owned()));
+                        if let Some(token) = token {
+                            secret_env.push((peer::LEASE_VAR.to_owned(), token.to_owned()));
+                        }
+                        (true, token.is_some())
+                    }
+                    (None, Some(token)) => {
+                        secret_env.push((peer::KEY_VAR.to_owned(), token.to_owned()));
+                        (true, false)
+                    }
+                    (None, None) => (false, false),
+                };
+                if bearer {
+                    notes.push(format!(
+                        "AIPerf read its bearer secret from the environment variable its configuration names (${{{}}}): the secret is in no file and no argv",
+                        peer::KEY_VAR
+                    ));
+                }
+                let input = loadproof_core::plan::aiperf_input(&rows);
+                let config = peer::aiperf_config(&peer::Given {
+                    endpoint,
+                    model,
+                    tokenizer: &repo,
+                    chunk,
+                    bearer,
+                    lease_header,
+                });
+                std::fs::write(dir.join(peer::AIPERF_INPUT_FILE), &input)?;
+                std::fs::write(dir.join(peer::AIPERF_CONFIG_FILE), &config)?;
+                let argv = vec![
+                    install.program.to_string_lossy().into_owned(),
+                    "profile".to_owned(),
+                    "--config".to_owned(),
+                    peer::AIPERF_CONFIG_FILE.to_owned(),
+                ];
+                (
+                    Engine::Aiperf,
+                    argv,
+                    vec![(block::AIPERF_INPUT, input), (block::AIPERF_CONFIG, config)],
+                )
             }
-            (None, Some(token)) => {
-                secret_env.push((peer::KEY_VAR.to_owned(), token.to_owned()));
-                (true, false)
+            peer::Tool::Guidellm => {
+                let tokenizer_arg = if is_local {
+                    local
+                        .canonicalize()
+                        .with_context(|| format!("resolving --tokenizer {tokenizer}"))?
+                        .to_string_lossy()
+                        .into_owned()
+                } else {
+                    tokenizer.to_owned()
+                };
+                // Its default poll interval loses the last record to a shutdown race (measured
+                // here: 3 of 3 full-trace runs); 1 s lost none. Its default of 10 worker
+                // processes is more than this machine's cores.
+                let workers = std::thread::available_parallelism().map_or(2, |n| n.get());
+                env.push(("GUIDELLM__MP_POLL_INTERVAL".to_owned(), "1.0".to_owned()));
+                env.push((
+                    "GUIDELLM__MAX_WORKER_PROCESSES".to_owned(),
+                    workers.to_string(),
+                ));
+                match (api_key, lease_token) {
+                    (Some(_), Some(_)) => {
+                        return Err(BadInput(
+                            "--engine guidellm with both --api-key-env and a lease: GuideLLM sends one secret (its API key); give the key to the gate instead (`loadproof gate --upstream-api-key-env NAME`) or fire with --engine native or aiperf".to_owned(),
+                        )
+                        .into());
+                    }
+                    (Some(secret), None) | (None, Some(secret)) => {
+                        secret_env.push((
+                            "GUIDELLM__SPEC__BACKEND__API_KEY".to_owned(),
+                            secret.to_owned(),
+                        ));
+                        notes.push(
+                            "GuideLLM read its bearer secret from GUIDELLM__SPEC__BACKEND__API_KEY in its environment: the secret is in no file and no argv".to_owned(),
+                        );
+                    }
+                    (None, None) => {}
+                }
+                let input = loadproof_core::plan::guidellm_input(&rows);
+                std::fs::write(dir.join(peer::GUIDELLM_INPUT_FILE), &input)?;
+                let mut argv = vec![install.program.to_string_lossy().into_owned()];
+                argv.extend(
+                    peer::guidellm_args(
+                        &peer::Given {
+                            endpoint,
+                            model,
+                            tokenizer: &tokenizer_arg,
+                            chunk,
+                            bearer: false,
+                            lease_header: false,
+                        },
+                        args.trust.insecure,
+                    )
+                    .map_err(BadInput)?,
+                );
+                (Engine::Guidellm, argv, vec![(block::GUIDELLM_INPUT, input)])
             }
-            (None, None) => (false, false),
         };
-        if bearer {
-            notes.push(format!(
-                "{} read its bearer secret from the environment variable its configuration names (${{{}}}): the secret is in no file and no argv",
-                install.tool.label(),
-                peer::KEY_VAR
-            ));
-        }
-        let input = loadproof_core::plan::aiperf_input(&rows);
-        let config = peer::aiperf_config(&peer::Given {
-            endpoint,
-            model,
-            tokenizer: &repo,
-            chunk: doc.timed_trace.chunk_size,
-            bearer,
-            lease_header,
-        });
-        std::fs::write(dir.join(peer::AIPERF_INPUT_FILE), &input)?;
-        std::fs::write(dir.join(peer::AIPERF_CONFIG_FILE), &config)?;
-        let argv = vec![
-            install.program.to_string_lossy().into_owned(),
-            "profile".to_owned(),
-            "--config".to_owned(),
-            peer::AIPERF_CONFIG_FILE.to_owned(),
-        ];
         Ok(PeerRun {
-            engine: Engine::Aiperf,
+            engine,
             implementation: peer::implementation(&install),
             install,
             dir,
@@ -1385,7 +1471,7 @@ impl PeerRun {
             env,
             secret_env,
             tokenizer: tokenizer.to_owned(),
-            blocks: vec![(block::AIPERF_INPUT, input), (block::AIPERF_CONFIG, config)],
+            blocks,
             notes,
         })
     }
@@ -1469,7 +1555,10 @@ async fn fire_peer(
             evidence.insert(block::STDOUT.to_owned(), Evidence::of(&o.stdout));
             evidence.insert(block::STDERR.to_owned(), Evidence::of(&o.stderr));
             let mut result = None;
-            for (k, (name, path)) in peer::aiperf_outputs(&run.dir).into_iter().enumerate() {
+            for (k, (name, path)) in peer::outputs(run.install.tool, &run.dir)
+                .into_iter()
+                .enumerate()
+            {
                 match std::fs::read(&path) {
                     Ok(bytes) => {
                         if let Some(j) = journal {
@@ -1677,6 +1766,7 @@ fn bare_receipt(
         EngineArg::Vllm => Engine::VllmBenchServe,
         EngineArg::Native => Engine::Native,
         EngineArg::Aiperf => Engine::Aiperf,
+        EngineArg::Guidellm => Engine::Guidellm,
     };
     let mut protocol = Protocol {
         model: args.model.clone(),

@@ -22,6 +22,8 @@ use super::implementation::file_sha256;
 pub enum Tool {
     /// NVIDIA AIPerf (PyPI `aiperf`).
     Aiperf,
+    /// GuideLLM (PyPI `guidellm`).
+    Guidellm,
 }
 
 impl Tool {
@@ -29,6 +31,7 @@ impl Tool {
     fn dist(self) -> &'static str {
         match self {
             Tool::Aiperf => "aiperf",
+            Tool::Guidellm => "guidellm",
         }
     }
 
@@ -36,6 +39,7 @@ impl Tool {
     fn series(self) -> &'static str {
         match self {
             Tool::Aiperf => "0.13.",
+            Tool::Guidellm => "0.8.",
         }
     }
 
@@ -48,6 +52,13 @@ impl Tool {
                 "aiperf/timing/strategies/fixed_schedule.py",
                 "aiperf/transports/aiohttp_client.py",
             ],
+            Tool::Guidellm => &[
+                "guidellm/data/deserializers/trace_common.py",
+                "guidellm/data/deserializers/trace_mooncake.py",
+                "guidellm/scheduler/strategies.py",
+                "guidellm/scheduler/worker.py",
+                "guidellm/backends/openai/http.py",
+            ],
         }
     }
 
@@ -55,6 +66,7 @@ impl Tool {
     pub fn label(self) -> &'static str {
         match self {
             Tool::Aiperf => "AIPerf",
+            Tool::Guidellm => "GuideLLM",
         }
     }
 }
@@ -314,9 +326,13 @@ pub const AIPERF_CONFIG_FILE: &str = "aiperf.yaml";
 /// Its artifact directory's name.
 pub const AIPERF_ARTIFACTS: &str = "artifacts";
 
-/// The files an AIPerf run leaves, as `(block, path)`: the per-request export first (the
-/// execution's result), then the summary and the log (diagnostics, never read for a fact).
-pub fn aiperf_outputs(dir: &Path) -> Vec<(&'static str, PathBuf)> {
+/// The files a run leaves, as `(block, path)`: the per-request records first (the
+/// execution's result), then what is kept beside them (AIPerf's summary and log: never read
+/// for a fact).
+pub fn outputs(tool: Tool, dir: &Path) -> Vec<(&'static str, PathBuf)> {
+    if tool == Tool::Guidellm {
+        return vec![(block::GUIDELLM_REPORT, dir.join(GUIDELLM_REPORT_FILE))];
+    }
     let artifacts = dir.join(AIPERF_ARTIFACTS);
     vec![
         (block::AIPERF_EXPORT, artifacts.join("profile_export.jsonl")),
@@ -326,4 +342,54 @@ pub fn aiperf_outputs(dir: &Path) -> Vec<(&'static str, PathBuf)> {
         ),
         (block::AIPERF_LOG, artifacts.join("logs").join("aiperf.log")),
     ]
+}
+
+/// GuideLLM's input file's name inside the run directory.
+pub const GUIDELLM_INPUT_FILE: &str = "input.jsonl";
+/// Its report's name.
+pub const GUIDELLM_REPORT_FILE: &str = "benchmarks.json";
+
+/// GuideLLM's argv after the program: `run` with the replay profile on the rows' own
+/// timestamps, the plan's rows as its `mooncake` trace at the plan's block size, streaming
+/// completions (its `openai_http` backend sends `ignore_eos` and `max_tokens` per row), TLS
+/// checked unless `insecure` (GuideLLM checks no certificate by default), and its JSON report
+/// with every request (no sampling). GuideLLM's `k=v,k=v` option syntax cannot carry a comma
+/// in a value: such a value is refused.
+pub fn guidellm_args(
+    given: &Given<'_>,
+    insecure: bool,
+) -> std::result::Result<Vec<String>, String> {
+    for (what, value) in [
+        ("--endpoint", given.endpoint),
+        ("--model", given.model),
+        ("--tokenizer", given.tokenizer),
+    ] {
+        if value.contains(',') {
+            return Err(format!(
+                "{what} {value:?}: GuideLLM's option syntax (k=v,k=v) cannot carry a comma"
+            ));
+        }
+    }
+    Ok(vec![
+        "run".to_owned(),
+        "--backend".to_owned(),
+        format!(
+            "kind=openai_http,target={},model={},request_format=/v1/completions,verify={}",
+            given.endpoint,
+            given.model,
+            if insecure { "false" } else { "true" }
+        ),
+        "--profile".to_owned(),
+        "kind=replay,schedule_turn=timestamp".to_owned(),
+        "--data".to_owned(),
+        format!(
+            "kind=mooncake,source.kind=json_file,source.path={GUIDELLM_INPUT_FILE},hash_id_block_size={}",
+            given.chunk
+        ),
+        "--tokenizer".to_owned(),
+        format!("kind=huggingface_auto,model={}", given.tokenizer),
+        "--output".to_owned(),
+        format!("kind=json,path={GUIDELLM_REPORT_FILE}"),
+        "--disable-console-interactive".to_owned(),
+    ])
 }

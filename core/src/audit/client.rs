@@ -12,8 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::peer;
 use super::policy::Policy;
-use crate::formats::aiperf;
 use crate::formats::vllm_bench::{self, BenchResult, Detailed, Summary};
+use crate::formats::{aiperf, guidellm};
 use crate::receipt::{
     Disposition, Engine, Execution, Receipt, RequestRecord, ResultFile, Stamp, parse_events,
 };
@@ -228,10 +228,7 @@ pub fn read(receipt: &Receipt, block: &BlockReader<'_>, policy: &Policy) -> Clie
             match tool {
                 Engine::Aiperf => read_aiperf(receipt, result, *started, cap, block, side, policy),
                 Engine::Guidellm => {
-                    side.gate = Some(closed(
-                        "GuideLLM's records are not read by this version".to_owned(),
-                    ));
-                    side
+                    read_guidellm(receipt, result, *started, cap, block, side, policy)
                 }
                 Engine::VllmBenchServe | Engine::Native => {
                     read_bench(receipt, stdout, result, cap, block, side, policy)
@@ -302,6 +299,51 @@ fn schedule(
             .map(|back| back.arrival_ns)
             .map_err(|e| format!("{name}: {e}")),
     )
+}
+
+/// A peer tool's own records as request records, exactly as the audit converts them (the page
+/// draws its figures from these). `None` for the engines that are not peer tools.
+pub fn peer_request_records(
+    receipt: &Receipt,
+    block: &BlockReader<'_>,
+) -> Option<Result<Vec<RequestRecord>, String>> {
+    let Execution::Ran {
+        result, started, ..
+    } = &receipt.execution
+    else {
+        return None;
+    };
+    let engine = receipt.protocol.engine;
+    if !matches!(engine, Engine::Aiperf | Engine::Guidellm) {
+        return None;
+    }
+    let name = match result {
+        ResultFile::Kept { block } => block,
+        ResultFile::Absent { reason } => {
+            return Some(Err(format!("{} left no records: {reason}", engine.label())));
+        }
+    };
+    let raw = match block(name) {
+        Ok(raw) => raw,
+        Err(why) => return Some(Err(why)),
+    };
+    let wall_to_mono = started.map_or(0, |s| s.unix_ns - s.mono_ns);
+    let multiplier = receipt.protocol.sec_multiplier.as_deref().unwrap_or("1");
+    let rows = block(crate::receipt::block::TIMED_TRACE)
+        .ok()
+        .and_then(|trace| crate::plan::read_peer_rows(&trace, multiplier).ok());
+    Some(match engine {
+        Engine::Aiperf => aiperf::read_export(&raw)
+            .map_err(|e| format!("{name}: {e}"))
+            .map(|records| {
+                let arrivals: Option<Vec<i64>> =
+                    rows.map(|r| r.iter().map(|row| row.arrival_ns).collect());
+                peer::aiperf(&records, arrivals.as_deref(), wall_to_mono).records
+            }),
+        _ => guidellm::read_report(&raw)
+            .map_err(|e| format!("{name}: {e}"))
+            .map(|report| peer::guidellm(&report, rows.as_deref(), wall_to_mono).records),
+    })
 }
 
 /// "the bench process" / "AIPerf's process", for the gate's reasons.
@@ -375,6 +417,80 @@ fn read_aiperf(
         problems: converted.problems,
     };
     read_population(receipt, population, cap, block, side, policy)
+}
+
+/// GuideLLM's report, read only for a run that exited 0 on its own, converted to request
+/// records and judged like the native client's.
+#[allow(clippy::too_many_arguments)]
+fn read_guidellm(
+    receipt: &Receipt,
+    result: &ResultFile,
+    started: Option<Stamp>,
+    cap: Option<u64>,
+    block: &BlockReader<'_>,
+    mut side: ClientSide,
+    policy: &Policy,
+) -> ClientSide {
+    let name = match result {
+        ResultFile::Kept { block } => block,
+        ResultFile::Absent { reason } => {
+            side.gate = Some(closed(format!(
+                "GuideLLM exited 0 but its report was not kept ({reason}): no client facts"
+            )));
+            return side;
+        }
+    };
+    let report = match block(name)
+        .and_then(|raw| guidellm::read_report(&raw).map_err(|e| format!("{name}: {e}")))
+    {
+        Ok(r) => r,
+        Err(why) => {
+            side.gate = Some(closed(format!("GuideLLM's report cannot be used: {why}")));
+            return side;
+        }
+    };
+    let Some(offered) = receipt.protocol.requests else {
+        side.gate = Some(closed(
+            "the protocol does not state how many requests were offered: GuideLLM's records cannot be held to a plan"
+                .to_owned(),
+        ));
+        return side;
+    };
+    side.gate = Some(Gate {
+        read: true,
+        reason: format!("exit 0: GuideLLM's report read ({name})"),
+    });
+    let rows = block(crate::receipt::block::TIMED_TRACE)
+        .ok()
+        .and_then(|trace| {
+            crate::plan::read_peer_rows(
+                &trace,
+                receipt.protocol.sec_multiplier.as_deref().unwrap_or("1"),
+            )
+            .ok()
+        });
+    let wall_to_mono = started.map_or(0, |s| s.unix_ns - s.mono_ns);
+    let converted = peer::guidellm(&report, rows.as_deref(), wall_to_mono);
+    let schedule_zero = match (converted.zero, converted.unjoined) {
+        (Some(zero), _) => Zero::Joined(zero),
+        (None, why) => Zero::Unjoined(why.unwrap_or_else(|| "no schedule".to_owned())),
+    };
+    let population = Population {
+        records: converted.records,
+        offered,
+        source: "GuideLLM report",
+        ledger_source: format!(
+            "GuideLLM's report ({name}): its successful, errored and incomplete requests, placed in row order by queue time; an offered request without a record is failed"
+        ),
+        schedule_zero,
+        claimed_bound_ns: None,
+        problems: converted.problems,
+    };
+    let mut side = read_population(receipt, population, cap, block, side, policy);
+    for l in side.latency.iter_mut().filter(|l| l.metric == "itl") {
+        l.source = "GuideLLM keeps only each request's first and last token times: no inter-token gaps were recorded".to_owned();
+    }
+    side
 }
 
 fn closed(reason: String) -> Gate {

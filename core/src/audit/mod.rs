@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 pub use client::{
     ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LATENCY_METRICS, LatencyFacts,
-    LedgerFacts, bench_samples, native_samples,
+    LedgerFacts, bench_samples, native_samples, peer_request_records,
 };
 pub use engine::{
     EngineFacts, GpuExporterFacts, GpuFacts, LeaseReading, OccupancyFacts, ReplicaFacts,

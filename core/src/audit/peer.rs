@@ -11,9 +11,8 @@
 
 use serde_json::Value;
 
-use super::client::BlockReader;
-use crate::formats::aiperf;
-use crate::plan::{aiperf_input, read_peer_rows, row_index};
+use crate::formats::{aiperf, guidellm};
+use crate::plan::{PeerRow, aiperf_input, guidellm_input, read_peer_rows, row_index};
 use crate::receipt::{Disposition, Engine, Execution, Receipt, RequestRecord, Usage, block};
 
 /// A tool's records converted, with what the conversion could not place.
@@ -162,52 +161,295 @@ pub fn aiperf(
     out
 }
 
+/// A verified block's bytes, or why it cannot be used (the audit's block reader; named here
+/// rather than imported so the client side, which converts records here, is not imported back).
+type Blocks<'a> = dyn Fn(&str) -> Result<std::borrow::Cow<'a, [u8]>, String> + 'a;
+
+fn s_to_ns(s: f64) -> i64 {
+    (s * 1e9).round() as i64
+}
+
+/// GuideLLM's records. GuideLLM keeps no row id, but its main process enqueues requests in
+/// row order (`info.timings.queued` strictly increasing) and loadproof's input is in arrival
+/// order, so the k-th record by `queued` is row k — checked, not assumed: each joined record's
+/// own `relative_timestamp` must be the row's arrival (to a microsecond: GuideLLM writes float
+/// seconds) and its `max_tokens` the row's output length, and a record that is not is named.
+/// Its scheduled time is its own `targeted_start`. It keeps only the first and last token
+/// times, so no inter-token gaps exist to report.
+pub fn guidellm(
+    report: &guidellm::Report,
+    rows: Option<&[PeerRow]>,
+    wall_to_mono: i64,
+) -> Converted {
+    let mut out = Converted::default();
+    let mut ordered: Vec<&guidellm::Record> = report.records.iter().collect();
+    ordered.sort_by(|a, b| a.queued_s.total_cmp(&b.queued_s));
+    let first_arrival = rows.and_then(|r| r.first()).map_or(0, |r| r.arrival_ns);
+    if let Some(n) = report.processing.filter(|n| *n > 0) {
+        out.problems.push(format!(
+            "GuideLLM's scheduler ended with {n} request(s) still processing, whose records it did not write"
+        ));
+    }
+    if let Some(n) = report.cancelled.filter(|n| *n > 0) {
+        out.problems.push(format!(
+            "GuideLLM cancelled {n} request(s) before sending them and recorded none of them"
+        ));
+    }
+    match rows {
+        None => out.unjoined = Some("the receipt does not embed the timed_trace".to_owned()),
+        Some(_) => {
+            out.zero = Some(
+                "GuideLLM's own targeted_start per request (its scheduler's start + the row's relative timestamp)"
+                    .to_owned(),
+            )
+        }
+    }
+    let mono = |s: f64| s_to_ns(s) - wall_to_mono;
+    for (k, r) in ordered.into_iter().enumerate() {
+        let index = k as u64;
+        if let Some(row) = rows.and_then(|rows| rows.get(k)) {
+            let planned = row.arrival_ns - first_arrival;
+            if let Some(rel) = r.relative_s
+                && (s_to_ns(rel) - planned).abs() > 1_000
+            {
+                out.problems.push(format!(
+                    "{} (row {k} by queue order) replayed relative timestamp {rel} s, the row is due at {} ns",
+                    r.at, planned
+                ));
+            }
+            if let Some(m) = r.max_tokens
+                && m != u64::from(row.output)
+            {
+                out.problems.push(format!(
+                    "{} (row {k} by queue order) asked for {m} tokens, the row for {}",
+                    r.at, row.output
+                ));
+            }
+        } else if rows.is_some() {
+            out.problems.push(format!(
+                "{}: a record beyond the plan's rows (row {k} by queue order)",
+                r.at
+            ));
+        }
+        let sent = r.sent_s.map(mono);
+        let first = r.first_token_s.map(mono);
+        let chunks = u64::from(first.is_some());
+        let disposition = match r.status {
+            guidellm::Status::Completed => Disposition::Ok,
+            guidellm::Status::Incomplete => Disposition::Interrupted { chunks },
+            guidellm::Status::Errored => {
+                let text = r.error.clone().unwrap_or_default();
+                match guidellm::http_status(&text) {
+                    Some(status) => Disposition::Http {
+                        status,
+                        body: short(&text),
+                    },
+                    None if sent.is_none() => Disposition::NotSent {
+                        reason: short(&text),
+                    },
+                    None => Disposition::Transport {
+                        error: short(&text),
+                    },
+                }
+            }
+        };
+        let scheduled_ns = match (rows.is_some(), r.targeted_s, sent) {
+            (true, Some(t), _) => mono(t),
+            (_, _, Some(sent)) => sent,
+            _ => mono(r.queued_s),
+        };
+        out.records.push(RequestRecord {
+            index,
+            scheduled_ns,
+            sent_ns: sent,
+            first_token_ns: first,
+            chunks_ns: first.into_iter().collect(),
+            end_ns: r.end_s.map(mono),
+            prompt_tokens: r
+                .prompt_tokens
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(0),
+            max_tokens: r
+                .max_tokens
+                .and_then(|n| u32::try_from(n).ok())
+                .unwrap_or(0),
+            usage: match (r.prompt_tokens, r.output_tokens) {
+                (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
+                    prompt_tokens,
+                    completion_tokens,
+                }),
+                _ => None,
+            },
+            disposition,
+        });
+    }
+    out
+}
+
 /// What a peer tool was given, against the plan: its input must be the plan's schedule
 /// translated (rebuilt here from the embedded `timed_trace`, byte for byte), and its
 /// configuration must replay that input as the protocol says — on a fixed schedule from the
 /// plan's zero, at the protocol's endpoint, model and block size, streaming, `ignore_eos`.
 /// Each difference is named; an absent block is named too (what was given cannot be checked).
-pub fn inputs_against_plan(receipt: &Receipt, block: &BlockReader<'_>) -> Vec<String> {
+pub fn inputs_against_plan(receipt: &Receipt, block: &Blocks<'_>) -> Vec<String> {
     match receipt.protocol.engine {
         Engine::Aiperf => aiperf_inputs(receipt, block),
-        Engine::Guidellm | Engine::Native | Engine::VllmBenchServe => Vec::new(),
+        Engine::Guidellm => guidellm_inputs(receipt, block),
+        Engine::Native | Engine::VllmBenchServe => Vec::new(),
     }
 }
 
-fn aiperf_inputs(receipt: &Receipt, block: &BlockReader<'_>) -> Vec<String> {
+/// The input block against the plan's schedule translated by `translate`.
+fn input_against_plan(
+    receipt: &Receipt,
+    block: &Blocks<'_>,
+    name: &str,
+    tool: &str,
+    translate: fn(&[PeerRow]) -> Vec<u8>,
+) -> Option<String> {
+    let given = match block(name) {
+        Ok(given) => given,
+        Err(why) => {
+            return Some(format!(
+                "{tool}'s input ({name}) cannot be used ({why}): what it replayed cannot be held to the plan"
+            ));
+        }
+    };
+    // No schedule embedded: the arrival facts already say so.
+    let trace = block(block::TIMED_TRACE).ok()?;
+    let multiplier = receipt.protocol.sec_multiplier.as_deref().unwrap_or("1");
+    let rows = match read_peer_rows(&trace, multiplier) {
+        Ok(rows) => rows,
+        Err(e) => {
+            return Some(format!(
+                "the embedded timed_trace cannot be translated: {e}"
+            ));
+        }
+    };
+    let expected = translate(&rows);
+    (expected != *given).then(|| {
+        let line = expected
+            .split(|b| *b == b'\n')
+            .zip(given.split(|b| *b == b'\n'))
+            .position(|(a, b)| a != b)
+            .map_or_else(|| "its length".to_owned(), |k| format!("line {}", k + 1));
+        format!("{tool}'s input is not the plan's schedule translated (first difference: {line})")
+    })
+}
+
+/// GuideLLM is configured by its argv: replay on the rows' own timestamps, the mooncake
+/// format at the protocol's block size, the protocol's endpoint and model, every record kept.
+fn guidellm_inputs(receipt: &Receipt, block: &Blocks<'_>) -> Vec<String> {
+    let p = &receipt.protocol;
+    let Execution::Ran { argv, .. } = &receipt.execution else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = input_against_plan(
+        receipt,
+        block,
+        block::GUIDELLM_INPUT,
+        "GuideLLM",
+        guidellm_input,
+    )
+    .into_iter()
+    .collect();
+    let value = |flag: &str| {
+        argv.iter()
+            .position(|a| a == flag)
+            .and_then(|i| argv.get(i + 1))
+            .map(String::as_str)
+    };
+    let fields = |flag: &str| -> Vec<(String, String)> {
+        value(flag)
+            .map(|v| {
+                v.split(',')
+                    .filter_map(|kv| kv.split_once('='))
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut expect = |flag: &str, key: &str, want: Option<String>, meaning: &str| {
+        let got = fields(flag)
+            .into_iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v);
+        if got != want {
+            out.push(format!(
+                "GuideLLM ran with {flag} {key}={}, not {} ({meaning})",
+                got.as_deref().unwrap_or("(unset)"),
+                want.as_deref().unwrap_or("(unset)")
+            ));
+        }
+    };
+    expect(
+        "--profile",
+        "kind",
+        Some("replay".into()),
+        "each request at its planned time",
+    );
+    expect(
+        "--profile",
+        "schedule_turn",
+        Some("timestamp".into()),
+        "the rows' own timestamps",
+    );
+    expect(
+        "--data",
+        "kind",
+        Some("mooncake".into()),
+        "the plan's rows with their hash_ids",
+    );
+    expect(
+        "--data",
+        "source.path",
+        Some("input.jsonl".into()),
+        "the input loadproof wrote",
+    );
+    expect(
+        "--data",
+        "hash_id_block_size",
+        p.chunk_size.map(|c| c.to_string()),
+        "the protocol's chunk size",
+    );
+    expect(
+        "--backend",
+        "target",
+        p.base_url.clone(),
+        "the protocol's base URL",
+    );
+    expect(
+        "--backend",
+        "model",
+        p.model.clone(),
+        "the protocol's model",
+    );
+    expect(
+        "--backend",
+        "request_format",
+        Some("/v1/completions".into()),
+        "the protocol's endpoint",
+    );
+    for flag in ["--metrics", "--constraint", "--override", "--config"] {
+        if value(flag).is_some() {
+            out.push(format!(
+                "GuideLLM ran with {flag}, which loadproof never passes (it can sample records away or stop the replay early)"
+            ));
+        }
+    }
+    out
+}
+
+fn aiperf_inputs(receipt: &Receipt, block: &Blocks<'_>) -> Vec<String> {
     let p = &receipt.protocol;
     let mut out = Vec::new();
     if !matches!(receipt.execution, Execution::Ran { .. }) {
         return out;
     }
-    match (block(block::AIPERF_INPUT), block(block::TIMED_TRACE)) {
-        (Err(why), _) => out.push(format!(
-            "AIPerf's input ({}) cannot be used ({why}): what it replayed cannot be held to the plan",
-            block::AIPERF_INPUT
-        )),
-        (Ok(_), Err(_)) => {} // no schedule embedded: the arrival facts already say so
-        (Ok(given), Ok(trace)) => {
-            let multiplier = p.sec_multiplier.as_deref().unwrap_or("1");
-            match read_peer_rows(&trace, multiplier) {
-                Err(e) => out.push(format!("the embedded timed_trace cannot be translated: {e}")),
-                Ok(rows) => {
-                    let expected = aiperf_input(&rows);
-                    if expected != *given {
-                        let line = expected
-                            .split(|b| *b == b'\n')
-                            .zip(given.split(|b| *b == b'\n'))
-                            .position(|(a, b)| a != b)
-                            .map_or_else(
-                                || "its length".to_owned(),
-                                |k| format!("line {}", k + 1),
-                            );
-                        out.push(format!(
-                            "AIPerf's input is not the plan's schedule translated (first difference: {line})"
-                        ));
-                    }
-                }
-            }
-        }
+    if let Some(why) =
+        input_against_plan(receipt, block, block::AIPERF_INPUT, "AIPerf", aiperf_input)
+    {
+        out.push(why);
     }
     let config = match block(block::AIPERF_CONFIG) {
         Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {

@@ -9,8 +9,10 @@
 //! - [`vllm_bench`] — `vllm bench serve`'s stdout summary and its `--save-result` JSON.
 //! - [`dcgm`] — an NVIDIA DCGM exporter's GPU fields in a `/metrics` body.
 //! - [`aiperf`] — AIPerf's per-request export (`profile_export.jsonl`).
+//! - [`guidellm`] — GuideLLM's report (`benchmarks.json`).
 
 pub mod aiperf;
 pub mod dcgm;
+pub mod guidellm;
 pub mod prometheus;
 pub mod vllm_bench;

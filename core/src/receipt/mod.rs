@@ -67,6 +67,10 @@ pub mod block {
     pub const AIPERF_SUMMARY: &str = "aiperf/profile_export_aiperf.json";
     /// AIPerf's log (diagnostics only, like stderr).
     pub const AIPERF_LOG: &str = "aiperf/aiperf.log";
+    /// GuideLLM's input: the plan's schedule as its `mooncake` trace.
+    pub const GUIDELLM_INPUT: &str = "guidellm/input.jsonl";
+    /// GuideLLM's report, `benchmarks.json`: the execution's result.
+    pub const GUIDELLM_REPORT: &str = "guidellm/benchmarks.json";
 }
 
 /// A moment on the firing machine: monotonic nanoseconds since the run's start (for intervals)

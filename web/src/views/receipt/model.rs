@@ -20,13 +20,13 @@ use std::collections::BTreeMap;
 
 // The sample names the series reads from each scrape are the engine audit's own.
 use loadproof_core::audit::{
-    Audit, Policy, STANDINGS, ScrapeReading, bench_samples, native_samples,
+    Audit, Policy, STANDINGS, ScrapeReading, bench_samples, native_samples, peer_request_records,
 };
 use loadproof_core::compare::Side;
 use loadproof_core::formats::vllm_bench as bench_output;
 use loadproof_core::receipt::{
-    Disposition, Encoding, Execution, Exporter, Implementation, Lease, Phase, Protocol, Provenance,
-    Receipt, RequestRecord, ResultFile, Subject,
+    Disposition, Encoding, Engine, Execution, Exporter, Implementation, Lease, Phase, Protocol,
+    Provenance, Receipt, RequestRecord, ResultFile, Subject,
 };
 use serde::{Deserialize, Serialize};
 
@@ -667,6 +667,21 @@ fn per_request(receipt: &Receipt, audit: &Audit, verified: &Verified<'_>) -> Per
             Ok(records) => PerRequest::Native(records),
             Err(why) => PerRequest::Absent(format!("the event log cannot be used: {why}")),
         },
+        Execution::Ran { .. }
+            if matches!(receipt.protocol.engine, Engine::Aiperf | Engine::Guidellm) =>
+        {
+            if !audit.execution_gate.read {
+                return PerRequest::Absent(format!(
+                    "client facts are unread ({})",
+                    audit.execution_gate.reason
+                ));
+            }
+            match peer_request_records(receipt, &|name| verified.block(name)) {
+                Some(Ok(records)) => PerRequest::Native(records),
+                Some(Err(why)) => PerRequest::Absent(why),
+                None => PerRequest::Absent("no per-request records".to_owned()),
+            }
+        }
         Execution::Ran { result, .. } => {
             if !audit.execution_gate.read {
                 return PerRequest::Absent(format!(
