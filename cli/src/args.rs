@@ -279,11 +279,25 @@ pub struct CompareArgs {
 #[derive(Debug, clap::Args)]
 pub struct ImportArgs {
     /// The bench client's stdout, as captured.
-    #[arg(long, value_name = "FILE")]
-    pub stdout: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["aiperf_dir", "guidellm_report"])]
+    pub stdout: Option<PathBuf>,
     /// Its stderr, as captured (kept as diagnostics; never read for facts).
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["aiperf_dir", "guidellm_report"])]
+    pub stderr: Option<PathBuf>,
+    /// An AIPerf run's artifact directory (its `profile_export.jsonl`, summary and log): the run
+    /// was AIPerf's.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["result", "guidellm_report"])]
+    pub aiperf_dir: Option<PathBuf>,
+    /// A GuideLLM run's JSON report (`benchmarks.json`): the run was GuideLLM's.
+    #[arg(long, value_name = "FILE", conflicts_with = "result")]
+    pub guidellm_report: Option<PathBuf>,
+    /// The trace file the peer tool was given (kept as its input block, which the audit holds
+    /// to the plan's schedule).
     #[arg(long, value_name = "FILE")]
-    pub stderr: PathBuf,
+    pub tool_input: Option<PathBuf>,
+    /// AIPerf's configuration file, when it ran from one (`aiperf profile --config`).
+    #[arg(long, value_name = "FILE", requires = "aiperf_dir")]
+    pub aiperf_config: Option<PathBuf>,
     /// Its exit code.
     #[arg(long, value_name = "N", allow_hyphen_values = true)]
     pub exit_code: i32,

@@ -74,16 +74,64 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
         evidence.insert(name.to_owned(), Evidence::of(&raw));
         name.to_owned()
     };
-    let stdout = keep(block::STDOUT, read(&args.stdout)?);
-    let stderr = keep(block::STDERR, read(&args.stderr)?);
-    let result = match &args.result {
-        Some(p) => ResultFile::Kept {
+    let mut unsupplied = Vec::new();
+    let mut stream = |name: &str, path: &Option<std::path::PathBuf>| -> Result<String> {
+        Ok(match path {
+            Some(p) => keep(name, read(p)?),
+            None => {
+                unsupplied.push(name.to_owned());
+                keep(name, Vec::new())
+            }
+        })
+    };
+    let stdout = stream(block::STDOUT, &args.stdout)?;
+    let stderr = stream(block::STDERR, &args.stderr)?;
+    let engine = if args.aiperf_dir.is_some() {
+        Engine::Aiperf
+    } else if args.guidellm_report.is_some() {
+        Engine::Guidellm
+    } else {
+        Engine::VllmBenchServe
+    };
+    let result = match (&args.aiperf_dir, &args.guidellm_report, &args.result) {
+        (Some(dir), _, _) => {
+            let export = dir.join("profile_export.jsonl");
+            let kept = ResultFile::Kept {
+                block: keep(block::AIPERF_EXPORT, read(&export)?),
+            };
+            for (name, path) in [
+                (
+                    block::AIPERF_SUMMARY,
+                    dir.join("profile_export_aiperf.json"),
+                ),
+                (block::AIPERF_LOG, dir.join("logs").join("aiperf.log")),
+            ] {
+                if let Ok(bytes) = std::fs::read(&path) {
+                    keep(name, bytes);
+                }
+            }
+            kept
+        }
+        (None, Some(report), _) => ResultFile::Kept {
+            block: keep(block::GUIDELLM_REPORT, read(report)?),
+        },
+        (None, None, Some(p)) => ResultFile::Kept {
             block: keep(block::RESULT, read(p)?),
         },
-        None => ResultFile::Absent {
+        (None, None, None) => ResultFile::Absent {
             reason: "not supplied to receipt import".to_owned(),
         },
     };
+    if let Some(input) = &args.tool_input {
+        let name = match engine {
+            Engine::Guidellm => block::GUIDELLM_INPUT,
+            _ => block::AIPERF_INPUT,
+        };
+        keep(name, read(input)?);
+    }
+    if let Some(config) = &args.aiperf_config {
+        keep(block::AIPERF_CONFIG, read(config)?);
+    }
     let mut scrapes = Vec::new();
     for (phase, path, name) in [
         (Phase::Before, &args.metrics_before, "metrics/0"),
@@ -108,7 +156,7 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
     }
 
     let mut protocol = Protocol {
-        engine: Engine::VllmBenchServe,
+        engine,
         client_version: args.client_version.clone(),
         backend: None,
         endpoint: None,
@@ -147,8 +195,22 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
             .then(|| "self_timed".to_owned());
         protocol.ignore_eos = Some(bench.switch("--ignore-eos"));
         protocol.max_concurrency = Some(0);
-        protocol.python_hash_seed = bench.env.get("PYTHONHASHSEED").cloned();
-        protocol.argv = bench.argv.clone();
+        if engine == Engine::VllmBenchServe {
+            protocol.python_hash_seed = bench.env.get("PYTHONHASHSEED").cloned();
+            protocol.argv = bench.argv.clone();
+        } else {
+            // A peer tool replays the plan's rows on their own schedule; its argv is its own.
+            protocol.backend = Some("openai".to_owned());
+            protocol.arrival = Some("fixed_schedule".to_owned());
+            protocol.ignore_eos = None;
+            // The schedule, so the audit can join its records to the rows and rebuild its input.
+            let file = dir.join(&doc.timed_trace.file);
+            if let Ok(trace) = std::fs::read(&file)
+                && sha256_hex(&trace) == doc.timed_trace.sha256
+            {
+                keep(block::TIMED_TRACE, trace);
+            }
+        }
         keep(block::PLAN, bytes);
     } else if let Some(trace) = &args.trace {
         let bytes = read(trace)?;
@@ -159,6 +221,12 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
     }
     let protocol = protocol.sealed();
     let unstated = protocol.unstated();
+    let unsupplied_note = (!unsupplied.is_empty()).then(|| {
+        format!(
+            "not supplied to receipt import, kept empty: {}",
+            unsupplied.join(", ")
+        )
+    });
     let mut notes = vec![
         "imported: loadproof did not run this; the files were captured by someone else and are kept as given".to_owned(),
         "the run's start and end times and the scrapes' times are unknown (not in the files)".to_owned(),
@@ -169,9 +237,14 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
             unstated.join(", ")
         ));
     }
+    notes.extend(unsupplied_note);
     let receipt = Receipt {
         schema: RECEIPT_SCHEMA.to_owned(),
-        subject: subject(&args.subject, args.model.as_deref(), Some("vllm"))?,
+        subject: subject(
+            &args.subject,
+            args.model.as_deref(),
+            (engine == Engine::VllmBenchServe).then_some("vllm"),
+        )?,
         provenance: provenance("import", &args.subject)?,
         execution: Execution::Ran {
             program: "unknown (imported)".to_owned(),
@@ -195,19 +268,19 @@ pub fn import(args: &ImportArgs, out: &mut impl Write) -> Result<ExitCode> {
         lease: None,
         implementation: Some(match &args.client_source {
             Some(path) => loadproof_core::receipt::Implementation {
-                name: "vllm bench serve".to_owned(),
+                name: engine.label().to_owned(),
                 version: args.client_version.clone(),
                 source: Some(path.display().to_string()),
                 source_sha256: Some(sha256_hex(&read(path)?)),
                 unbound: None,
             },
             None => loadproof_core::receipt::Implementation {
-                name: "vllm bench serve".to_owned(),
+                name: engine.label().to_owned(),
                 version: args.client_version.clone(),
                 source: None,
                 source_sha256: None,
                 unbound: Some(
-                    "imported: pass --client-source …/vllm/benchmarks/serve.py to bind the implementation"
+                    "imported: pass --client-source FILE (…/vllm/benchmarks/serve.py, or the peer tool's module that sends the requests) to bind the implementation"
                         .to_owned(),
                 ),
             },

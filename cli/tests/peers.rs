@@ -121,6 +121,54 @@ fn aiperf_replays_the_plan_and_the_audit_reads_its_own_records() {
         let got = run(&["receipt", "extract", s(&out), block]);
         assert_eq!(got.status.code(), Some(0), "{block}: {}", stderr(&got));
     }
+    // The same run's files imported as if made elsewhere: the same records read, its input and
+    // configuration held to the plan, the implementation unbound (nothing hashed it).
+    let run_dir = only_run_dir(&plan, "aiperf");
+    let imported = dir.join("imported.receipt");
+    let got = run(&[
+        "receipt",
+        "import",
+        "--aiperf-dir",
+        s(&run_dir.join("artifacts")),
+        "--tool-input",
+        s(&run_dir.join("input.jsonl")),
+        "--aiperf-config",
+        s(&run_dir.join("aiperf.yaml")),
+        "--exit-code",
+        "0",
+        "--plan",
+        s(&plan),
+        "--model",
+        "tiny-llama",
+        "--base-url",
+        &sim.url,
+        "--out",
+        s(&imported),
+    ]);
+    assert_eq!(got.status.code(), Some(0), "{}", stderr(&got));
+    let again = audit_json(&imported);
+    assert_eq!(again["execution_gate"]["read"], true, "{again}");
+    assert_eq!(again["ledger"], audit["ledger"]);
+    assert_eq!(again["latency"], audit["latency"]);
+    assert_eq!(again["inconsistencies"], serde_json::json!([]), "{again}");
+    let (bound, _) = standing(&again, "implementation");
+    assert!(!bound);
+}
+
+/// The one run directory `fire` made under `PLAN/peer-runs/` for `tool`.
+fn only_run_dir(plan: &Path, tool: &str) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(plan.join("peer-runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(tool))
+        })
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    dirs.into_iter().next().unwrap()
 }
 
 #[test]

@@ -532,3 +532,32 @@ fn check_audit(receipt: &loadproof_core::receipt::Receipt) -> loadproof_core::au
     }
     a
 }
+
+/// The peer tools' records and the plan's translation into their inputs, on arbitrary bytes:
+/// AIPerf's export and GuideLLM's report parse or refuse without panicking, and rows read from a
+/// `timed_trace` translate into both inputs whose session ids name the rows back.
+pub fn check_peer_records(data: &[u8]) {
+    use loadproof_core::formats::{aiperf, guidellm};
+    use loadproof_core::plan::{aiperf_input, guidellm_input, read_peer_rows, row_id, row_index};
+    if let Ok(records) = aiperf::read_export(data) {
+        for r in &records {
+            let _ = row_index(&r.conversation_id);
+        }
+    }
+    if let Ok(report) = guidellm::read_report(data) {
+        for r in &report.records {
+            let _ = r.error.as_deref().map(guidellm::http_status);
+        }
+    }
+    for multiplier in ["1", "0.001", "0.000001", "0.000000001"] {
+        if let Ok(rows) = read_peer_rows(data, multiplier) {
+            let a = aiperf_input(&rows);
+            let g = guidellm_input(&rows);
+            assert_eq!(a.iter().filter(|b| **b == b'\n').count(), rows.len());
+            assert_eq!(g.iter().filter(|b| **b == b'\n').count(), rows.len());
+            for k in 0..rows.len().min(3) {
+                assert_eq!(row_index(&row_id(k)), Some(k as u64));
+            }
+        }
+    }
+}

@@ -18,6 +18,8 @@ rm -rf "$work" && mkdir -p "$work"
 started=$(date +%s)
 bash "$root/tools/vllm-lab/install.sh"
 eval "$(bash "$root/tools/vllm-lab/serve.sh" env)"
+bash "$root/tools/peers/install.sh"
+eval "$(bash "$root/tools/peers/install.sh" env)"
 trap 'bash "$root/tools/vllm-lab/serve.sh" stop "$port" || true' EXIT
 bash "$root/tools/vllm-lab/serve.sh" start "$port"
 python3 "$root/tools/slow/real_vllm_plan.py" "$bin" "$shared" "$work" "http://127.0.0.1:$port"

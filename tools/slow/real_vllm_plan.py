@@ -284,6 +284,37 @@ def main():
         check(not a["standings"]["window"]["positive"] and not a["qualified"],
               "audit: no lease at the real server, so it does not qualify (the window is not isolated)")
 
+    # 5b. The peer load generators at the real server (tools/peers): AIPerf and GuideLLM fed
+    #     the same plan; the audit reads their own records, and the engine's counters must
+    #     agree with what each says it sent and received. How exactly each reproduces the
+    #     plan's prompt lengths is printed (vLLM tokenizes the text they send).
+    for tool in ("aiperf", "guidellm"):
+        python = os.environ.get(f"PEERS_{tool.upper()}_PYTHON")
+        check(python is not None, f"PEERS_{tool.upper()}_PYTHON is set (tools/peers/install.sh env)")
+        receipt_path = os.path.join(work, f"receipt-mooncake-{tool}.json")
+        started = time.monotonic()
+        res = subprocess.run([lp, "fire", mc_dir, "--endpoint", base_url, "--engine", tool,
+                              "--python", python, "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"],
+                              "--out", receipt_path],
+                             capture_output=True, text=True, env={**os.environ, **env_extra})
+        print(f"loadproof fire --engine {tool}: exit {res.returncode} in {time.monotonic() - started:.1f} s; {res.stderr.strip()[-300:]}")
+        check(res.returncode == 0, f"fire --engine {tool} exits 0 (captured, its records kept)")
+        a = audit(lp, receipt_path)
+        n = mc["timed_trace"]["lines"]
+        check(a["execution_gate"]["read"] and a["ledger"]["completed"] == n and a["ledger"]["closed"],
+              f"audit ({tool} at real vLLM): its own records read, {a['ledger']['completed']}/{n} completed")
+        check(a["standings"]["counter_agreement"]["positive"],
+              f"audit ({tool}): engine and client agree: {a['standings']['counter_agreement']['reason'][:160]}")
+        check(a["standings"]["implementation"]["positive"], f"audit ({tool}): its installed modules are bound")
+        check(a["inconsistencies"] == [], f"audit ({tool}): what it was given is the plan ({a['inconsistencies'][:1]})")
+        planned = mc["timed_trace"]["input_tokens_total"]
+        counted = a["engine"]["prompt_tokens_delta"]
+        print(f"  {tool}: vLLM counted {counted} prompt tokens of the plan's {planned} "
+              f"({counted - planned:+d}); generation {a['engine']['generation_tokens_delta']} of "
+              f"{mc['timed_trace']['output_tokens_total']}; arrival lag p99 {a['arrival']['lag_p99_ms']:.1f} ms")
+        check(a["engine"]["generation_tokens_delta"] == mc["timed_trace"]["output_tokens_total"],
+              f"{tool}: every planned output token generated")
+
     # 6. The same real bench client against `loadproof sim`, fired by loadproof: the receipt must
     #    say it is a simulator, and the sim's counters must equal the plan's tokens.
     sim = subprocess.Popen([lp, "sim", "--port", "0", "--model", "tiny-llama"],

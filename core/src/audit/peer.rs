@@ -353,6 +353,13 @@ fn guidellm_inputs(receipt: &Receipt, block: &Blocks<'_>) -> Vec<String> {
     )
     .into_iter()
     .collect();
+    if argv.is_empty() {
+        out.push(
+            "GuideLLM's argv is not in the receipt (imported): how it replayed cannot be checked"
+                .to_owned(),
+        );
+        return out;
+    }
     let value = |flag: &str| {
         argv.iter()
             .position(|a| a == flag)
