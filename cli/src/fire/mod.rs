@@ -1389,7 +1389,8 @@ impl PeerRun {
                     chunk,
                     bearer,
                     lease_header,
-                });
+                })
+                .map_err(BadInput)?;
                 std::fs::write(dir.join(peer::AIPERF_INPUT_FILE), &input)?;
                 std::fs::write(dir.join(peer::AIPERF_CONFIG_FILE), &config)?;
                 let argv = vec![

@@ -276,7 +276,20 @@ pub struct Given<'a> {
 /// as vLLM's bench sends it, the plan's block size, no warm-up, and none of AIPerf's own GPU
 /// telemetry or `/metrics` scraping (loadproof scrapes; the run must not depend on ports AIPerf
 /// probes).
-pub fn aiperf_config(given: &Given<'_>) -> Vec<u8> {
+pub fn aiperf_config(given: &Given<'_>) -> std::result::Result<Vec<u8>, String> {
+    // AIPerf substitutes `${NAME}` in every value from its environment — the secret's variable
+    // included — so a value holding one could carry the API key into a request or a record.
+    for (what, value) in [
+        ("--endpoint", given.endpoint),
+        ("--model", given.model),
+        ("--tokenizer", given.tokenizer),
+    ] {
+        if value.contains("${") {
+            return Err(format!(
+                "{what} {value:?}: AIPerf would substitute `${{…}}` from its environment (where the API key is); refused"
+            ));
+        }
+    }
     let mut endpoint = serde_json::json!({
         "urls": [given.endpoint],
         "type": "completions",
@@ -316,7 +329,7 @@ pub fn aiperf_config(given: &Given<'_>) -> Vec<u8> {
     });
     let mut out = serde_json::to_vec_pretty(&config).unwrap_or_default();
     out.push(b'\n');
-    out
+    Ok(out)
 }
 
 /// AIPerf's input file's name inside the run directory.
