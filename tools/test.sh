@@ -29,6 +29,12 @@ started=$(date +%s)
 step "install tools (idempotent)"
 bash tools/install.sh
 
+step "the vLLM lab and the peer load generators (idempotent; the peer tier and the receipt view use them)"
+bash tools/vllm-lab/install.sh
+eval "$(bash tools/vllm-lab/serve.sh env)"
+bash tools/peers/install.sh
+eval "$(bash tools/peers/install.sh env)"
+
 step "fixture manifest: real traces in ../shared are the pinned bytes"
 (cd "$root" && grep -v '^#' fixtures/MANIFEST.sha256 | sed "s#\.\./shared/#$LOADPROOF_SHARED/#" | sha256sum -c -)
 
@@ -81,8 +87,6 @@ tail -5 target/quickstart.log
 LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/site.mjs
 
 step "peer tier: real AIPerf and GuideLLM fire plans at the sim; the audit reads their records"
-bash tools/vllm-lab/install.sh >/dev/null   # the lab's tiny tokenizer (and its uv cache)
-bash tools/peers/install.sh
 cargo test --locked -p loadproof_cli --test peers -- --ignored --test-threads 1
 
 if [ "$SLOW" != 0 ] || [ -n "${CI:-}" ]; then

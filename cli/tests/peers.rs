@@ -182,14 +182,27 @@ fn an_api_key_reaches_aiperf_only_through_its_environment() {
         &[("SIM_KEY", key)],
     );
     let out = dir.join("r.receipt");
+    // A PYTHONPATH in the caller's environment must not run code beside the bound install.
+    let inject = dir.join("inject");
+    std::fs::create_dir_all(&inject).unwrap();
+    let marker = dir.join("injected");
+    std::fs::write(
+        inject.join("sitecustomize.py"),
+        format!("open({:?}, 'w').write('ran')\n", s(&marker)),
+    )
+    .unwrap();
     let fired = fire_aiperf(
         &plan,
         &sim.url,
         &out,
         &["--api-key-env", "MY_KEY", "--form", "json"],
-        &[("MY_KEY", key)],
+        &[("MY_KEY", key), ("PYTHONPATH", s(&inject))],
     );
     assert_eq!(fired.status.code(), Some(0), "{}", stderr(&fired));
+    assert!(
+        !marker.exists(),
+        "code on the caller's PYTHONPATH ran in the child"
+    );
     let audit = audit_json(&out);
     assert_eq!(audit["ledger"]["completed"], 6, "{audit}");
     let receipt = std::fs::read_to_string(&out).unwrap();

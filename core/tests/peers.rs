@@ -53,8 +53,9 @@ fn aiperf_record(row: usize, late_ms: i64, error: bool) -> String {
         );
     }
     format!(
-        r#"{{"metadata":{{"conversation_id":"row-{row:06}","benchmark_phase":"profiling","credit_issued_ns":{credit},"request_start_ns":{start},"request_end_ns":{}}},"metrics":{{"time_to_first_token":{{"value":5.0}},"request_latency":{{"value":20.0}},"inter_chunk_latency":{{"value":[5.0,5.0]}},"input_sequence_length":{{"value":20}},"usage_prompt_tokens":{{"value":20}},"usage_completion_tokens":{{"value":3}}}}}}"#,
-        start + 20_000_000
+        r#"{{"metadata":{{"conversation_id":"row-{row:06}","benchmark_phase":"profiling","credit_issued_ns":{credit},"request_start_ns":{start},"request_end_ns":{}}},"metrics":{{"time_to_first_token":{{"value":5.0}},"request_latency":{{"value":20.0}},"inter_chunk_latency":{{"value":[5.0,5.0]}},"input_sequence_length":{{"value":20}},"usage_prompt_tokens":{{"value":20}},"usage_completion_tokens":{{"value":{}}}}}}}"#,
+        start + 20_000_000,
+        [4, 3, 2].get(row).copied().unwrap_or(1)
     )
 }
 
@@ -235,7 +236,7 @@ fn guidellm_record(row: usize, max_tokens: u32, late_ms: f64) -> String {
     let target = t0 + row as f64 * 0.1;
     let start = target + late_ms / 1e3;
     format!(
-        r#"{{"request_args":"{{\"body\":{{\"max_tokens\":{max_tokens}}}}}","info":{{"status":"completed","settings":{{"relative_timestamp":{rel}}},"timings":{{"queued":{queued},"targeted_start":{target},"request_start":{start},"first_token_iteration":{first},"request_end":{end}}}}},"prompt_tokens":20,"output_tokens":3}}"#,
+        r#"{{"request_args":"{{\"body\":{{\"max_tokens\":{max_tokens}}}}}","info":{{"status":"completed","settings":{{"relative_timestamp":{rel}}},"timings":{{"queued":{queued},"targeted_start":{target},"request_start":{start},"first_token_iteration":{first},"request_end":{end}}}}},"prompt_tokens":20,"output_tokens":{max_tokens}}}"#,
         rel = row as f64 * 0.1,
         queued = t0 - 1.0 + row as f64 * 0.001,
         first = start + 0.005,
@@ -266,6 +267,11 @@ fn guidellm(records: &[String]) -> Receipt {
             "kind=replay,schedule_turn=timestamp",
             "--data",
             "kind=mooncake,source.kind=json_file,source.path=input.jsonl,hash_id_block_size=512",
+            "--tokenizer",
+            "kind=huggingface_auto,model=/models/tiny-llama",
+            "--output",
+            "kind=json,path=benchmarks.json",
+            "--disable-console-interactive",
         ]
         .map(String::from)
         .to_vec();
@@ -321,4 +327,191 @@ fn a_guidellm_run_with_sampling_or_a_constraint_is_inconsistent() {
         "{:?}",
         a.inconsistencies
     );
+}
+
+// --- from the adversarial pass ------------------------------------------------------------
+
+fn aiperf_with_config(config: serde_json::Value, records: &[String]) -> Receipt {
+    receipt(
+        Engine::Aiperf,
+        0,
+        (block::AIPERF_EXPORT, records.join("\n") + "\n"),
+        &[
+            (
+                block::AIPERF_INPUT,
+                String::from_utf8(aiperf_input(&rows())).unwrap(),
+            ),
+            (block::AIPERF_CONFIG, config.to_string()),
+        ],
+    )
+    .with_capture()
+}
+
+#[test]
+fn aiperf_config_endpoint_extra_overrides_prompt_and_max_tokens_is_inconsistent() {
+    let mut config: serde_json::Value = serde_json::from_str(&aiperf_config()).unwrap();
+    config["endpoint"]["extra"]["max_tokens"] = 1.into();
+    config["endpoint"]["extra"]["prompt"] = "hi".into();
+    config["phases"][0]["request_count"] = 1.into();
+    // What such a run records: one output token per request, against rows asking 4, 3 and 2.
+    let records: Vec<String> = three_ok()
+        .iter()
+        .map(|r| {
+            r.replace(
+                r#""usage_completion_tokens":{"value":4}"#,
+                r#""usage_completion_tokens":{"value":1}"#,
+            )
+        })
+        .collect();
+    let a = audit(&aiperf_with_config(config, &records));
+    for needle in [
+        "/endpoint/extra/max_tokens",
+        "/endpoint/extra/prompt",
+        "/phases/0/request_count",
+        "completed with 1 output tokens, the row asks for 4",
+    ] {
+        assert!(
+            a.inconsistencies.iter().any(|i| i.contains(needle)),
+            "{needle}: {:?}",
+            a.inconsistencies
+        );
+    }
+    assert!(!a.qualified);
+}
+
+#[test]
+fn a_completed_peer_record_without_tokens_is_named() {
+    let mut records = three_ok();
+    records[1] = aiperf_record(1, 2, true).replace(
+        r#","error":{"code":500,"type":"Internal Server Error","message":"boom"}"#,
+        "",
+    );
+    let a = audit(&aiperf(0, &records, aiperf_input(&rows())));
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("completed without a first token")),
+        "{:?}",
+        a.inconsistencies
+    );
+    assert!(!a.qualified);
+}
+
+#[test]
+fn peer_record_arithmetic_overflow_is_refused_not_a_panic() {
+    let ok = three_ok();
+    for (from, to) in [
+        (
+            "\"credit_issued_ns\":",
+            "\"credit_issued_ns\":-9223372036854775808,\"x\":",
+        ),
+        (
+            "\"request_start_ns\":",
+            "\"request_start_ns\":-9223372036854775808,\"x\":",
+        ),
+        (
+            "\"time_to_first_token\":{\"value\":5.0}",
+            "\"time_to_first_token\":{\"value\":1e300}",
+        ),
+        (
+            "\"inter_chunk_latency\":{\"value\":[5.0,5.0]}",
+            "\"inter_chunk_latency\":{\"value\":[1e300,1e300]}",
+        ),
+    ] {
+        let mut records = ok.clone();
+        records[0] = records[0].replacen(from, to, 1);
+        let a = audit(&aiperf(0, &records, aiperf_input(&rows())));
+        assert!(!a.execution_gate.read, "{to}: {:?}", a.execution_gate);
+    }
+    let g = [
+        guidellm_record(0, 4, 1.0)
+            .replace("\"relative_timestamp\":0", "\"relative_timestamp\":-1e300"),
+        guidellm_record(1, 3, 1.0),
+        guidellm_record(2, 2, 1.0),
+    ];
+    let a = audit(&guidellm(&g));
+    assert!(!a.execution_gate.read, "{:?}", a.execution_gate);
+    // A hostile start stamp in the execution does not overflow the conversion either.
+    let mut r = aiperf(0, &ok, aiperf_input(&rows()));
+    if let Execution::Ran { started, .. } = &mut r.execution {
+        *started = Some(Stamp {
+            mono_ns: i64::MAX,
+            unix_ns: i64::MIN,
+        });
+    }
+    let _ = audit(&r.with_capture());
+}
+
+#[test]
+fn guidellm_missing_targeted_start_is_named_and_lag_is_against_the_plan() {
+    // Row 1 sent 300 ms late, its targeted_start removed: its lag is still measured against
+    // the plan's time from GuideLLM's zero, and the missing field is named.
+    let records = [
+        guidellm_record(0, 4, 1.0),
+        {
+            let r = guidellm_record(1, 3, 300.0);
+            let at = r.find("\"targeted_start\":").unwrap();
+            let end = at + r[at..].find(',').unwrap() + 1;
+            format!("{}{}", &r[..at], &r[end..])
+        },
+        guidellm_record(2, 2, 1.0),
+    ];
+    let a = audit(&guidellm(&records));
+    let lag = a.arrival.as_ref().unwrap().lag_max_ms.unwrap();
+    assert!((lag - 300.0).abs() < 0.01, "{lag}");
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("no info.timings.targeted_start")),
+        "{:?}",
+        a.inconsistencies
+    );
+}
+
+#[test]
+fn guidellm_argv_with_any_flag_loadproof_never_builds_is_inconsistent() {
+    let ok = [
+        guidellm_record(0, 4, 1.0),
+        guidellm_record(1, 3, 1.0),
+        guidellm_record(2, 2, 1.0),
+    ];
+    let edits: [&dyn Fn(&mut Vec<String>); 4] = [
+        &|argv| argv.push("--constraint=kind=max_duration,seconds=1".into()),
+        &|argv| argv.extend(["-c".into(), "scenario.yaml".into()]),
+        &|argv| argv[3].push_str(",extras.body.ignore_eos=false"),
+        &|argv| argv[3] = argv[3].replace("verify=true", "verify=false"),
+    ];
+    for edit in edits {
+        let mut r = guidellm(&ok);
+        if let Execution::Ran { argv, .. } = &mut r.execution {
+            edit(argv);
+        }
+        let a = audit(&r.with_capture());
+        assert!(
+            a.inconsistencies
+                .iter()
+                .any(|i| i.starts_with("GuideLLM ran with")),
+            "{:?}",
+            a.inconsistencies
+        );
+    }
+}
+
+#[test]
+fn guidellm_record_without_relative_timestamp_or_max_tokens_cannot_be_joined_silently() {
+    let stripped = guidellm_record(1, 3, 1.0)
+        .replace("\"settings\":{\"relative_timestamp\":0.1},", "")
+        .replace(r#""request_args":"{\"body\":{\"max_tokens\":3}}","#, "");
+    let a = audit(&guidellm(&[
+        guidellm_record(0, 4, 1.0),
+        stripped,
+        guidellm_record(2, 2, 1.0),
+    ]));
+    for needle in ["no info.settings.relative_timestamp", "no max_tokens"] {
+        assert!(
+            a.inconsistencies.iter().any(|i| i.contains(needle)),
+            "{needle}: {:?}",
+            a.inconsistencies
+        );
+    }
 }

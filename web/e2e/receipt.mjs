@@ -88,6 +88,21 @@ const faulty = await fire(plan, ['--fault', 'http500:5'], path.join(tmp, 'faulty
   '--knob', 'max_num_seqs=256', '--knob', 'decode_step_ms=5', '--knob', 'scheduler=fcfs',
 ]);
 
+// The peer load generators (tools/peers/install.sh; tools/test.sh sets PEERS_*_PYTHON): the same
+// plan fired by real AIPerf and GuideLLM, their own records read by the audit.
+const peers = [];
+for (const [tool, label] of [['aiperf', 'AIPerf'], ['guidellm', 'GuideLLM']]) {
+  const python = process.env[`PEERS_${tool.toUpperCase()}_PYTHON`];
+  const tokenizer = process.env.VLLM_LAB_TOKENIZER;
+  if (!python || !tokenizer) {
+    console.log(`(no PEERS_${tool.toUpperCase()}_PYTHON / VLLM_LAB_TOKENIZER: the ${label} receipt is not checked)`);
+    continue;
+  }
+  const out = path.join(tmp, `${tool}.receipt`);
+  await fire(plan, [], out, ['--engine', tool, '--python', python, '--tokenizer', tokenizer]);
+  peers.push({ tool, label, file: out });
+}
+
 // The same receipt as a v1 JSON document (`receipt upgrade --form json`) with one digit of the
 // event log changed (inside the block's content, where the JSON string escapes quotes): only
 // that block's digest fails.
@@ -404,6 +419,22 @@ try {
   // From here on the network is gone: the page must work from what it has loaded.
   offline = true;
   const blockedBefore = blocked.length;
+
+  for (const p of peers) {
+    await check(`offline: the ${p.label} receipt equals the CLI, names the tool, reads its records`, async () => {
+      const cli = cliAudit(p.file);
+      const a = await choose(p.file);
+      deepStrictEqual(a, cli);
+      expectIncludes(await page.innerText('#protocol-client'), `${p.label} `, '#protocol-client');
+      expectEqual(cli.execution_gate.read, true, 'records read');
+      expectEqual(await page.innerText('#ledger-completed'), String(cli.ledger.completed), '#ledger-completed');
+      expectEqual(await page.innerText('#ledger-offered'), String(cli.ledger.offered), '#ledger-offered');
+      const rows = await page.$$eval('#timeline-table tbody tr', (trs) => trs.length);
+      expectEqual(rows, cli.ledger.offered, '#timeline-table rows');
+      const hist = await page.$$eval('#receipt-histograms details[id^="hist-"]', (ds) => ds.map((d) => d.id));
+      deepStrictEqual(hist, cli.latency.filter((l) => l.count > 0).map((l) => `hist-${l.metric}`));
+    });
+  }
 
   await check('offline: a chosen receipt (file input) equals the CLI again', async () => {
     const again = await choose(good);

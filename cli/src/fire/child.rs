@@ -14,6 +14,29 @@ use crate::stream_out::{EVENTS_EVERY, StreamOut};
 /// Prefixes of the caller's environment variables no child inherits (GuideLLM's and AIPerf's
 /// settings); what loadproof sets for a child is recorded in its execution.
 const SCRUBBED: [&str; 2] = ["GUIDELLM__", "AIPERF_"];
+/// Variables that make an interpreter run code other than the install whose modules are bound
+/// (extra import paths, a startup file, preloaded libraries): no child inherits them.
+const SCRUBBED_NAMES: [&str; 7] = [
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "PYTHONINSPECT",
+    "LD_PRELOAD",
+    "LD_AUDIT",
+];
+
+/// Removes from `command`'s environment every inherited variable that could change what the
+/// child runs or how it is configured ([`SCRUBBED`], [`SCRUBBED_NAMES`]).
+pub fn scrub(command: &mut tokio::process::Command) {
+    for (key, _) in std::env::vars_os() {
+        if let Some(k) = key.to_str()
+            && (SCRUBBED.iter().any(|p| k.starts_with(p)) || SCRUBBED_NAMES.contains(&k))
+        {
+            command.env_remove(&key);
+        }
+    }
+}
 
 /// Why the client cannot be started: recorded as `Execution::NotStarted`.
 pub type NotStarted = String;
@@ -106,15 +129,8 @@ pub async fn run(
 ) -> Result<Outcome, NotStarted> {
     let (program, args) = argv.split_first().ok_or_else(|| "empty argv".to_owned())?;
     let mut command = tokio::process::Command::new(program);
-    // The peer tools read their whole configuration from variables with these prefixes too:
-    // none of the caller's may change a run whose configuration the receipt records.
-    for (key, _) in std::env::vars_os() {
-        if let Some(k) = key.to_str()
-            && SCRUBBED.iter().any(|p| k.starts_with(p))
-        {
-            command.env_remove(&key);
-        }
-    }
+    // None of the caller's variables may change a run whose configuration the receipt records.
+    scrub(&mut command);
     let mut child = command
         .args(args)
         .current_dir(cwd)

@@ -1317,6 +1317,8 @@ impl PeerRun {
         let mut env: Vec<(String, String)> = vec![
             ("HF_HUB_OFFLINE".to_owned(), "1".to_owned()),
             ("TRANSFORMERS_OFFLINE".to_owned(), "1".to_owned()),
+            // No user site-packages: only the install whose modules are bound is imported.
+            ("PYTHONNOUSERSITE".to_owned(), "1".to_owned()),
             ("TMPDIR".to_owned(), tmp.to_string_lossy().into_owned()),
             (
                 "AIPERF_DATASET_MMAP_CACHE_ENABLED".to_owned(),

@@ -94,7 +94,9 @@ pub async fn resolve(tool: Tool, python: &Path) -> Result<Install, NotStarted> {
          print(dist.locate_file(''))\n",
         tool.dist()
     );
-    let out = tokio::process::Command::new(python)
+    let mut probe_cmd = tokio::process::Command::new(python);
+    super::child::scrub(&mut probe_cmd);
+    let out = probe_cmd
         .args(["-c", &probe])
         .output()
         .await

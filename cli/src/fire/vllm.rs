@@ -49,7 +49,9 @@ pub async fn resolve(python: &Path) -> Result<Install, NotStarted> {
                  print(dist.version)\n    \
                  print(dist.locate_file('vllm/benchmarks/serve.py'))\n    \
                  break\n";
-    let out = tokio::process::Command::new(python)
+    let mut probe_cmd = tokio::process::Command::new(python);
+    super::child::scrub(&mut probe_cmd);
+    let out = probe_cmd
         .args(["-c", probe])
         .output()
         .await

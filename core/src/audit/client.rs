@@ -327,23 +327,30 @@ pub fn peer_request_records(
         Ok(raw) => raw,
         Err(why) => return Some(Err(why)),
     };
-    let wall_to_mono = started.map_or(0, |s| s.unix_ns - s.mono_ns);
-    let multiplier = receipt.protocol.sec_multiplier.as_deref().unwrap_or("1");
-    let rows = block(crate::receipt::block::TIMED_TRACE)
-        .ok()
-        .and_then(|trace| crate::plan::read_peer_rows(&trace, multiplier).ok());
+    let wall_to_mono = started.map_or(0, |s| s.unix_ns.saturating_sub(s.mono_ns));
+    let rows = peer_rows(receipt, block);
     Some(match engine {
         Engine::Aiperf => aiperf::read_export(&raw)
             .map_err(|e| format!("{name}: {e}"))
-            .map(|records| {
-                let arrivals: Option<Vec<i64>> =
-                    rows.map(|r| r.iter().map(|row| row.arrival_ns).collect());
-                peer::aiperf(&records, arrivals.as_deref(), wall_to_mono).records
-            }),
+            .map(|records| peer::aiperf(&records, rows.as_deref(), wall_to_mono).records),
         _ => guidellm::read_report(&raw)
             .map_err(|e| format!("{name}: {e}"))
             .map(|report| peer::guidellm(&report, rows.as_deref(), wall_to_mono).records),
     })
+}
+
+/// The embedded schedule's rows (arrivals, lengths), when it is the protocol's file.
+fn peer_rows(receipt: &Receipt, block: &BlockReader<'_>) -> Option<Vec<crate::plan::PeerRow>> {
+    let name = crate::receipt::block::TIMED_TRACE;
+    if receipt.recorded_sha256(name)? != receipt.protocol.timed_trace_sha256.as_deref()? {
+        return None;
+    }
+    let trace = block(name).ok()?;
+    crate::plan::read_peer_rows(
+        &trace,
+        receipt.protocol.sec_multiplier.as_deref().unwrap_or("1"),
+    )
+    .ok()
 }
 
 /// "the bench process" / "AIPerf's process", for the gate's reasons.
@@ -395,12 +402,13 @@ fn read_aiperf(
         read: true,
         reason: format!("exit 0: AIPerf's per-request export read ({name})"),
     });
-    let arrivals = match schedule(receipt, block, &mut side.inconsistencies) {
-        Some(Ok(a)) => Some(a),
+    // The schedule must be the protocol's file (checked, and named, here) for a join.
+    let rows = match schedule(receipt, block, &mut side.inconsistencies) {
+        Some(Ok(_)) => peer_rows(receipt, block),
         _ => None,
     };
-    let wall_to_mono = started.map_or(0, |s| s.unix_ns - s.mono_ns);
-    let converted = peer::aiperf(&records, arrivals.as_deref(), wall_to_mono);
+    let wall_to_mono = started.map_or(0, |s| s.unix_ns.saturating_sub(s.mono_ns));
+    let converted = peer::aiperf(&records, rows.as_deref(), wall_to_mono);
     let schedule_zero = match (converted.zero, converted.unjoined) {
         (Some(zero), _) => Zero::Joined(zero),
         (None, why) => Zero::Unjoined(why.unwrap_or_else(|| "no schedule".to_owned())),
@@ -460,16 +468,11 @@ fn read_guidellm(
         read: true,
         reason: format!("exit 0: GuideLLM's report read ({name})"),
     });
-    let rows = block(crate::receipt::block::TIMED_TRACE)
-        .ok()
-        .and_then(|trace| {
-            crate::plan::read_peer_rows(
-                &trace,
-                receipt.protocol.sec_multiplier.as_deref().unwrap_or("1"),
-            )
-            .ok()
-        });
-    let wall_to_mono = started.map_or(0, |s| s.unix_ns - s.mono_ns);
+    let rows = match schedule(receipt, block, &mut side.inconsistencies) {
+        Some(Ok(_)) => peer_rows(receipt, block),
+        _ => None,
+    };
+    let wall_to_mono = started.map_or(0, |s| s.unix_ns.saturating_sub(s.mono_ns));
     let converted = peer::guidellm(&report, rows.as_deref(), wall_to_mono);
     let schedule_zero = match (converted.zero, converted.unjoined) {
         (Some(zero), _) => Zero::Joined(zero),
@@ -841,18 +844,20 @@ pub fn native_samples<'r>(ok: impl IntoIterator<Item = &'r RequestRecord>) -> [V
             continue;
         };
         if let Some(first) = r.first_token_ns {
-            ttft.push((first - sent) as f64 / 1e6);
+            ttft.push(first.saturating_sub(sent) as f64 / 1e6);
             if let Some(u) = r.usage
                 && u.completion_tokens > 1
             {
-                tpot.push((end - first) as f64 / 1e6 / (u.completion_tokens - 1) as f64);
+                tpot.push(
+                    end.saturating_sub(first) as f64 / 1e6 / (u.completion_tokens - 1) as f64,
+                );
             }
         }
         itl.extend(r.chunks_ns.windows(2).filter_map(|w| match w {
-            [a, b] => Some((b - a) as f64 / 1e6),
+            [a, b] => Some(b.saturating_sub(*a) as f64 / 1e6),
             _ => None,
         }));
-        e2el.push((end - sent) as f64 / 1e6);
+        e2el.push(end.saturating_sub(sent) as f64 / 1e6);
     }
     [ttft, tpot, itl, e2el]
 }
@@ -1196,7 +1201,7 @@ fn read_population(
     let mut early = 0u64;
     for r in &records {
         if let Some(sent) = r.sent_ns {
-            let lag = sent - r.scheduled_ns;
+            let lag = sent.saturating_sub(r.scheduled_ns);
             if lag < 0 {
                 early += 1;
             }

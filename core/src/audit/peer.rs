@@ -38,28 +38,30 @@ fn short(text: &str) -> String {
     }
 }
 
+/// ms → ns; `as` saturates, and the readers bound every value, so nothing overflows here.
 fn ms_to_ns(ms: f64) -> i64 {
     (ms * 1e6).round() as i64
 }
 
-/// AIPerf's records. `arrivals` is the plan's schedule (ns from its zero), `None` when the
-/// receipt does not embed it; `wall_to_mono` is the run's `unix_ns − mono_ns`.
+/// AIPerf's records. `rows` is the plan's schedule, `None` when the receipt does not embed
+/// it; `wall_to_mono` is the run's `unix_ns − mono_ns`.
 ///
 /// AIPerf's records carry no scheduled time and its schedule's zero is only in its log. The
 /// zero is taken from the records instead: its timing service issues each request's credit at
 /// the scheduled time, so the least-late credit (`min(credit_issued_ns − arrival)`) is the
 /// zero. That assumes one credit was on time, and any lateness common to every credit is not
-/// seen — the source says so.
+/// seen — the source says so. A completed record must have streamed a first token and, with
+/// `ignore_eos`, exactly the row's output tokens by the server's count; one that did not is
+/// named.
 pub fn aiperf(
     records: &[aiperf::Record],
-    arrivals: Option<&[i64]>,
+    rows: Option<&[PeerRow]>,
     wall_to_mono: i64,
 ) -> Converted {
     let mut out = Converted::default();
     let index_of = |r: &aiperf::Record| row_index(&r.conversation_id);
-    let arrival =
-        |i: u64| arrivals.and_then(|a| usize::try_from(i).ok().and_then(|i| a.get(i)).copied());
-    let zero = match arrivals {
+    let row = |i: u64| rows.and_then(|rows| usize::try_from(i).ok().and_then(|i| rows.get(i)));
+    let zero = match rows {
         None => {
             out.unjoined = Some("the receipt does not embed the timed_trace".to_owned());
             None
@@ -67,7 +69,12 @@ pub fn aiperf(
         Some(_) => {
             let zero = records
                 .iter()
-                .filter_map(|r| Some(r.credit_issued_ns? - arrival(index_of(r)?)?))
+                .filter_map(|r| {
+                    Some(
+                        r.credit_issued_ns?
+                            .saturating_sub(row(index_of(r)?)?.arrival_ns),
+                    )
+                })
                 .min();
             if zero.is_none() {
                 out.unjoined = Some(
@@ -84,6 +91,7 @@ pub fn aiperf(
                 .to_owned(),
         );
     }
+    let mono = |unix: i64| unix.saturating_sub(wall_to_mono);
     for r in records {
         let Some(index) = index_of(r) else {
             out.problems.push(format!(
@@ -100,21 +108,21 @@ pub fn aiperf(
                 short(&r.phase)
             ));
         }
-        let mono = |unix: i64| unix - wall_to_mono;
+        let planned = row(index);
         let sent = mono(r.request_start_ns);
-        let first = r.ttft_ms.map(|ms| sent + ms_to_ns(ms));
+        let first = r.ttft_ms.map(|ms| sent.saturating_add(ms_to_ns(ms)));
         let mut chunks_ns = Vec::new();
         if let Some(first) = first {
             chunks_ns.push(first);
             let mut at = first;
             for gap in &r.inter_chunk_ms {
-                at += ms_to_ns(*gap);
+                at = at.saturating_add(ms_to_ns(*gap));
                 chunks_ns.push(at);
             }
         }
         let end = match (r.request_end_ns, r.latency_ms) {
             (Some(end), _) => Some(mono(end)),
-            (None, Some(ms)) => Some(sent + ms_to_ns(ms)),
+            (None, Some(ms)) => Some(sent.saturating_add(ms_to_ns(ms))),
             (None, None) => None,
         };
         let chunks = chunks_ns.len() as u64;
@@ -132,8 +140,17 @@ pub fn aiperf(
                 },
             },
         };
-        let scheduled_ns = match (zero, arrival(index)) {
-            (Some(zero), Some(a)) => mono(zero + a),
+        if disposition == Disposition::Ok {
+            completed_checks(
+                &mut out.problems,
+                &format!("line {}", r.line),
+                first.is_some(),
+                r.usage_completion_tokens,
+                planned.map(|p| p.output),
+            );
+        }
+        let scheduled_ns = match (zero, planned) {
+            (Some(zero), Some(p)) => mono(zero.saturating_add(p.arrival_ns)),
             _ => sent,
         };
         out.records.push(RequestRecord {
@@ -147,7 +164,7 @@ pub fn aiperf(
                 .input_tokens
                 .and_then(|n| u32::try_from(n).ok())
                 .unwrap_or(0),
-            max_tokens: 0,
+            max_tokens: planned.map_or(0, |p| p.output),
             usage: match (r.usage_prompt_tokens, r.usage_completion_tokens) {
                 (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
                     prompt_tokens,
@@ -161,6 +178,28 @@ pub fn aiperf(
     out
 }
 
+/// A completed request must have streamed a first token and — every peer request carries
+/// `ignore_eos` and `max_tokens` = the row's output length — produced exactly that many tokens
+/// by the server's count. A record that did not is not a completion of the planned request.
+fn completed_checks(
+    problems: &mut Vec<String>,
+    at: &str,
+    first_token: bool,
+    completion_tokens: Option<u64>,
+    planned_output: Option<u32>,
+) {
+    if !first_token {
+        problems.push(format!("{at}: completed without a first token"));
+    }
+    if let (Some(got), Some(want)) = (completion_tokens, planned_output)
+        && got != u64::from(want)
+    {
+        problems.push(format!(
+            "{at}: completed with {got} output tokens, the row asks for {want} (ignore_eos)"
+        ));
+    }
+}
+
 /// A verified block's bytes, or why it cannot be used (the audit's block reader; named here
 /// rather than imported so the client side, which converts records here, is not imported back).
 type Blocks<'a> = dyn Fn(&str) -> Result<std::borrow::Cow<'a, [u8]>, String> + 'a;
@@ -171,10 +210,13 @@ fn s_to_ns(s: f64) -> i64 {
 
 /// GuideLLM's records. GuideLLM keeps no row id, but its main process enqueues requests in
 /// row order (`info.timings.queued` strictly increasing) and loadproof's input is in arrival
-/// order, so the k-th record by `queued` is row k — checked, not assumed: each joined record's
-/// own `relative_timestamp` must be the row's arrival (to a microsecond: GuideLLM writes float
-/// seconds) and its `max_tokens` the row's output length, and a record that is not is named.
-/// Its scheduled time is its own `targeted_start`. It keeps only the first and last token
+/// order, so the k-th record by `queued` is row k — checked, not assumed: each joined record
+/// must carry its own `relative_timestamp`, equal to the row's arrival to a microsecond
+/// (GuideLLM writes float seconds), and a completed one its `max_tokens`, equal to the row's
+/// output length; a record that does not is named. The schedule is the plan's, from
+/// GuideLLM's own zero (`scheduler_state.start_time`): each record's `targeted_start` must be
+/// that zero plus its row's arrival (to a millisecond), and lag is measured against the plan's
+/// time, never against a field a record could leave out. It keeps only the first and last token
 /// times, so no inter-token gaps exist to report.
 pub fn guidellm(
     report: &guidellm::Report,
@@ -195,44 +237,71 @@ pub fn guidellm(
             "GuideLLM cancelled {n} request(s) before sending them and recorded none of them"
         ));
     }
-    match rows {
-        None => out.unjoined = Some("the receipt does not embed the timed_trace".to_owned()),
-        Some(_) => {
-            out.zero = Some(
-                "GuideLLM's own targeted_start per request (its scheduler's start + the row's relative timestamp)"
-                    .to_owned(),
-            )
+    let zero = match (rows, report.start_s) {
+        (None, _) => {
+            out.unjoined = Some("the receipt does not embed the timed_trace".to_owned());
+            None
         }
-    }
-    let mono = |s: f64| s_to_ns(s) - wall_to_mono;
+        (Some(_), None) => {
+            out.unjoined = Some(
+                "the report has no scheduler_state.start_time (GuideLLM's schedule zero)"
+                    .to_owned(),
+            );
+            None
+        }
+        (Some(_), Some(start)) => {
+            out.zero = Some(
+                "the plan's arrivals from GuideLLM's own schedule zero (scheduler_state.start_time); each record's targeted_start checked against it"
+                    .to_owned(),
+            );
+            Some(s_to_ns(start))
+        }
+    };
+    let mono = |ns: i64| ns.saturating_sub(wall_to_mono);
     for (k, r) in ordered.into_iter().enumerate() {
         let index = k as u64;
-        if let Some(row) = rows.and_then(|rows| rows.get(k)) {
-            let planned = row.arrival_ns - first_arrival;
-            if let Some(rel) = r.relative_s
-                && (s_to_ns(rel) - planned).abs() > 1_000
-            {
-                out.problems.push(format!(
-                    "{} (row {k} by queue order) replayed relative timestamp {rel} s, the row is due at {} ns",
-                    r.at, planned
-                ));
+        let at = format!("{} (row {k} by queue order)", r.at);
+        let row = rows.and_then(|rows| rows.get(k));
+        let planned = row.map(|row| row.arrival_ns.saturating_sub(first_arrival));
+        match (row, r.relative_s) {
+            (None, _) if rows.is_some() => {
+                out.problems
+                    .push(format!("{at}: a record beyond the plan's rows"));
             }
-            if let Some(m) = r.max_tokens
-                && m != u64::from(row.output)
-            {
-                out.problems.push(format!(
-                    "{} (row {k} by queue order) asked for {m} tokens, the row for {}",
-                    r.at, row.output
-                ));
+            (Some(_), None) => out.problems.push(format!(
+                "{at}: no info.settings.relative_timestamp, so it cannot be checked against its row"
+            )),
+            (Some(_), Some(rel)) => {
+                let planned = planned.unwrap_or(0);
+                if (s_to_ns(rel).saturating_sub(planned)).abs() > 1_000 {
+                    out.problems.push(format!(
+                        "{at}: replayed relative timestamp {rel} s, the row is due at {planned} ns"
+                    ));
+                }
             }
-        } else if rows.is_some() {
-            out.problems.push(format!(
-                "{}: a record beyond the plan's rows (row {k} by queue order)",
-                r.at
-            ));
+            (None, _) => {}
         }
-        let sent = r.sent_s.map(mono);
-        let first = r.first_token_s.map(mono);
+        let sent = r.sent_s.map(|s| mono(s_to_ns(s)));
+        let first = r.first_token_s.map(|s| mono(s_to_ns(s)));
+        let scheduled = match (zero, planned) {
+            (Some(zero), Some(planned)) => {
+                let due = zero.saturating_add(planned);
+                match r.targeted_s {
+                    Some(t) if (s_to_ns(t).saturating_sub(due)).abs() > 1_000_000 => {
+                        out.problems.push(format!(
+                            "{at}: targeted_start {t} s is not its row's time on GuideLLM's schedule ({} s)",
+                            due as f64 / 1e9
+                        ));
+                    }
+                    Some(_) => {}
+                    None => out
+                        .problems
+                        .push(format!("{at}: no info.timings.targeted_start")),
+                }
+                Some(mono(due))
+            }
+            _ => None,
+        };
         let chunks = u64::from(first.is_some());
         let disposition = match r.status {
             guidellm::Status::Completed => Disposition::Ok,
@@ -253,26 +322,41 @@ pub fn guidellm(
                 }
             }
         };
-        let scheduled_ns = match (rows.is_some(), r.targeted_s, sent) {
-            (true, Some(t), _) => mono(t),
-            (_, _, Some(sent)) => sent,
-            _ => mono(r.queued_s),
-        };
+        if disposition == Disposition::Ok {
+            if let Some(row) = row {
+                match r.max_tokens {
+                    None => out.problems.push(format!(
+                        "{at}: no max_tokens in its request_args, so it cannot be checked against its row"
+                    )),
+                    Some(m) if m != u64::from(row.output) => out.problems.push(format!(
+                        "{at}: asked for {m} tokens, the row for {}",
+                        row.output
+                    )),
+                    Some(_) => {}
+                }
+            }
+            completed_checks(
+                &mut out.problems,
+                &at,
+                first.is_some(),
+                r.output_tokens,
+                row.map(|row| row.output),
+            );
+        }
         out.records.push(RequestRecord {
             index,
-            scheduled_ns,
+            scheduled_ns: scheduled
+                .or(sent)
+                .unwrap_or_else(|| mono(s_to_ns(r.queued_s))),
             sent_ns: sent,
             first_token_ns: first,
             chunks_ns: first.into_iter().collect(),
-            end_ns: r.end_s.map(mono),
+            end_ns: r.end_s.map(|s| mono(s_to_ns(s))),
             prompt_tokens: r
                 .prompt_tokens
                 .and_then(|n| u32::try_from(n).ok())
                 .unwrap_or(0),
-            max_tokens: r
-                .max_tokens
-                .and_then(|n| u32::try_from(n).ok())
-                .unwrap_or(0),
+            max_tokens: row.map_or(0, |row| row.output),
             usage: match (r.prompt_tokens, r.output_tokens) {
                 (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
                     prompt_tokens,
@@ -360,89 +444,118 @@ fn guidellm_inputs(receipt: &Receipt, block: &Blocks<'_>) -> Vec<String> {
         );
         return out;
     }
-    let value = |flag: &str| {
-        argv.iter()
-            .position(|a| a == flag)
-            .and_then(|i| argv.get(i + 1))
-            .map(String::as_str)
-    };
-    let fields = |flag: &str| -> Vec<(String, String)> {
-        value(flag)
-            .map(|v| {
-                v.split(',')
-                    .filter_map(|kv| kv.split_once('='))
-                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                    .collect()
+    // Exactly the argv loadproof builds, in its order: any other flag or key (a second
+    // `--data`, `--metrics` sampling, a `--constraint`, a scenario, `extras.body.*` in the
+    // backend) can change the requests, the schedule or which records are kept.
+    let fields = |value: &str| -> Vec<(String, String)> {
+        value
+            .split(',')
+            .map(|kv| match kv.split_once('=') {
+                Some((k, v)) => (k.to_owned(), v.to_owned()),
+                None => (kv.to_owned(), String::new()),
             })
-            .unwrap_or_default()
+            .collect()
     };
-    let mut expect = |flag: &str, key: &str, want: Option<String>, meaning: &str| {
-        let got = fields(flag)
-            .into_iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v);
+    let tail: Vec<&str> = argv.iter().skip(1).map(String::as_str).collect();
+    let shape = [
+        "run",
+        "--backend",
+        "",
+        "--profile",
+        "",
+        "--data",
+        "",
+        "--tokenizer",
+        "",
+        "--output",
+        "",
+        "--disable-console-interactive",
+    ];
+    let fits = tail.len() == shape.len()
+        && tail
+            .iter()
+            .zip(shape)
+            .all(|(got, want)| want.is_empty() || *got == want);
+    if !fits {
+        out.push(format!(
+            "GuideLLM ran with an argv loadproof never builds ({}): only `run --backend … --profile … --data … --tokenizer … --output … --disable-console-interactive` is checked",
+            tail.join(" ")
+        ));
+        return out;
+    }
+    let value = |i: usize| tail.get(i).copied().unwrap_or_default();
+    let mut expect = |i: usize, want: Vec<(String, String)>, meaning: &str| {
+        let got = fields(value(i));
         if got != want {
             out.push(format!(
-                "GuideLLM ran with {flag} {key}={}, not {} ({meaning})",
-                got.as_deref().unwrap_or("(unset)"),
-                want.as_deref().unwrap_or("(unset)")
+                "GuideLLM ran with {} {}, not {} ({meaning})",
+                value(i - 1),
+                value(i),
+                want.iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(",")
             ));
         }
     };
-    expect(
-        "--profile",
-        "kind",
-        Some("replay".into()),
-        "each request at its planned time",
+    let kv = |pairs: &[(&str, String)]| -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect()
+    };
+    let insecure = matches!(
+        p.tls.as_ref().map(|t| &t.verify),
+        Some(crate::receipt::TlsVerify::Insecure)
     );
     expect(
-        "--profile",
-        "schedule_turn",
-        Some("timestamp".into()),
-        "the rows' own timestamps",
+        2,
+        kv(&[
+            ("kind", "openai_http".into()),
+            ("target", p.base_url.clone().unwrap_or_default()),
+            ("model", p.model.clone().unwrap_or_default()),
+            ("request_format", "/v1/completions".into()),
+            ("verify", if insecure { "false" } else { "true" }.into()),
+        ]),
+        "the protocol's endpoint and model, certificates checked unless the protocol says insecure",
     );
     expect(
-        "--data",
-        "kind",
-        Some("mooncake".into()),
-        "the plan's rows with their hash_ids",
+        4,
+        kv(&[
+            ("kind", "replay".into()),
+            ("schedule_turn", "timestamp".into()),
+        ]),
+        "each request at its row's own time",
     );
     expect(
-        "--data",
-        "source.path",
-        Some("input.jsonl".into()),
-        "the input loadproof wrote",
+        6,
+        kv(&[
+            ("kind", "mooncake".into()),
+            ("source.kind", "json_file".into()),
+            ("source.path", "input.jsonl".into()),
+            (
+                "hash_id_block_size",
+                p.chunk_size.map(|c| c.to_string()).unwrap_or_default(),
+            ),
+        ]),
+        "the input loadproof wrote, at the protocol's chunk size",
     );
     expect(
-        "--data",
-        "hash_id_block_size",
-        p.chunk_size.map(|c| c.to_string()),
-        "the protocol's chunk size",
+        10,
+        kv(&[("kind", "json".into()), ("path", "benchmarks.json".into())]),
+        "its report, every record kept",
     );
-    expect(
-        "--backend",
-        "target",
-        p.base_url.clone(),
-        "the protocol's base URL",
-    );
-    expect(
-        "--backend",
-        "model",
-        p.model.clone(),
-        "the protocol's model",
-    );
-    expect(
-        "--backend",
-        "request_format",
-        Some("/v1/completions".into()),
-        "the protocol's endpoint",
-    );
-    for flag in ["--metrics", "--constraint", "--override", "--config"] {
-        if value(flag).is_some() {
-            out.push(format!(
-                "GuideLLM ran with {flag}, which loadproof never passes (it can sample records away or stop the replay early)"
-            ));
-        }
+    let tokenizer = fields(value(8));
+    let tokenizer_fits = tokenizer.len() == 2
+        && tokenizer
+            .first()
+            .is_some_and(|(k, v)| k == "kind" && v == "huggingface_auto")
+        && tokenizer.get(1).is_some_and(|(k, _)| k == "model");
+    if !tokenizer_fits {
+        out.push(format!(
+            "GuideLLM ran with --tokenizer {}, not kind=huggingface_auto,model=…",
+            value(8)
+        ));
     }
     out
 }
@@ -544,8 +657,58 @@ fn aiperf_inputs(receipt: &Receipt, block: &Blocks<'_>) -> Vec<String> {
     if config.pointer("/phases/1").is_some() {
         out.push("AIPerf's configuration has more than one phase (a warm-up is work the plan did not ask for)".to_owned());
     }
+    // Nothing beyond what loadproof writes: AIPerf merges `endpoint.extra` into every request
+    // after the prompt and `max_tokens`, and any other key can change the work.
+    let only = |path: &str, allowed: &[&str], out: &mut Vec<String>| {
+        if let Some(map) = config.pointer(path).and_then(Value::as_object) {
+            for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
+                out.push(format!(
+                    "AIPerf's configuration has {path}/{key}, which loadproof never writes (it can change the requests or the schedule)"
+                ));
+            }
+        }
+    };
+    only(
+        "",
+        &[
+            "models",
+            "endpoint",
+            "datasets",
+            "phases",
+            "artifacts",
+            "tokenizer",
+            "random_seed",
+            "gpu_telemetry",
+            "server_metrics",
+            "runtime",
+        ],
+        &mut out,
+    );
+    only(
+        "/endpoint",
+        &["urls", "type", "streaming", "extra", "api_key", "headers"],
+        &mut out,
+    );
+    only("/endpoint/extra", &["ignore_eos"], &mut out);
+    only("/endpoint/headers", &[LEASE_HEADER], &mut out);
+    only(
+        "/datasets/0",
+        &["name", "type", "path", "format", "block_size"],
+        &mut out,
+    );
+    only(
+        "/phases/0",
+        &["name", "type", "auto_offset", "start_offset"],
+        &mut out,
+    );
+    if config.pointer("/datasets/1").is_some() {
+        out.push("AIPerf's configuration has more than one dataset".to_owned());
+    }
     out
 }
+
+/// The header the lease token travels in beside an API key (the CLI's `secret::LEASE_HEADER`).
+const LEASE_HEADER: &str = "x-loadproof-lease-token";
 
 #[cfg(test)]
 mod tests {

@@ -75,14 +75,24 @@ struct Raw {
     error: Value,
 }
 
+/// Wall-clock ns a record may carry: after 1970 and before 2262 (i64 ns), with room for the
+/// audit's arithmetic (sums of times and durations) to stay in range.
+const MAX_NS: i64 = 1 << 62;
+/// A duration in ms a record may carry (about 31 years).
+const MAX_MS: f64 = 1e12;
+
 fn int(v: &Value, line: u64, field: &'static str) -> Result<Option<i64>, ExportError> {
     match v {
         Value::Null => Ok(None),
-        Value::Number(n) => n.as_i64().map(Some).ok_or_else(|| ExportError {
-            line,
-            field: Some(field),
-            detail: format!("{n} is not a whole number of ns"),
-        }),
+        Value::Number(n) => n
+            .as_i64()
+            .filter(|t| (0..=MAX_NS).contains(t))
+            .map(Some)
+            .ok_or_else(|| ExportError {
+                line,
+                field: Some(field),
+                detail: format!("{n} is not a time in ns (0 to 2^62)"),
+            }),
         other => Err(ExportError {
             line,
             field: Some(field),
@@ -104,12 +114,12 @@ fn float(v: &Value, line: u64, field: &'static str) -> Result<Option<f64>, Expor
         Value::Null => Ok(None),
         Value::Number(n) => n
             .as_f64()
-            .filter(|x| x.is_finite())
+            .filter(|x| x.is_finite() && (0.0..=MAX_MS).contains(x))
             .map(Some)
             .ok_or_else(|| ExportError {
                 line,
                 field: Some(field),
-                detail: format!("{n} is not a finite number"),
+                detail: format!("{n} is not a duration in ms (0 to 1e12)"),
             }),
         other => Err(ExportError {
             line,

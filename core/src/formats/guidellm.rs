@@ -82,14 +82,18 @@ fn err(at: impl Into<String>, detail: impl Into<String>) -> ReportError {
     }
 }
 
+/// Seconds a report may carry: a Unix time or a relative one, 0 to 1e11 (year 5138), so the
+/// audit's ns arithmetic stays in range.
+const MAX_S: f64 = 1e11;
+
 fn seconds(v: Option<&Value>, at: &str) -> Result<Option<f64>, ReportError> {
     match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Number(n)) => n
             .as_f64()
-            .filter(|x| x.is_finite())
+            .filter(|x| x.is_finite() && (0.0..=MAX_S).contains(x))
             .map(Some)
-            .ok_or_else(|| err(at, format!("{n} is not a finite number"))),
+            .ok_or_else(|| err(at, format!("{n} is not a time in s (0 to 1e11)"))),
         Some(other) => Err(err(at, format!("{other} is not a number"))),
     }
 }

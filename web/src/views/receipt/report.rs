@@ -794,7 +794,7 @@ fn SubjectCard(m: Arc<ReceiptModel>) -> impl IntoView {
             <h3>"Protocol"</h3>
             <dl>
                 <dt>"Client"</dt>
-                <dd>{format!("{} {}", p.engine.label(), opt(&p.client_version))}</dd>
+                <dd id="protocol-client">{format!("{} {}", p.engine.label(), opt(&p.client_version))}</dd>
                 <dt>"Endpoint"</dt>
                 <dd>{format!("{}{}", opt(&p.base_url), p.endpoint.clone().unwrap_or_default())}</dd>
                 <dt>"TLS"</dt>
