@@ -714,6 +714,15 @@ const LEASE_HEADER: &str = "x-loadproof-lease-token";
 mod tests {
     use super::*;
 
+    fn row(arrival_ns: i64) -> PeerRow {
+        PeerRow {
+            arrival_ns,
+            input: 16,
+            output: 3,
+            hash_ids: vec![0],
+        }
+    }
+
     fn record(row: &str, credit: i64, start: i64) -> aiperf::Record {
         aiperf::Record {
             line: 1,
@@ -742,7 +751,8 @@ mod tests {
             record("row-000001", z + 103_000_000, z + 105_000_000),
             record("row-000000", z + 1_000_000, z + 3_000_000),
         ];
-        let c = aiperf(&records, Some(&[0, 100_000_000]), 0);
+        let rows = [row(0), row(100_000_000)];
+        let c = aiperf(&records, Some(&rows), 0);
         assert_eq!(c.problems, Vec::<String>::new());
         assert!(c.zero.is_some());
         let lag = |r: &RequestRecord| r.sent_ns.unwrap() - r.scheduled_ns;
@@ -757,7 +767,7 @@ mod tests {
     #[test]
     fn a_record_naming_no_planned_row_is_a_problem_not_a_guess() {
         let records = [record("3f2a-uuid", 10, 20)];
-        let c = aiperf(&records, Some(&[0]), 0);
+        let c = aiperf(&records, Some(&[row(0)]), 0);
         assert!(c.records.is_empty());
         assert_eq!(c.problems.len(), 1);
         let unjoined = aiperf(&[record("row-000000", 10, 20)], None, 0);
