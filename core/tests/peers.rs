@@ -475,7 +475,8 @@ fn guidellm_argv_with_any_flag_loadproof_never_builds_is_inconsistent() {
         guidellm_record(1, 3, 1.0),
         guidellm_record(2, 2, 1.0),
     ];
-    let edits: [&dyn Fn(&mut Vec<String>); 4] = [
+    type Edit<'a> = &'a dyn Fn(&mut Vec<String>);
+    let edits: [Edit<'_>; 4] = [
         &|argv| argv.push("--constraint=kind=max_duration,seconds=1".into()),
         &|argv| argv.extend(["-c".into(), "scenario.yaml".into()]),
         &|argv| argv[3].push_str(",extras.body.ignore_eos=false"),
