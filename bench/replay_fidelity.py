@@ -16,11 +16,12 @@ by `loadproof receipt audit --json` from its own records.
    token-id prompts are exact there; a real vLLM tokenizes what it is sent), output tokens,
    requests completed.
 
-Usage: replay_fidelity.py LOADPROOF_BIN WORK_DIR SHARED_DIR [RATE:SECONDS...]
-       (default 200:10 1000:4 5000:1)
+Usage: replay_fidelity.py LOADPROOF_BIN WORK_DIR SHARED_DIR [RATE:SECONDS... | none]
+       (default 200:10 1000:4 5000:1; `none` skips part 1)
 Env:   VLLM_LAB_PYTHON, VLLM_LAB_TOKENIZER (tools/vllm-lab), PEERS_AIPERF_PYTHON,
        PEERS_GUIDELLM_PYTHON (tools/peers/install.sh env), VLLM_URL (optional), TRACE_ROWS
-       (default 200), TRACE_SCALE (default 20). Prints markdown tables.
+       (default 200), TRACE_SCALE (default 20), SIM=0 (part 2 at vLLM only). Prints markdown
+       tables.
 """
 
 import json
@@ -70,6 +71,8 @@ def fmt(x, digits=1):
 def main():
     lp, work, shared = sys.argv[1:4]
     specs = sys.argv[4:] or ["200:10", "1000:4", "5000:1"]
+    if specs == ["none"]:
+        specs = []
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "TORCHINDUCTOR_CACHE_DIR": os.path.join(work, "inductor-cache")}
     os.makedirs(work, exist_ok=True)
@@ -113,7 +116,7 @@ def main():
     print()
     print("| server | client | completed | engine prompt tokens | vs plan | engine output tokens | vs plan | lag p99 ms |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
-    targets = [("loadproof sim", None)] + ([("vLLM (lab)", os.environ["VLLM_URL"])] if os.environ.get("VLLM_URL") else [])
+    targets = ([("loadproof sim", None)] if os.environ.get("SIM") != "0" else []) + ([("vLLM (lab)", os.environ["VLLM_URL"])] if os.environ.get("VLLM_URL") else [])
     for server, url in targets:
         for engine in ENGINES:
             sim = None

@@ -775,7 +775,7 @@ fn timeline(per_request: &PerRequest, run_zero: Option<i64>) -> Timeline {
             })
             .collect();
         return Timeline {
-            source: "native event log: scheduled, sent, first token and end of every offered request, seconds since the run's start".to_owned(),
+            source: "per-request records (the native event log, or the peer tool's own records as the audit converts them): scheduled, sent, first token and end of every recorded request, seconds since the run's start".to_owned(),
             total,
             truncated: rows.len() < records.len(),
             rows,
