@@ -364,46 +364,23 @@ impl Opening<'_> {
             ),
             (None, Some(peer)) => (
                 peer.engine,
-                Execution::Ran {
-                    program: peer.program(),
-                    argv: peer.argv.clone(),
-                    env: peer.env.iter().cloned().collect(),
-                    exit: ExitStatus {
-                        code: None,
-                        signal: None,
-                    },
-                    stdout: block::STDOUT.to_owned(),
-                    stderr: block::STDERR.to_owned(),
-                    result: ResultFile::Absent {
-                        reason: "the run had not ended when this was written".to_owned(),
-                    },
-                    started: Some(now),
-                    ended: None,
-                    interrupted: None,
-                },
+                running(
+                    peer.program(),
+                    peer.argv.clone(),
+                    peer.env.iter().cloned().collect(),
+                    now,
+                ),
             ),
             (None, None) => (
                 Engine::VllmBenchServe,
-                Execution::Ran {
-                    program: self
-                        .install
+                running(
+                    self.install
                         .map(|i| i.program.to_string_lossy().into_owned())
                         .unwrap_or_default(),
-                    argv: self.argv.to_vec(),
-                    env: self.plan.doc.bench.env.clone(),
-                    exit: ExitStatus {
-                        code: None,
-                        signal: None,
-                    },
-                    stdout: block::STDOUT.to_owned(),
-                    stderr: block::STDERR.to_owned(),
-                    result: ResultFile::Absent {
-                        reason: "the run had not ended when this was written".to_owned(),
-                    },
-                    started: Some(now),
-                    ended: None,
-                    interrupted: None,
-                },
+                    self.argv.to_vec(),
+                    self.plan.doc.bench.env.clone(),
+                    now,
+                ),
             ),
         };
         let protocol = match self.peer {
@@ -434,6 +411,32 @@ impl Opening<'_> {
             implementation: self.implementation.clone(),
             derived: None,
         }
+    }
+}
+
+/// A process engine's execution as the stream opens: started, not yet ended.
+fn running(
+    program: String,
+    argv: Vec<String>,
+    env: BTreeMap<String, String>,
+    now: loadproof_core::receipt::Stamp,
+) -> Execution {
+    Execution::Ran {
+        program,
+        argv,
+        env,
+        exit: ExitStatus {
+            code: None,
+            signal: None,
+        },
+        stdout: block::STDOUT.to_owned(),
+        stderr: block::STDERR.to_owned(),
+        result: ResultFile::Absent {
+            reason: "the run had not ended when this was written".to_owned(),
+        },
+        started: Some(now),
+        ended: None,
+        interrupted: None,
     }
 }
 

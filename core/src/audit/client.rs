@@ -226,9 +226,8 @@ pub fn read(receipt: &Receipt, block: &BlockReader<'_>, policy: &Policy) -> Clie
                 return side;
             }
             match tool {
-                Engine::Aiperf => read_aiperf(receipt, result, *started, cap, block, side, policy),
-                Engine::Guidellm => {
-                    read_guidellm(receipt, result, *started, cap, block, side, policy)
+                Engine::Aiperf | Engine::Guidellm => {
+                    read_peer(tool, receipt, result, *started, cap, block, side, policy)
                 }
                 Engine::VllmBenchServe | Engine::Native => {
                     read_bench(receipt, stdout, result, cap, block, side, policy)
@@ -329,14 +328,7 @@ pub fn peer_request_records(
     };
     let wall_to_mono = started.map_or(0, |s| s.unix_ns.saturating_sub(s.mono_ns));
     let rows = peer_rows(receipt, block);
-    Some(match engine {
-        Engine::Aiperf => aiperf::read_export(&raw)
-            .map_err(|e| format!("{name}: {e}"))
-            .map(|records| peer::aiperf(&records, rows.as_deref(), wall_to_mono).records),
-        _ => guidellm::read_report(&raw)
-            .map_err(|e| format!("{name}: {e}"))
-            .map(|report| peer::guidellm(&report, rows.as_deref(), wall_to_mono).records),
-    })
+    Some(convert_peer(engine, name, &raw, rows.as_deref(), wall_to_mono).map(|c| c.records))
 }
 
 /// The embedded schedule's rows (arrivals, lengths), when it is the protocol's file.
@@ -361,10 +353,30 @@ fn process(tool: Engine) -> String {
     }
 }
 
-/// AIPerf's per-request export, read only for a run that exited 0 on its own (the gate above),
-/// converted to request records and judged like the native client's.
+/// A peer tool's own records, parsed and converted: the one path the audit and the page share.
+fn convert_peer(
+    tool: Engine,
+    name: &str,
+    raw: &[u8],
+    rows: Option<&[crate::plan::PeerRow]>,
+    wall_to_mono: i64,
+) -> Result<peer::Converted, String> {
+    match tool {
+        Engine::Guidellm => guidellm::read_report(raw)
+            .map(|report| peer::guidellm(&report, rows, wall_to_mono))
+            .map_err(|e| format!("{name}: {e}")),
+        _ => aiperf::read_export(raw)
+            .map(|records| peer::aiperf(&records, rows, wall_to_mono))
+            .map_err(|e| format!("{name}: {e}")),
+    }
+}
+
+/// A peer tool's records (AIPerf's per-request export, GuideLLM's report), read only for a run
+/// that exited 0 on its own (the gate above), converted to request records and judged like the
+/// native client's.
 #[allow(clippy::too_many_arguments)]
-fn read_aiperf(
+fn read_peer(
+    tool: Engine,
     receipt: &Receipt,
     result: &ResultFile,
     started: Option<Stamp>,
@@ -373,107 +385,54 @@ fn read_aiperf(
     mut side: ClientSide,
     policy: &Policy,
 ) -> ClientSide {
+    let (what, source, ledger) = match tool {
+        Engine::Guidellm => (
+            "GuideLLM's report",
+            "GuideLLM report",
+            "its successful, errored and incomplete requests, placed in row order by queue time",
+        ),
+        _ => (
+            "AIPerf's per-request export",
+            "AIPerf export",
+            "a record per request it sent, an error object for a failure",
+        ),
+    };
     let name = match result {
         ResultFile::Kept { block } => block,
         ResultFile::Absent { reason } => {
             side.gate = Some(closed(format!(
-                "AIPerf exited 0 but its per-request export was not kept ({reason}): no client facts"
+                "{} exited 0 but {what} was not kept ({reason}): no client facts",
+                tool.label()
             )));
             return side;
         }
     };
-    let records = match block(name)
-        .and_then(|raw| aiperf::read_export(&raw).map_err(|e| format!("{name}: {e}")))
-    {
-        Ok(r) => r,
-        Err(why) => {
-            side.gate = Some(closed(format!("AIPerf's export cannot be used: {why}")));
-            return side;
-        }
-    };
     let Some(offered) = receipt.protocol.requests else {
-        side.gate = Some(closed(
-            "the protocol does not state how many requests were offered: AIPerf's records cannot be held to a plan"
-                .to_owned(),
-        ));
+        side.gate = Some(closed(format!(
+            "the protocol does not state how many requests were offered: {}'s records cannot be held to a plan",
+            tool.label()
+        )));
         return side;
     };
-    side.gate = Some(Gate {
-        read: true,
-        reason: format!("exit 0: AIPerf's per-request export read ({name})"),
-    });
     // The schedule must be the protocol's file (checked, and named, here) for a join.
     let rows = match schedule(receipt, block, &mut side.inconsistencies) {
         Some(Ok(_)) => peer_rows(receipt, block),
         _ => None,
     };
     let wall_to_mono = started.map_or(0, |s| s.unix_ns.saturating_sub(s.mono_ns));
-    let converted = peer::aiperf(&records, rows.as_deref(), wall_to_mono);
-    let schedule_zero = match (converted.zero, converted.unjoined) {
-        (Some(zero), _) => Zero::Joined(zero),
-        (None, why) => Zero::Unjoined(why.unwrap_or_else(|| "no schedule".to_owned())),
-    };
-    let population = Population {
-        records: converted.records,
-        offered,
-        source: "AIPerf export",
-        ledger_source: format!(
-            "AIPerf's per-request export ({name}): a record per request it sent, an error object for a failure; an offered request without a record is failed"
-        ),
-        schedule_zero,
-        claimed_bound_ns: None,
-        problems: converted.problems,
-    };
-    read_population(receipt, population, cap, block, side, policy)
-}
-
-/// GuideLLM's report, read only for a run that exited 0 on its own, converted to request
-/// records and judged like the native client's.
-#[allow(clippy::too_many_arguments)]
-fn read_guidellm(
-    receipt: &Receipt,
-    result: &ResultFile,
-    started: Option<Stamp>,
-    cap: Option<u64>,
-    block: &BlockReader<'_>,
-    mut side: ClientSide,
-    policy: &Policy,
-) -> ClientSide {
-    let name = match result {
-        ResultFile::Kept { block } => block,
-        ResultFile::Absent { reason } => {
-            side.gate = Some(closed(format!(
-                "GuideLLM exited 0 but its report was not kept ({reason}): no client facts"
-            )));
-            return side;
-        }
-    };
-    let report = match block(name)
-        .and_then(|raw| guidellm::read_report(&raw).map_err(|e| format!("{name}: {e}")))
+    let converted = match block(name)
+        .and_then(|raw| convert_peer(tool, name, &raw, rows.as_deref(), wall_to_mono))
     {
-        Ok(r) => r,
+        Ok(c) => c,
         Err(why) => {
-            side.gate = Some(closed(format!("GuideLLM's report cannot be used: {why}")));
+            side.gate = Some(closed(format!("{what} cannot be used: {why}")));
             return side;
         }
-    };
-    let Some(offered) = receipt.protocol.requests else {
-        side.gate = Some(closed(
-            "the protocol does not state how many requests were offered: GuideLLM's records cannot be held to a plan"
-                .to_owned(),
-        ));
-        return side;
     };
     side.gate = Some(Gate {
         read: true,
-        reason: format!("exit 0: GuideLLM's report read ({name})"),
+        reason: format!("exit 0: {what} read ({name})"),
     });
-    let rows = match schedule(receipt, block, &mut side.inconsistencies) {
-        Some(Ok(_)) => peer_rows(receipt, block),
-        _ => None,
-    };
-    let wall_to_mono = started.map_or(0, |s| s.unix_ns.saturating_sub(s.mono_ns));
-    let converted = peer::guidellm(&report, rows.as_deref(), wall_to_mono);
     let schedule_zero = match (converted.zero, converted.unjoined) {
         (Some(zero), _) => Zero::Joined(zero),
         (None, why) => Zero::Unjoined(why.unwrap_or_else(|| "no schedule".to_owned())),
@@ -481,17 +440,19 @@ fn read_guidellm(
     let population = Population {
         records: converted.records,
         offered,
-        source: "GuideLLM report",
+        source,
         ledger_source: format!(
-            "GuideLLM's report ({name}): its successful, errored and incomplete requests, placed in row order by queue time; an offered request without a record is failed"
+            "{what} ({name}): {ledger}; an offered request without a record is failed"
         ),
         schedule_zero,
         claimed_bound_ns: None,
         problems: converted.problems,
     };
     let mut side = read_population(receipt, population, cap, block, side, policy);
-    for l in side.latency.iter_mut().filter(|l| l.metric == "itl") {
-        l.source = "GuideLLM keeps only each request's first and last token times: no inter-token gaps were recorded".to_owned();
+    if tool == Engine::Guidellm {
+        for l in side.latency.iter_mut().filter(|l| l.metric == "itl") {
+            l.source = "GuideLLM keeps only each request's first and last token times: no inter-token gaps were recorded".to_owned();
+        }
     }
     side
 }

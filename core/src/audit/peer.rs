@@ -38,6 +38,14 @@ fn short(text: &str) -> String {
     }
 }
 
+/// The server's counts, when the record has both.
+fn usage(prompt: Option<u64>, completion: Option<u64>) -> Option<Usage> {
+    Some(Usage {
+        prompt_tokens: prompt?,
+        completion_tokens: completion?,
+    })
+}
+
 /// ms → ns; `as` saturates, and the readers bound every value, so nothing overflows here.
 fn ms_to_ns(ms: f64) -> i64 {
     (ms * 1e6).round() as i64
@@ -165,13 +173,7 @@ pub fn aiperf(
                 .and_then(|n| u32::try_from(n).ok())
                 .unwrap_or(0),
             max_tokens: planned.map_or(0, |p| p.output),
-            usage: match (r.usage_prompt_tokens, r.usage_completion_tokens) {
-                (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
-                    prompt_tokens,
-                    completion_tokens,
-                }),
-                _ => None,
-            },
+            usage: usage(r.usage_prompt_tokens, r.usage_completion_tokens),
             disposition,
         });
     }
@@ -357,13 +359,7 @@ pub fn guidellm(
                 .and_then(|n| u32::try_from(n).ok())
                 .unwrap_or(0),
             max_tokens: row.map_or(0, |row| row.output),
-            usage: match (r.prompt_tokens, r.output_tokens) {
-                (Some(prompt_tokens), Some(completion_tokens)) => Some(Usage {
-                    prompt_tokens,
-                    completion_tokens,
-                }),
-                _ => None,
-            },
+            usage: usage(r.prompt_tokens, r.output_tokens),
             disposition,
         });
     }

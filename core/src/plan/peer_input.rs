@@ -133,16 +133,14 @@ fn push_ids(out: &mut String, ids: &[u64]) {
     out.push(']');
 }
 
-/// AIPerf's `mooncake_trace` JSONL: `timestamp` in milliseconds from the schedule's zero,
-/// `input_length`, `output_length` (its `max_tokens`), `hash_ids` (each one block of the
-/// dataset's `block_size` tokens, the last one partial) and a `session_id` per row.
-pub fn aiperf_input(rows: &[PeerRow]) -> Vec<u8> {
+/// The rows as JSONL with the given `timestamp` text: both peer formats are this shape.
+fn rows_jsonl(rows: &[PeerRow], timestamp: fn(i64) -> String) -> Vec<u8> {
     let mut out = String::new();
     for (k, r) in rows.iter().enumerate() {
         out.push_str("{\"session_id\":\"");
         out.push_str(&row_id(k));
         out.push_str("\",\"timestamp\":");
-        out.push_str(&decimal_ms(r.arrival_ns));
+        out.push_str(&timestamp(r.arrival_ns));
         out.push_str(&format!(
             ",\"input_length\":{},\"output_length\":{},\"hash_ids\":",
             r.input, r.output
@@ -153,23 +151,17 @@ pub fn aiperf_input(rows: &[PeerRow]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// AIPerf's `mooncake_trace` JSONL: `timestamp` in milliseconds from the schedule's zero,
+/// `input_length`, `output_length` (its `max_tokens`), `hash_ids` (each one block of the
+/// dataset's `block_size` tokens, the last one partial) and a `session_id` per row.
+pub fn aiperf_input(rows: &[PeerRow]) -> Vec<u8> {
+    rows_jsonl(rows, decimal_ms)
+}
+
 /// GuideLLM's `mooncake` trace: the same rows with `timestamp` in seconds from the
 /// schedule's zero, and a `session_id` column its `conversation_id_column` names.
 pub fn guidellm_input(rows: &[PeerRow]) -> Vec<u8> {
-    let mut out = String::new();
-    for (k, r) in rows.iter().enumerate() {
-        out.push_str("{\"session_id\":\"");
-        out.push_str(&row_id(k));
-        out.push_str("\",\"timestamp\":");
-        out.push_str(&decimal_s(r.arrival_ns));
-        out.push_str(&format!(
-            ",\"input_length\":{},\"output_length\":{},\"hash_ids\":",
-            r.input, r.output
-        ));
-        push_ids(&mut out, &r.hash_ids);
-        out.push_str("}\n");
-    }
-    out.into_bytes()
+    rows_jsonl(rows, decimal_s)
 }
 
 #[cfg(test)]
