@@ -778,7 +778,11 @@ fn protocol_against_evidence(
         }
         (engine, Execution::Native { .. }) if engine.is_process() => out.push(format!(
             "protocol.engine is {} but the execution is the native client's",
-            engine.label()
+            match engine {
+                crate::receipt::Engine::Aiperf => "aiperf",
+                crate::receipt::Engine::Guidellm => "guidellm",
+                _ => "vllm_bench_serve",
+            }
         )),
         // The program itself (argv[0]) is the resolved console script; its binding is the
         // implementation standing's. Every argument must be the protocol's.
