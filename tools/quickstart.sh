@@ -5,8 +5,9 @@
 # 20x faster) and re-check the plan, fire it at `loadproof sim` (over https with a throwaway CA,
 # an API key from the environment, and a simulated DCGM GPU exporter) with the native client
 # under the sim's lease — two arms, the sim's decode step 1 vs 2 ms, restarted between them — verify the baseline receipt,
-# audit it and compare the arms), publish the example playbook and both receipts as a site,
-# inspect a real trace from ../shared when it is there,
+# audit it and compare the arms), fire the same plan with NVIDIA AIPerf as the load generator when
+# tools/peers/install.sh has installed it (its own records audited the same way), publish the
+# example playbook and the receipts as a site, inspect a real trace from ../shared when it is there,
 # then serve the web app on 127.0.0.1 until Ctrl-C.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -83,6 +84,27 @@ printf '\n== main job: compare the two arms (one receipt each: an observation, n
 "$lp" receipt compare "$out/baseline.receipt" "$out/treatment.receipt" \
   || echo "receipt compare: exit $? (not comparable: see the reasons above)"
 
+receipts=(--receipt "$out/baseline.receipt" --receipt "$out/treatment.receipt")
+rm -f "$out/aiperf.receipt"
+if lab_env="$(bash tools/vllm-lab/serve.sh env 2>/dev/null)" \
+  && peers_env="$(bash tools/peers/install.sh env 2>/dev/null)"; then
+  printf '\n== main job: the same plan fired by NVIDIA AIPerf (a load generator you may already use) ==\n'
+  # AIPerf is given the plan as its own fixed-schedule Mooncake input and runs as a child under
+  # the same lease, TLS trust and API key; its per-request export is the evidence the audit
+  # reads. It may well fall behind the plan's schedule on 2 cores: the audit says so.
+  eval "$lab_env"; eval "$peers_env"
+  start_sim 1 "${sim_url##*:}"
+  "$lp" fire "$out/plan" --endpoint "$sim_url" --engine aiperf --python "$PEERS_AIPERF_PYTHON" \
+    --tokenizer "$VLLM_LAB_TOKENIZER" --acquire-lease 600 --ca-cert "$out/sim-ca.pem" \
+    --api-key-env LOADPROOF_SIM_KEY --dcgm-url "$sim_url/dcgm/metrics" --knob decode_step_ms=1 \
+    --out "$out/aiperf.receipt"
+  kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true
+  "$lp" receipt audit "$out/aiperf.receipt" | grep -E '^(execution|ledger|arrival|  [+-] (implementation|arrival|counter_agreement)|QUALIFIED|UNQUALIFIED)' || true
+  receipts+=(--receipt "$out/aiperf.receipt")
+else
+  printf '\n(AIPerf and GuideLLM as engines: run tools/vllm-lab/install.sh and tools/peers/install.sh, then this again)\n'
+fi
+
 real="$root/../shared/traces/burstgpt/BurstGPT_1.first400.csv"
 if [ -f "$real" ]; then
   printf '\n== a real trace: BurstGPT_1 (first 400 rows, from ../shared) ==\n'
@@ -91,7 +113,7 @@ fi
 
 printf '\n== main job: publish the example playbook with the web app (a static site) ==\n'
 "$lp" playbook publish fixtures/playbook/examples.json --out "$out/site" --app "$root/dist" \
-  --receipt "$out/baseline.receipt" --receipt "$out/treatment.receipt"
+  "${receipts[@]}"
 (cd "$out/site" && sha256sum --quiet -c site.sha256 && echo "site.sha256: every file verifies")
 
 if [ "${SERVE:-1}" = 0 ]; then

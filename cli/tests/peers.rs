@@ -72,7 +72,13 @@ fn fire_aiperf(
         s(out),
     ];
     args.extend_from_slice(extra);
-    run_env(&args, env)
+    // From the plan's parent directory, so a test can name files there by relative paths.
+    std::process::Command::new(env!("CARGO_BIN_EXE_loadproof"))
+        .current_dir(plan.parent().unwrap())
+        .args(&args)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap()
 }
 
 fn standing(audit: &serde_json::Value, name: &str) -> (bool, String) {
@@ -177,10 +183,21 @@ fn an_api_key_reaches_aiperf_only_through_its_environment() {
     let dir = fresh_dir("peers-aiperf-key");
     let (_, plan) = planned_mooncake(&dir, "t", 6, 50, 0, &[]);
     let key = "sk-peer-secret-7f3a9c";
+    // Over TLS with a private CA named by a relative path: the tool runs in its own
+    // directory, and still trusts the file the caller meant.
+    let ca = dir.join("ca.pem");
     let sim = Sim::start_env(
-        &["--model", "tiny-llama", "--api-key-env", "SIM_KEY"],
+        &[
+            "--model",
+            "tiny-llama",
+            "--api-key-env",
+            "SIM_KEY",
+            "--tls-self-signed",
+            s(&ca),
+        ],
         &[("SIM_KEY", key)],
     );
+    assert!(sim.url.starts_with("https://"), "{}", sim.url);
     let out = dir.join("r.receipt");
     // A PYTHONPATH in the caller's environment must not run code beside the bound install.
     let inject = dir.join("inject");
@@ -195,7 +212,14 @@ fn an_api_key_reaches_aiperf_only_through_its_environment() {
         &plan,
         &sim.url,
         &out,
-        &["--api-key-env", "MY_KEY", "--form", "json"],
+        &[
+            "--api-key-env",
+            "MY_KEY",
+            "--form",
+            "json",
+            "--ca-cert",
+            "ca.pem",
+        ],
         &[("MY_KEY", key), ("PYTHONPATH", s(&inject))],
     );
     assert_eq!(fired.status.code(), Some(0), "{}", stderr(&fired));

@@ -94,6 +94,21 @@ try {
     await page.close();
   });
 
+  const aiperf = path.join(out, 'aiperf.receipt');
+  if (fs.existsSync(aiperf)) {
+    await check('receipt view: the bundled AIPerf arm (when the peers are installed) equals the CLI and names the tool', async () => {
+      const expected = cliJson(['receipt', 'audit', aiperf, '--json']);
+      const page = await open('#/receipt');
+      await page.waitForFunction(() => window.loadproofAudit != null);
+      await page.click('#bundled-receipts button[data-name="aiperf.receipt"]');
+      await page.waitForFunction(() => /AIPerf/.test(window.loadproofAudit?.standings?.implementation?.reason ?? ''));
+      deepStrictEqual(await page.evaluate(() => window.loadproofAudit), expected);
+      const client = await page.innerText('#protocol-client');
+      if (!/AIPerf /.test(client)) throw new Error(`#protocol-client reads ${JSON.stringify(client)}`);
+      await page.close();
+    });
+  }
+
   await check('compare view: the two bundled arms compare exactly as `receipt compare --json`', async () => {
     // Run beside the files: the comparison names each source as given, and the page knows
     // only the file name.

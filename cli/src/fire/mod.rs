@@ -67,6 +67,9 @@ struct Stated {
     tls: Option<Tls>,
     /// The server's API key, read from the environment variable `--api-key-env` names.
     api_key: Option<String>,
+    /// `--ca-cert` made absolute: a child tool runs in its own directory, so a relative path
+    /// given as `SSL_CERT_FILE` would name no file there and every request would fail.
+    ca_file: Option<PathBuf>,
 }
 
 /// Plans up to this size travel inside the receipt (about 100k Mooncake rows).
@@ -258,6 +261,13 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
         client_tls,
         tls,
         api_key,
+        ca_file: args
+            .trust
+            .ca_cert
+            .as_deref()
+            .map(std::path::absolute)
+            .transpose()
+            .context("--ca-cert: resolving the path")?,
     };
     let native = match args.engine {
         EngineArg::Native => Some(native_inputs(args, &plan, &stated.client_tls)?),
@@ -772,14 +782,7 @@ async fn fire_async(
     let credentials = credentials(stated.api_key.as_deref(), bearer)?;
     let peer_run = match peer_install {
         Some(install) => Some(PeerRun::prepare(
-            install,
-            plan,
-            endpoint,
-            &model,
-            &tokenizer,
-            args,
-            stated.api_key.as_deref(),
-            bearer,
+            install, plan, endpoint, &model, &tokenizer, args, stated, bearer,
         )?),
         None => None,
     };
@@ -905,7 +908,7 @@ async fn fire_async(
                 tokenizer,
                 ChildSecrets {
                     openai_api_key: stated.api_key.as_deref().or(bearer),
-                    ssl_cert_file: args.trust.ca_cert.as_deref(),
+                    ssl_cert_file: stated.ca_file.as_deref(),
                 },
                 &http,
                 clock,
@@ -1306,9 +1309,10 @@ impl PeerRun {
         model: &str,
         tokenizer: &str,
         args: &FireArgs,
-        api_key: Option<&str>,
+        stated: &Stated,
         lease_token: Option<&str>,
     ) -> Result<PeerRun> {
+        let api_key = stated.api_key.as_deref();
         let doc = &plan.doc;
         let rows =
             loadproof_core::plan::read_peer_rows(&plan.trace, &doc.timed_trace.sec_multiplier)
@@ -1336,7 +1340,7 @@ impl PeerRun {
         let tool = install.tool;
         let local = Path::new(tokenizer);
         let is_local = local.join("tokenizer.json").is_file();
-        if let Some(ca) = &args.trust.ca_cert {
+        if let Some(ca) = &stated.ca_file {
             env.push((
                 "SSL_CERT_FILE".to_owned(),
                 ca.to_string_lossy().into_owned(),
