@@ -287,32 +287,53 @@ def main():
     # 5b. The peer load generators at the real server (tools/peers): AIPerf and GuideLLM fed
     #     the same plan; the audit reads their own records, and the engine's counters must
     #     agree with what each says it sent and received. How exactly each reproduces the
-    #     plan's prompt lengths is printed (vLLM tokenizes the text they send).
+    #     plan's prompt lengths is printed (vLLM tokenizes the text they send). Their prompts
+    #     are their own text, so none of the earlier runs' prefix cache helps: the first 6 rows
+    #     (35,200 prompt tokens, a sixth of the 12 rows' prefill) keep the tier lean.
+    #     bench/replay_fidelity.py measures all 12 (README's fidelity table).
+    mc6_dir = os.path.join(work, "plan-mooncake-6")
+    mc6 = plan(lp, mooncake, mc6_dir, "--max-requests", "6", *target)
+    check(mc6["verified"], "Mooncake 6-row plan verified")
     for tool in ("aiperf", "guidellm"):
         python = os.environ.get(f"PEERS_{tool.upper()}_PYTHON")
         check(python is not None, f"PEERS_{tool.upper()}_PYTHON is set (tools/peers/install.sh env)")
         receipt_path = os.path.join(work, f"receipt-mooncake-{tool}.json")
         started = time.monotonic()
-        res = subprocess.run([lp, "fire", mc_dir, "--endpoint", base_url, "--engine", tool,
+        res = subprocess.run([lp, "fire", mc6_dir, "--endpoint", base_url, "--engine", tool,
                               "--python", python, "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"],
                               "--out", receipt_path],
                              capture_output=True, text=True, env={**os.environ, **env_extra})
         print(f"loadproof fire --engine {tool}: exit {res.returncode} in {time.monotonic() - started:.1f} s; {res.stderr.strip()[-300:]}")
         check(res.returncode == 0, f"fire --engine {tool} exits 0 (captured, its records kept)")
         a = audit(lp, receipt_path)
-        n = mc["timed_trace"]["lines"]
+        n = mc6["timed_trace"]["lines"]
+        lost = [i for i in a["inconsistencies"] if "still processing, whose records it did not write" in i]
+        if tool == "guidellm" and lost:
+            # GuideLLM 0.8 can stop its scheduler with requests in flight and write no record
+            # of them (seen here on 2 cores under real vLLM's load). That is the tool's; what
+            # loadproof owes is to name it: the rows without a record, the ledger left open and
+            # the engine's extra tokens as unattributed work, never a qualified receipt.
+            print(f"  guidellm lost records in flight: {lost[0]}")
+            missing = n - a["ledger"]["completed"]
+            check(missing > 0 and not a["ledger"]["closed"] and not a["qualified"],
+                  f"audit (guidellm): {missing} lost record(s) leave the ledger open and the receipt unqualified")
+            check(any(f"{missing} offered requests have no record" in i for i in a["inconsistencies"]),
+                  "audit (guidellm): the rows without a record are counted")
+            check(not a["standings"]["counter_agreement"]["positive"],
+                  "audit (guidellm): the lost requests' tokens are work the client did not account for")
+            continue
         check(a["execution_gate"]["read"] and a["ledger"]["completed"] == n and a["ledger"]["closed"],
               f"audit ({tool} at real vLLM): its own records read, {a['ledger']['completed']}/{n} completed")
         check(a["standings"]["counter_agreement"]["positive"],
               f"audit ({tool}): engine and client agree: {a['standings']['counter_agreement']['reason'][:160]}")
         check(a["standings"]["implementation"]["positive"], f"audit ({tool}): its installed modules are bound")
         check(a["inconsistencies"] == [], f"audit ({tool}): what it was given is the plan ({a['inconsistencies'][:1]})")
-        planned = mc["timed_trace"]["input_tokens_total"]
+        planned = mc6["timed_trace"]["input_tokens_total"]
         counted = a["engine"]["prompt_tokens_delta"]
         print(f"  {tool}: vLLM counted {counted} prompt tokens of the plan's {planned} "
               f"({counted - planned:+d}); generation {a['engine']['generation_tokens_delta']} of "
-              f"{mc['timed_trace']['output_tokens_total']}; arrival lag p99 {a['arrival']['lag_p99_ms']:.1f} ms")
-        check(a["engine"]["generation_tokens_delta"] == mc["timed_trace"]["output_tokens_total"],
+              f"{mc6['timed_trace']['output_tokens_total']}; arrival lag p99 {a['arrival']['lag_p99_ms']:.1f} ms")
+        check(a["engine"]["generation_tokens_delta"] == mc6["timed_trace"]["output_tokens_total"],
               f"{tool}: every planned output token generated")
 
     # 6. The same real bench client against `loadproof sim`, fired by loadproof: the receipt must

@@ -128,7 +128,7 @@ pub struct ArrivalFacts {
     pub source: String,
     /// Requests sent.
     pub sent: u64,
-    /// Offered requests never sent.
+    /// Offered requests without a recorded send time (not sent, or a record the tool lost).
     pub not_sent: u64,
     /// Send lag behind the schedule (sent − scheduled), ms: median, p99, max.
     pub lag_p50_ms: Option<f64>,

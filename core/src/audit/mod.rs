@@ -1122,7 +1122,10 @@ fn arrival_standing(gate: &Gate, arrival: Option<&ArrivalFacts>, policy: &Policy
     };
     if a.not_sent > 0 {
         return Standing::refused(
-            format!("{} offered requests were never sent", a.not_sent),
+            format!(
+                "{} offered requests have no recorded send time (not sent, or sent without a record: a peer tool can lose one)",
+                a.not_sent
+            ),
             settle,
         );
     }

@@ -212,10 +212,13 @@ fn s_to_ns(s: f64) -> i64 {
 
 /// GuideLLM's records. GuideLLM keeps no row id, but its main process enqueues requests in
 /// row order (`info.timings.queued` strictly increasing) and loadproof's input is in arrival
-/// order, so the k-th record by `queued` is row k — checked, not assumed: each joined record
-/// must carry its own `relative_timestamp`, equal to the row's arrival to a microsecond
-/// (GuideLLM writes float seconds), and a completed one its `max_tokens`, equal to the row's
-/// output length; a record that does not is named. The schedule is the plan's, from
+/// order, so records by `queued` are the rows in order. GuideLLM can lose a record that was in
+/// flight when its scheduler stopped (not only the last), so the join walks the rows in order
+/// and gives each record the next row its own `relative_timestamp` (to a microsecond: GuideLLM
+/// writes float seconds) and `max_tokens` fit; the rows passed over are the lost ones, left
+/// without a record (the ledger counts them). A record that fits no later row takes the next
+/// one, and every joined record is checked, not assumed: a `relative_timestamp` or
+/// `max_tokens` that is missing or differs from its row's is named. The schedule is the plan's, from
 /// GuideLLM's own zero (`scheduler_state.start_time`): each record's `targeted_start` must be
 /// that zero plus its row's arrival (to a millisecond), and lag is measured against the plan's
 /// time, never against a field a record could leave out. It keeps only the first and last token
@@ -260,7 +263,19 @@ pub fn guidellm(
         }
     };
     let mono = |ns: i64| ns.saturating_sub(wall_to_mono);
-    for (k, r) in ordered.into_iter().enumerate() {
+    let fits = |r: &guidellm::Record, row: &PeerRow| {
+        let due = row.arrival_ns.saturating_sub(first_arrival);
+        r.relative_s
+            .is_some_and(|rel| s_to_ns(rel).saturating_sub(due).abs() <= 1_000)
+            && r.max_tokens.is_none_or(|m| m == u64::from(row.output))
+    };
+    let mut next = 0usize;
+    for r in ordered {
+        let k = rows
+            .and_then(|rows| rows.get(next..))
+            .and_then(|rest| rest.iter().position(|row| fits(r, row)))
+            .map_or(next, |skip| next + skip);
+        next = k.saturating_add(1);
         let index = k as u64;
         let at = format!("{} (row {k} by queue order)", r.at);
         let row = rows.and_then(|rows| rows.get(k));
@@ -758,6 +773,71 @@ mod tests {
         assert_eq!(lag(&c.records[0]), 4_000_000);
         assert_eq!(c.records[0].chunks_ns.len(), 3);
         assert_eq!(c.records[0].index, 1);
+    }
+
+    fn guidellm_record(
+        at: &str,
+        queued_s: f64,
+        relative_s: f64,
+        max_tokens: u64,
+    ) -> guidellm::Record {
+        guidellm::Record {
+            status: guidellm::Status::Completed,
+            at: at.to_owned(),
+            queued_s,
+            targeted_s: Some(1_000.0 + relative_s),
+            sent_s: Some(1_000.001 + relative_s),
+            first_token_s: Some(1_000.01 + relative_s),
+            end_s: Some(1_000.02 + relative_s),
+            relative_s: Some(relative_s),
+            max_tokens: Some(max_tokens),
+            prompt_tokens: Some(16),
+            output_tokens: Some(max_tokens),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_record_guidellm_lost_mid_run_does_not_shift_the_join() {
+        // Four rows due together; GuideLLM lost rows 0 and 2 (in flight when its scheduler
+        // stopped). The records left are rows 1 and 3, found by their own max_tokens.
+        let rows: Vec<PeerRow> = [500, 490, 794, 316]
+            .iter()
+            .map(|&output| PeerRow { output, ..row(0) })
+            .collect();
+        let report = guidellm::Report {
+            records: vec![
+                guidellm_record("successful[0]", 2.0, 0.0, 316),
+                guidellm_record("successful[1]", 1.0, 0.0, 490),
+            ],
+            start_s: Some(1_000.0),
+            processing: Some(2),
+            cancelled: Some(0),
+        };
+        let c = guidellm(&report, Some(&rows), 0);
+        let joined: Vec<u64> = c.records.iter().map(|r| r.index).collect();
+        assert_eq!(joined, vec![1, 3]);
+        assert_eq!(
+            c.problems,
+            vec![
+                "GuideLLM's scheduler ended with 2 request(s) still processing, whose records it did not write"
+                    .to_owned()
+            ]
+        );
+        // A record that fits no row still takes the next one, and is named.
+        let report = guidellm::Report {
+            records: vec![guidellm_record("successful[0]", 1.0, 0.0, 7)],
+            ..report
+        };
+        let c = guidellm(&report, Some(&rows), 0);
+        assert_eq!(c.records[0].index, 0);
+        assert!(
+            c.problems
+                .iter()
+                .any(|p| p.contains("asked for 7 tokens, the row for 500")),
+            "{:?}",
+            c.problems
+        );
     }
 
     #[test]
