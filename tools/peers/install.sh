@@ -48,28 +48,14 @@ flock 9
 rm -f "$MARKER"
 started=$(date +%s)
 
-find_python() {
-  local c
-  for c in "${LAB_PYTHON:-}" python3.11 python3; do
-    [ -n "$c" ] || continue
-    command -v "$c" >/dev/null 2>&1 || continue
-    "$c" -c 'import sys; assert sys.version_info[:2] == (3, 11); print(sys.executable)' 2>/dev/null \
-      && return 0
-  done
-  return 1
-}
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../lib/python.sh"
 BASE_PY="$(find_python)" || die "no Python 3.11 found (set LAB_PYTHON=/path/to/python3.11)"
 
 # uv: the lab's when it has the pinned one, else our own.
 UV="$LAB/uv/bin/uv"
-if ! { [ -x "$UV" ] && [ "$("$UV" --version 2>/dev/null | awk '{print $2}')" = "$UV_VERSION" ]; }; then
+if ! uv_is "$UV" "$UV_VERSION"; then
+  ensure_uv "$PEERS/uv" "$UV_VERSION" "$BASE_PY"
   UV="$PEERS/uv/bin/uv"
-  if ! { [ -x "$UV" ] && [ "$("$UV" --version 2>/dev/null | awk '{print $2}')" = "$UV_VERSION" ]; }; then
-    log "installing uv==$UV_VERSION"
-    rm -rf "$PEERS/uv"
-    "$BASE_PY" -m venv "$PEERS/uv"
-    "$PEERS/uv/bin/python" -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION"
-  fi
 fi
 if [ -d "$LAB/uv-cache" ]; then
   export UV_CACHE_DIR="$LAB/uv-cache"

@@ -51,30 +51,13 @@ log "installing into $LAB"
 log "spec: $SPEC"
 
 # --- a Python 3.11 -------------------------------------------------------------------
-find_python() {
-  local c
-  for c in "${LAB_PYTHON:-}" python3.11 python3; do
-    [ -n "$c" ] || continue
-    command -v "$c" >/dev/null 2>&1 || continue
-    # Resolve pyenv shims etc. to the real interpreter.
-    "$c" -c 'import sys; assert sys.version_info[:2] == (3, 11); print(sys.executable)' 2>/dev/null \
-      && return 0
-  done
-  return 1
-}
+. "$here/../lib/python.sh"
 BASE_PY="$(find_python)" || die "no Python 3.11 found (set LAB_PYTHON=/path/to/python3.11)"
 log "base python: $BASE_PY"
 
 # --- uv (pinned, in its own small venv) ----------------------------------------------
+ensure_uv "$LAB/uv" "$UV_VERSION" "$BASE_PY"
 UV="$LAB/uv/bin/uv"
-if [ -x "$UV" ] && [ "$("$UV" --version 2>/dev/null | awk '{print $2}')" = "$UV_VERSION" ]; then
-  log "uv $UV_VERSION present"
-else
-  log "installing uv==$UV_VERSION"
-  rm -rf "$LAB/uv"
-  "$BASE_PY" -m venv "$LAB/uv"
-  "$LAB/uv/bin/python" -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION"
-fi
 export UV_CACHE_DIR="$LAB/uv-cache"      # same filesystem as venv/: uv hardlinks from it
 export UV_PYTHON_DOWNLOADS=never         # only the registries are reachable; never fetch a Python
 export UV_NO_PROGRESS=1

@@ -41,6 +41,37 @@ pub fn scrub(command: &mut tokio::process::Command) {
 /// Why the client cannot be started: recorded as `Execution::NotStarted`.
 pub type NotStarted = String;
 
+/// Runs `code` in `python` (scrubbed as a child is): whether it succeeded, and its stdout's
+/// lines, trimmed. How an install is identified without importing it.
+pub async fn probe(python: &Path, code: &str) -> Result<(bool, Vec<String>), NotStarted> {
+    let mut command = tokio::process::Command::new(python);
+    scrub(&mut command);
+    let out = command
+        .args(["-c", code])
+        .output()
+        .await
+        .map_err(|e| format!("cannot run the interpreter {}: {e}", python.display()))?;
+    let lines = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim().to_owned())
+        .collect();
+    Ok((out.status.success(), lines))
+}
+
+/// The console script `name` beside `python`: the checked install's own, never one from PATH.
+pub fn console_script(python: &Path, name: &str) -> Result<std::path::PathBuf, NotStarted> {
+    python
+        .parent()
+        .map(|dir| dir.join(name))
+        .filter(|p| p.is_file())
+        .ok_or_else(|| {
+            format!(
+                "no `{name}` console script beside {} (the script of the checked install is the one run, never one from PATH)",
+                python.display()
+            )
+        })
+}
+
 /// What the child did.
 pub struct Outcome {
     /// Exit code, when it exited.

