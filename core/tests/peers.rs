@@ -516,3 +516,125 @@ fn guidellm_record_without_relative_timestamp_or_max_tokens_cannot_be_joined_sil
         );
     }
 }
+
+/// A GuideLLM receipt whose report files `successful` and `errored` records as given.
+fn guidellm_groups(successful: &[String], errored: &[String], processing: u64) -> Receipt {
+    let mut r = guidellm(&[]);
+    let report = format!(
+        r#"{{"benchmarks":[{{"scheduler_state":{{"start_time":{},"processing_requests":{processing},"cancelled_requests":0}},"requests":{{"successful":[{}],"errored":[{}],"incomplete":[]}}}}]}}"#,
+        T0 as f64 / 1e9,
+        successful.join(","),
+        errored.join(",")
+    );
+    r.evidence.insert(
+        block::GUIDELLM_REPORT.to_owned(),
+        loadproof_core::receipt::Evidence::of(report.as_bytes()),
+    );
+    r.with_capture()
+}
+
+// From the adversarial pass on the order-preserving join (each was a positive standing or an
+// unnamed attribution, or a panic).
+
+#[test]
+fn an_offered_row_without_a_record_has_no_recorded_send_even_when_a_record_lands_beyond_the_rows() {
+    // Row 0's record is queued last: rows 1 and 2 take theirs, row 0's fits no later row and
+    // lands beyond the plan. It was sent 90 ms late; it must neither vanish with a lag of 0 nor
+    // stand in for row 0.
+    let t0 = T0 as f64 / 1e9;
+    let late0 = guidellm_record(0, 4, 90.0).replace(
+        &format!("\"queued\":{}", t0 - 1.0),
+        &format!("\"queued\":{}", t0 - 0.5),
+    );
+    let a = audit(&guidellm(&[
+        guidellm_record(1, 3, 1.0),
+        guidellm_record(2, 2, 1.0),
+        late0,
+    ]));
+    assert!(!a.qualified);
+    assert!(!a.standings["ledger"].positive);
+    let arrival = &a.standings["arrival"];
+    assert!(!arrival.positive, "{arrival:?}");
+    assert!(
+        arrival
+            .reason
+            .contains("1 offered requests have no recorded send time"),
+        "{arrival:?}"
+    );
+    // A second record of row 2 does not fill row 0's place either.
+    let a = audit(&guidellm(&[
+        guidellm_record(1, 3, 1.0),
+        guidellm_record(2, 2, 1.0),
+        guidellm_record(2, 2, 1.0),
+    ]));
+    assert!(
+        !a.standings["arrival"].positive,
+        "{:?}",
+        a.standings["arrival"]
+    );
+}
+
+#[test]
+fn a_failed_guidellm_record_is_checked_against_its_rows_max_tokens() {
+    let bad = guidellm_record(1, 99, 1.0).replace(
+        "\"status\":\"completed\"",
+        "\"status\":\"errored\",\"error\":\"ReadError('x')\"",
+    );
+    let a = audit(&guidellm_groups(
+        &[guidellm_record(0, 4, 1.0), guidellm_record(2, 2, 1.0)],
+        &[bad],
+        0,
+    ));
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("asked for 99 tokens, the row for 3")),
+        "{:?}",
+        a.inconsistencies
+    );
+}
+
+#[test]
+fn client_token_totals_do_not_overflow_on_a_hostile_count() {
+    for field in ["\"output_tokens\":3", "\"prompt_tokens\":20"] {
+        let name = field.split(':').next().unwrap_or_default();
+        let huge = guidellm_record(1, 3, 1.0).replace(field, &format!("{name}:{}", u64::MAX));
+        let a = audit(&guidellm(&[
+            guidellm_record(0, 4, 1.0),
+            huge,
+            guidellm_record(2, 2, 1.0),
+        ]));
+        assert!(!a.qualified, "{field}");
+    }
+}
+
+#[test]
+fn hostile_numbers_in_a_guidellm_report_never_panic_nor_qualify_unnamed() {
+    for (from, to) in [
+        ("\"relative_timestamp\":0.1", "\"relative_timestamp\":1e11"),
+        ("\"relative_timestamp\":0.1", "\"relative_timestamp\":-0.0"),
+        (
+            "\"relative_timestamp\":0.1",
+            "\"relative_timestamp\":5e-324",
+        ),
+        (
+            "\\\"max_tokens\\\":3",
+            "\\\"max_tokens\\\":18446744073709551615",
+        ),
+        ("\\\"max_tokens\\\":3", "\\\"max_tokens\\\":-3"),
+        ("\\\"max_tokens\\\":3", "\\\"max_tokens\\\":\\\"3\\\""),
+        ("\"request_start\":", "\"request_start\":0,\"x\":"),
+        ("\"queued\":", "\"queued\":1e11,\"x\":"),
+        ("\"targeted_start\":", "\"targeted_start\":1e11,\"x\":"),
+    ] {
+        let r = guidellm_record(1, 3, 1.0);
+        assert!(r.contains(from), "{from} not in {r}");
+        let r = r.replacen(from, to, 1);
+        let a = audit(&guidellm(&[
+            guidellm_record(0, 4, 1.0),
+            r,
+            guidellm_record(2, 2, 1.0),
+        ]));
+        assert!(!a.qualified || a.inconsistencies.is_empty(), "{to}");
+    }
+}

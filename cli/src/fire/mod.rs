@@ -494,36 +494,6 @@ fn summarize(r: &Receipt) -> (String, bool) {
     }
 }
 
-/// Runs `work` between a scrape of every URL before and one after, scraping on `interval`
-/// while it runs.
-async fn scraped<T>(
-    http: &Http,
-    clock: Clock,
-    urls: &[Target],
-    interval: Duration,
-    sink: Sink,
-    work: impl Future<Output = T>,
-) -> (T, Scrapes) {
-    let mut scrapes = Scrapes::new(sink.clone());
-    scrapes.take(http, &clock, urls, Phase::Before).await;
-    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-    let during = tokio::spawn(scrape::during(
-        http.clone(),
-        clock,
-        urls.to_vec(),
-        interval,
-        stop_rx,
-        sink,
-    ));
-    let out = work.await;
-    let _ = stop_tx.send(true);
-    if let Ok(taken) = during.await {
-        scrapes.extend(taken);
-    }
-    scrapes.take(http, &clock, urls, Phase::After).await;
-    (out, scrapes)
-}
-
 /// Where and how a run is scraped: what every engine's run shares.
 struct Scraping<'a> {
     http: &'a Http,
@@ -541,6 +511,31 @@ struct ChildRan {
 }
 
 impl Scraping<'_> {
+    /// Runs `work` between a scrape of every URL before and one after, scraping on
+    /// `interval` while it runs.
+    async fn around<T>(&self, work: impl Future<Output = T>) -> (T, Scrapes) {
+        let sink = Sink::to(self.journal.cloned());
+        let (http, clock, urls) = (self.http, self.clock, self.urls);
+        let mut scrapes = Scrapes::new(sink.clone());
+        scrapes.take(http, &clock, urls, Phase::Before).await;
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let during = tokio::spawn(scrape::during(
+            http.clone(),
+            clock,
+            urls.to_vec(),
+            self.interval,
+            stop_rx,
+            sink,
+        ));
+        let out = work.await;
+        let _ = stop_tx.send(true);
+        if let Ok(taken) = during.await {
+            scrapes.extend(taken);
+        }
+        scrapes.take(http, &clock, urls, Phase::After).await;
+        (out, scrapes)
+    }
+
     /// Runs a child tool (its own process group, see [`child::run`]) between the scrapes. Its
     /// progress output is evidence, so on a terminal only a spinner says it runs.
     async fn child(
@@ -552,33 +547,26 @@ impl Scraping<'_> {
         env: &[(String, String)],
     ) -> (ChildRan, Scrapes) {
         let clock = self.clock;
-        scraped(
-            self.http,
-            clock,
-            self.urls,
-            self.interval,
-            Sink::to(self.journal.cloned()),
-            async {
-                let spinner = std::io::stderr().is_terminal().then(|| {
-                    let bar = indicatif::ProgressBar::new_spinner();
-                    bar.set_message(format!(
-                        "{label}: {requests} requests (its output is captured into the receipt)"
-                    ));
-                    bar.enable_steady_tick(Duration::from_millis(200));
-                    bar
-                });
-                let started = clock.stamp();
-                let outcome = child::run(argv, cwd, env, self.journal).await;
-                if let Some(bar) = spinner {
-                    bar.finish_and_clear();
-                }
-                ChildRan {
-                    started,
-                    ended: clock.stamp(),
-                    outcome,
-                }
-            },
-        )
+        self.around(async {
+            let spinner = std::io::stderr().is_terminal().then(|| {
+                let bar = indicatif::ProgressBar::new_spinner();
+                bar.set_message(format!(
+                    "{label}: {requests} requests (its output is captured into the receipt)"
+                ));
+                bar.enable_steady_tick(Duration::from_millis(200));
+                bar
+            });
+            let started = clock.stamp();
+            let outcome = child::run(argv, cwd, env, self.journal).await;
+            if let Some(bar) = spinner {
+                bar.finish_and_clear();
+            }
+            ChildRan {
+                started,
+                ended: clock.stamp(),
+                outcome,
+            }
+        })
         .await
     }
 }
@@ -933,22 +921,17 @@ async fn fire_async(
             Some(journal)
         }
     };
+    let scraping = Scraping {
+        http: &http,
+        clock,
+        urls: metrics_urls,
+        interval,
+        journal: journal.as_ref(),
+    };
     let (fired, implementation) = match (native, install, peer_run) {
         (None, None, Some(run)) => {
             let implementation = run.implementation.clone();
-            let fired = fire_peer(
-                plan,
-                run,
-                endpoint,
-                &model,
-                &http,
-                clock,
-                metrics_urls,
-                interval,
-                &mut evidence,
-                journal.as_ref(),
-            )
-            .await;
+            let fired = fire_peer(plan, run, endpoint, &model, &scraping, &mut evidence).await;
             (fired, implementation)
         }
         (Some(mut inputs), None, None) => {
@@ -958,13 +941,9 @@ async fn fire_async(
                 inputs,
                 endpoint,
                 &model,
-                &http,
-                clock,
-                metrics_urls,
-                interval,
+                &scraping,
                 &mut evidence,
                 &mut notes,
-                journal.as_ref(),
             )
             .await?;
             let implementation = native_implementation.unwrap_or_else(implementation::native);
@@ -976,7 +955,7 @@ async fn fire_async(
                 Some(install.version.clone()),
                 install.serve_py.clone(),
             );
-            if let Some(ca) = &args.trust.ca_cert {
+            if let Some(ca) = &stated.ca_file {
                 notes.push(format!(
                     "vllm bench serve ran with SSL_CERT_FILE={} (the --ca-cert, sha256 in protocol.tls): its client trusts that file in place of the platform's store",
                     ca.display()
@@ -1004,12 +983,8 @@ async fn fire_async(
                     openai_api_key: stated.api_key.as_deref().or(bearer),
                     ssl_cert_file: stated.ca_file.as_deref(),
                 },
-                &http,
-                clock,
-                metrics_urls,
-                interval,
+                &scraping,
                 &mut evidence,
-                journal.as_ref(),
             )
             .await;
             (fired, implementation)
@@ -1257,12 +1232,8 @@ async fn fire_vllm(
     model: &str,
     tokenizer: String,
     secrets: ChildSecrets<'_>,
-    http: &Http,
-    clock: Clock,
-    metrics_urls: &[Target],
-    interval: Duration,
+    scraping: &Scraping<'_>,
     evidence: &mut BTreeMap<String, Evidence>,
-    journal: Option<&StreamOut>,
 ) -> Fired {
     let doc = &plan.doc;
     let result_path = plan.dir.join(RESULT_DIR).join(RESULT_FILE);
@@ -1290,13 +1261,6 @@ async fn fire_vllm(
             ca.to_string_lossy().into_owned(),
         ));
     }
-    let scraping = Scraping {
-        http,
-        clock,
-        urls: metrics_urls,
-        interval,
-        journal,
-    };
     let (ran, scrapes) = scraping
         .child(
             "vllm bench serve",
@@ -1579,18 +1543,13 @@ impl PeerRun {
 }
 
 /// A peer engine: the prepared run through the checked install's console script.
-#[allow(clippy::too_many_arguments)]
 async fn fire_peer(
     plan: &PlanDir,
     run: PeerRun,
     endpoint: &str,
     model: &str,
-    http: &Http,
-    clock: Clock,
-    metrics_urls: &[Target],
-    interval: Duration,
+    scraping: &Scraping<'_>,
     evidence: &mut BTreeMap<String, Evidence>,
-    journal: Option<&StreamOut>,
 ) -> Fired {
     let env: Vec<(String, String)> = run
         .env
@@ -1598,13 +1557,6 @@ async fn fire_peer(
         .chain(run.secret_env.iter())
         .cloned()
         .collect();
-    let scraping = Scraping {
-        http,
-        clock,
-        urls: metrics_urls,
-        interval,
-        journal,
-    };
     let (ran, scrapes) = scraping
         .child(
             run.install.tool.label(),
@@ -1628,7 +1580,7 @@ async fn fire_peer(
             {
                 match std::fs::read(&path) {
                     Ok(bytes) => {
-                        if let Some(j) = journal {
+                        if let Some(j) = scraping.journal {
                             j.block(name, &bytes);
                         }
                         evidence.insert(name.to_owned(), Evidence::of(&bytes));
@@ -1660,19 +1612,14 @@ async fn fire_peer(
 }
 
 /// The `native` engine: loadproof's own open-loop client.
-#[allow(clippy::too_many_arguments)]
 async fn fire_native(
     plan: &PlanDir,
     inputs: NativeInputs,
     endpoint: &str,
     model: &str,
-    http: &Http,
-    clock: Clock,
-    metrics_urls: &[Target],
-    interval: Duration,
+    scraping: &Scraping<'_>,
     evidence: &mut BTreeMap<String, Evidence>,
     notes: &mut Vec<String>,
-    journal: Option<&StreamOut>,
 ) -> Result<Fired> {
     // Ctrl-C from here on stops the run; the receipt is still written.
     let (interrupt_tx, mut interrupts) = tokio::sync::mpsc::unbounded_channel();
@@ -1685,24 +1632,18 @@ async fn fire_native(
     });
     let template = Arc::new(native::Template::new(model));
     let mut inputs = inputs;
-    inputs.options.journal = journal.cloned();
-    let (outcome, scrapes) = scraped(
-        http,
-        clock,
-        metrics_urls,
-        interval,
-        Sink::to(journal.cloned()),
-        native::run(
+    inputs.options.journal = scraping.journal.cloned();
+    let (outcome, scrapes) = scraping
+        .around(native::run(
             Arc::clone(&inputs.schedule),
             Arc::clone(&inputs.vocab),
             template,
             endpoint,
-            clock,
+            scraping.clock,
             &inputs.options,
             &mut interrupts,
-        ),
-    )
-    .await;
+        ))
+        .await;
     listener.abort();
     let outcome = outcome.map_err(|e| BadInput(format!("--endpoint {endpoint}: {e}")))?;
 

@@ -1040,6 +1040,17 @@ fn read_population(
         dispositions,
         source: ledger_source,
     });
+    // From here on only records joined to an offered request, the first per request: a record
+    // beyond the plan or a second one is named above and feeds no number below (a record
+    // without a row has no schedule, so its lag would be a made-up 0, and it would hide a
+    // request that has no record of its own).
+    let records: Vec<RequestRecord> = {
+        let mut joined = std::collections::HashSet::with_capacity(records.len());
+        records
+            .into_iter()
+            .filter(|r| r.index < offered && joined.insert(r.index))
+            .collect()
+    };
 
     // Client totals over completed requests; the interval is first send → last terminal event.
     let ok: Vec<&RequestRecord> = records
@@ -1064,12 +1075,12 @@ fn read_population(
             .iter()
             .filter_map(|r| r.usage)
             .map(|u| u.completion_tokens)
-            .sum();
+            .fold(0, u64::saturating_add);
         let input: u64 = ok
             .iter()
             .filter_map(|r| r.usage)
             .map(|u| u.prompt_tokens)
-            .sum();
+            .fold(0, u64::saturating_add);
         let duration_s = (b - a) as f64 / 1e9;
         side.client = Some(ClientFacts {
             output_tokens: output,

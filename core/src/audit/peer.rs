@@ -339,19 +339,20 @@ pub fn guidellm(
                 }
             }
         };
-        if disposition == Disposition::Ok {
-            if let Some(row) = row {
-                match r.max_tokens {
-                    None => out.problems.push(format!(
-                        "{at}: no max_tokens in its request_args, so it cannot be checked against its row"
-                    )),
-                    Some(m) if m != u64::from(row.output) => out.problems.push(format!(
-                        "{at}: asked for {m} tokens, the row for {}",
-                        row.output
-                    )),
-                    Some(_) => {}
-                }
+        // Whatever became of it, a record is checked against the row it was joined to.
+        if let Some(row) = row {
+            match r.max_tokens {
+                None => out.problems.push(format!(
+                    "{at}: no max_tokens in its request_args, so it cannot be checked against its row"
+                )),
+                Some(m) if m != u64::from(row.output) => out.problems.push(format!(
+                    "{at}: asked for {m} tokens, the row for {}",
+                    row.output
+                )),
+                Some(_) => {}
             }
+        }
+        if disposition == Disposition::Ok {
             completed_checks(
                 &mut out.problems,
                 &at,
