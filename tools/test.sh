@@ -12,13 +12,13 @@
 #   slow tier   real vLLM: a real vLLM server (CPU) and the real `vllm bench serve` replay
 #               loadproof plans; the server's counters must equal the plans (SLOW=0 skips it
 #               locally; CI always runs it)
-#   fuzz tier   every cargo-fuzz target for a short time (FUZZ_SECONDS, default 20)
+#   fuzz tier   every cargo-fuzz target for a short time (FUZZ_SECONDS, default 15)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 export PATH="$HOME/.cargo/bin:$root/tools/node_modules/.bin:$PATH"
 export LOADPROOF_SHARED="${LOADPROOF_SHARED:-$(cd "$root/.." && pwd)/shared}"
-FUZZ_SECONDS="${FUZZ_SECONDS:-20}"
+FUZZ_SECONDS="${FUZZ_SECONDS:-15}"
 SLOW="${SLOW:-1}"
 
 tiers=0
