@@ -200,6 +200,27 @@ async function choose(file) {
   return waitForAudit(path.basename(file));
 }
 
+/** Names compared with runs of digits by value (the page's `natural_cmp`), ties by text. */
+function naturalCmp(a, b) {
+  const chunks = (s) => s.match(/\d+|\D+/g) ?? [];
+  const x = chunks(a);
+  const y = chunks(b);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    if (x[i] === undefined) return -1;
+    if (y[i] === undefined) return 1;
+    let order;
+    if (/^\d/.test(x[i]) && /^\d/.test(y[i])) {
+      const p = x[i].replace(/^0+/, '');
+      const q = y[i].replace(/^0+/, '');
+      order = p.length - q.length || (p < q ? -1 : p > q ? 1 : 0);
+    } else {
+      order = x[i] < y[i] ? -1 : x[i] > y[i] ? 1 : 0;
+    }
+    if (order !== 0) return order;
+  }
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Opens the digests table (its rows are put in the page when first opened) and waits for them. */
 async function openDigests(page) {
   if (!(await page.$eval('#digests-every', (d) => d.open))) await page.click('#digests-every > summary');
@@ -239,13 +260,43 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
       if (s.settle) expectIncludes(text, s.settle, el);
     }
   });
+  await check(`${label}: the summary under the verdict: a chip per standing, the CLI's headline numbers`, async () => {
+    const chips = await page.$$eval('#summary-standings .chip', (bs) =>
+      bs.map((b) => ({ id: b.id, positive: b.dataset.positive, title: b.title })),
+    );
+    deepStrictEqual(
+      chips,
+      Object.entries(cli.standings).map(([name, s]) => ({ id: `chip-${name}`, positive: String(s.positive), title: s.reason })),
+    );
+    const title = async (sel) => page.getAttribute(sel, 'title');
+    const exact = (x) => (x == null ? null : String(x));
+    expectEqual(await title('#summary-throughput'), exact(cli.client?.output_tokens_per_s), '#summary-throughput title');
+    expectEqual(await title('#summary-lag'), exact(cli.arrival?.lag_p99_ms), '#summary-lag title');
+    for (const metric of ['ttft', 'e2el']) {
+      const l = cli.latency.find((x) => x.metric === metric);
+      const want = `p50 ${l?.p50_ms ?? '—'} ms, p99 ${l?.p99_ms ?? '—'} ms`;
+      expectEqual(await title(`#summary-${metric}`), want, `#summary-${metric} title`);
+    }
+    const failed = (await page.innerText('#summary-failed')).replaceAll(',', '');
+    expectEqual(failed, `${cli.ledger.failed} of ${cli.ledger.offered}`, '#summary-failed');
+    // A chip opens its reason: the standing scrolls into view.
+    const first = Object.keys(cli.standings)[0];
+    await page.click(`#chip-${first}`);
+    await page.waitForFunction((id) => {
+      const r = document.getElementById(id).getBoundingClientRect();
+      return r.top > -2 && r.top < window.innerHeight;
+    }, `standing-${first}`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+  });
   await check(`${label}: one digest row per block, each ok as the CLI says`, async () => {
     // Rows are put in the page when the table is first opened (open already for a few blocks).
     await openDigests(page);
     const rows = await page.$$eval('#digests-table tbody tr', (trs) =>
       trs.map((tr) => ({ block: tr.dataset.block, ok: tr.dataset.ok === 'true' })),
     );
-    deepStrictEqual(rows, cli.digests.map((d) => ({ block: d.block, ok: d.ok })));
+    // In a reader's order: metrics/2 before metrics/10.
+    const natural = [...cli.digests].sort((a, b) => naturalCmp(a.block, b.block));
+    deepStrictEqual(rows, natural.map((d) => ({ block: d.block, ok: d.ok })));
   });
   await check(`${label}: ledger, client and engine numbers as in the CLI`, async () => {
     const l = cli.ledger;
@@ -350,11 +401,17 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
       await page.click('#evidence-scrapes > summary');
       const count = all.filter(scrape).length;
       expectEqual(await page.getAttribute('#evidence-scrapes', 'data-count'), String(count), 'data-count');
-      // The toggle event is queued: the bodies are put in the page just after the click.
-      await page.waitForFunction((n) => document.querySelectorAll('#evidence-scrapes details.evidence').length === n, count);
+      // The toggle event is queued: the bodies are put in the page just after the click, a
+      // page of 200 at a time.
+      const pages = Math.ceil(count / 200);
+      for (let p = 1; p <= pages; p++) {
+        await page.waitForFunction((n) => document.querySelectorAll('#evidence-scrapes details.evidence').length === n, Math.min(count, p * 200));
+        if (p < pages) await page.click('#evidence-scrapes-more');
+      }
+      expectEqual(!!(await page.$('#evidence-scrapes-more')), false, 'no more pages');
     }
     const blocks = await page.$$eval('details.evidence', (ds) => ds.map((d) => d.dataset.block));
-    deepStrictEqual(blocks, [...all.filter((b) => !scrape(b)), ...all.filter(scrape)]);
+    deepStrictEqual(blocks, [...all.filter((b) => !scrape(b)), ...all.filter(scrape).sort(naturalCmp)]);
   });
 }
 

@@ -33,6 +33,41 @@ pub fn int_opt(n: Option<u64>) -> String {
     n.map_or_else(|| ABSENT.to_owned(), int)
 }
 
+/// Names compared as a reader sorts them: runs of digits by their value, so `metrics/2` comes
+/// before `metrics/10` and `metrics/200` before `metrics/2000`; ties fall back to the text.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn chunks(s: &str) -> impl Iterator<Item = (bool, &str)> {
+        let mut rest = s;
+        std::iter::from_fn(move || {
+            let first = rest.chars().next()?;
+            let digit = first.is_ascii_digit();
+            let end = rest
+                .find(|c: char| c.is_ascii_digit() != digit)
+                .unwrap_or(rest.len());
+            let (chunk, tail) = rest.split_at(end);
+            rest = tail;
+            Some((digit, chunk))
+        })
+    }
+    let mut x = chunks(a);
+    let mut y = chunks(b);
+    loop {
+        let order = match (x.next(), y.next()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some((true, p)), Some((true, q))) => {
+                let (p, q) = (p.trim_start_matches('0'), q.trim_start_matches('0'));
+                p.len().cmp(&q.len()).then_with(|| p.cmp(q))
+            }
+            (Some((_, p)), Some((_, q))) => p.cmp(q),
+        };
+        if order.is_ne() {
+            return order;
+        }
+    }
+}
+
 /// `yes` or `no`.
 pub fn yes_no(b: bool) -> &'static str {
     if b { "yes" } else { "no" }
@@ -144,7 +179,31 @@ pub fn Message(
 mod tests {
     use std::collections::BTreeMap;
 
-    use super::{int_opt, key_values, num};
+    use super::{int_opt, key_values, natural_cmp, num};
+
+    #[test]
+    fn block_names_sort_as_a_reader_expects() {
+        let mut names = vec![
+            "metrics/2000",
+            "metrics/20",
+            "metrics/3",
+            "bench/stdout",
+            "metrics/200",
+            "metrics/03",
+        ];
+        names.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            names,
+            [
+                "bench/stdout",
+                "metrics/03",
+                "metrics/3",
+                "metrics/20",
+                "metrics/200",
+                "metrics/2000"
+            ]
+        );
+    }
 
     #[test]
     fn absent_values_read_as_a_dash() {

@@ -27,6 +27,7 @@ pub mod loader;
 pub mod model;
 mod report;
 mod statements;
+mod summary;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;

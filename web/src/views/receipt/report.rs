@@ -9,15 +9,18 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use loadproof_core::receipt::{Axis, Encoding, Execution, TlsVerify};
+use loadproof_core::receipt::{Encoding, Execution, TlsVerify};
 
 use super::figures::{GpuChart, LatencyCharts, SeriesChart, TimelineChart};
 use super::model::{self, ReceiptModel};
 use super::statements::Statements;
+use super::summary::{Summary, axis_text};
 use crate::policy::summary;
 use crate::widgets::number::{ABSENT, js, js_opt, readable};
 use crate::widgets::policy_panel::JudgedBy;
-use crate::widgets::readout::{Col, dd, int, int_opt, key_values, list, td, thead, when, yes_no};
+use crate::widgets::readout::{
+    Col, dd, int, int_opt, key_values, list, natural_cmp, td, thead, when, yes_no,
+};
 
 /// An id-safe version of a block name (`metrics/3` → `metrics-3`).
 fn slug(name: &str) -> String {
@@ -32,6 +35,7 @@ pub fn Report(model: Arc<ReceiptModel>) -> impl IntoView {
     let m = model;
     view! {
         <Banner m=m.clone() />
+        <Summary m=m.clone() />
         <Digests m=m.clone() />
         <Execution m=m.clone() />
         <Ledger m=m.clone() />
@@ -199,7 +203,7 @@ fn Digests(m: Arc<ReceiptModel>) -> impl IntoView {
     // table is first opened, not with the verdict.
     let opened = RwSignal::new(a.digests.len() <= 8);
     let all = m.clone();
-    let rows = move || opened.get().then(|| digest_rows(&all.audit.digests));
+    let rows = move || opened.get().then(|| digest_rows(&all));
     view! {
         <section
             id="receipt-digests"
@@ -241,7 +245,7 @@ fn Digests(m: Arc<ReceiptModel>) -> impl IntoView {
                         <caption>
                             "Each evidence block's bytes hashed and compared with the digest the receipt records."
                         </caption>
-                        {thead(&[Col::Text("block"), Col::Num("bytes"), Col::Text("sha256"), Col::Text("error")])}
+                        {thead(&[Col::Text("block"), Col::Num("bytes"), Col::Text("sha256 recorded"), Col::Text("check"), Col::Text("error")])}
                         <tbody>{rows}</tbody>
                     </table>
                 </div>
@@ -250,11 +254,20 @@ fn Digests(m: Arc<ReceiptModel>) -> impl IntoView {
     }
 }
 
-/// One row per block of the digests table.
-fn digest_rows(digests: &[loadproof_core::audit::BlockCheck]) -> impl IntoView + use<> {
-    digests
+/// One row per block of the digests table, in natural order (`metrics/2` before
+/// `metrics/10`), with the digest the receipt records (abbreviated; whole in the title).
+fn digest_rows(m: &ReceiptModel) -> impl IntoView + use<> {
+    let recorded: std::collections::BTreeMap<&str, &str> = m
+        .blocks
         .iter()
+        .filter_map(|b| Some((b.name.as_str(), b.sha256.as_deref()?)))
+        .collect();
+    let mut digests: Vec<&loadproof_core::audit::BlockCheck> = m.audit.digests.iter().collect();
+    digests.sort_by(|a, b| natural_cmp(&a.block, &b.block));
+    digests
+        .into_iter()
         .map(|d| {
+            let sha = recorded.get(d.block.as_str()).copied().unwrap_or_default();
             view! {
                 <tr data-block=d.block.clone() data-ok=d.ok.to_string() class:bad=!d.ok>
                     <th scope="row" class="mono">
@@ -263,6 +276,7 @@ fn digest_rows(digests: &[loadproof_core::audit::BlockCheck]) -> impl IntoView +
                     <td class="num" title=d.bytes.to_string()>
                         {int(d.bytes)}
                     </td>
+                    <td class="mono" title=sha.to_owned()>{sha.get(..12).unwrap_or(sha).to_owned()}</td>
                     <td class=if d.ok { "good" } else { "bad" }>{if d.ok { "ok" } else { "FAILED" }}</td>
                     <td class="error-cell">{d.error.clone().unwrap_or_default()}</td>
                 </tr>
@@ -752,13 +766,6 @@ fn Refusals(m: Arc<ReceiptModel>) -> impl IntoView {
     }
 }
 
-fn axis_text(axis: &Axis) -> String {
-    match axis {
-        Axis::Known { value, source } => format!("{value} (from {source})"),
-        Axis::Unknown { reason } => format!("unknown: {reason}"),
-    }
-}
-
 /// What was measured and what was asked.
 #[component]
 fn SubjectCard(m: Arc<ReceiptModel>) -> impl IntoView {
@@ -920,15 +927,37 @@ fn EvidenceCard(m: Arc<ReceiptModel>) -> impl IntoView {
     let bodies = (!scrapes.is_empty()).then(|| {
         let count = scrapes.len();
         let opened = RwSignal::new(false);
-        let all = m.clone();
+        // A ten-minute run holds thousands of scrapes: they are put in the page a page at a
+        // time, in the order they were taken (metrics/2 before metrics/10).
+        let shown = RwSignal::new(SCRAPES_PER_PAGE);
+        let mut ordered: Vec<model::BlockInfo> = scrapes.into_iter().cloned().collect();
+        ordered.sort_by(|a, b| natural_cmp(&a.name, &b.name));
+        let page = Arc::new(ordered);
         let list = move || {
             opened.get().then(|| {
-                all.blocks
-                    .iter()
-                    .filter(|b| is_scrape_body(&b.name))
+                page.iter()
+                    .take(shown.get())
                     .cloned()
                     .map(evidence_item)
                     .collect_view()
+            })
+        };
+        let more = move || {
+            let left = count.saturating_sub(shown.get());
+            (opened.get() && left > 0).then(|| {
+                view! {
+                    <button
+                        type="button"
+                        id="evidence-scrapes-more"
+                        on:click=move |_| shown.update(|n| *n += SCRAPES_PER_PAGE)
+                    >
+                        {format!(
+                            "Show the next {} ({} not shown)",
+                            int(left.min(SCRAPES_PER_PAGE) as u64),
+                            int(left as u64),
+                        )}
+                    </button>
+                }
             })
         };
         view! {
@@ -951,6 +980,7 @@ fn EvidenceCard(m: Arc<ReceiptModel>) -> impl IntoView {
                     )}
                 </summary>
                 <div class="evidence-list">{list}</div>
+                {more}
             </details>
         }
     });
@@ -965,6 +995,9 @@ fn EvidenceCard(m: Arc<ReceiptModel>) -> impl IntoView {
         </section>
     }
 }
+
+/// Scrape bodies put in the page per click.
+const SCRAPES_PER_PAGE: usize = 200;
 
 /// A `/metrics` scrape's body (`metrics/<n>`), as opposed to the run's fixed blocks.
 fn is_scrape_body(name: &str) -> bool {
