@@ -287,6 +287,16 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
       return r.top > -2 && r.top < window.innerHeight;
     }, `standing-${first}`);
     await page.evaluate(() => window.scrollTo(0, 0));
+    // The contents strip names only cards the report has, and stays in view.
+    const targets = await page.$$eval('#receipt-toc button', (bs) => bs.map((b) => b.dataset.target));
+    const missing = await page.evaluate((ids) => ids.filter((id) => !document.getElementById(id)), targets);
+    deepStrictEqual(missing, [], 'contents entries without a card');
+    await page.click('#receipt-toc button[data-target="receipt-evidence"]');
+    await page.waitForFunction(() => {
+      const toc = document.getElementById('receipt-toc').getBoundingClientRect();
+      return window.scrollY > 0 && toc.top >= -1 && toc.top < 2;
+    });
+    await page.evaluate(() => window.scrollTo(0, 0));
   });
   await check(`${label}: one digest row per block, each ok as the CLI says`, async () => {
     // Rows are put in the page when the table is first opened (open already for a few blocks).

@@ -28,6 +28,7 @@ pub mod model;
 mod report;
 mod statements;
 mod summary;
+mod toc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;

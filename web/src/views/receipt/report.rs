@@ -15,6 +15,7 @@ use super::figures::{GpuChart, LatencyCharts, SeriesChart, TimelineChart};
 use super::model::{self, ReceiptModel};
 use super::statements::Statements;
 use super::summary::{Summary, axis_text};
+use super::toc::Contents;
 use crate::policy::summary;
 use crate::widgets::number::{ABSENT, js, js_opt, readable};
 use crate::widgets::policy_panel::JudgedBy;
@@ -34,6 +35,7 @@ fn slug(name: &str) -> String {
 pub fn Report(model: Arc<ReceiptModel>) -> impl IntoView {
     let m = model;
     view! {
+        <Contents m=m.clone() />
         <Banner m=m.clone() />
         <Summary m=m.clone() />
         <Digests m=m.clone() />

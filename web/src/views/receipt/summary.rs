@@ -45,7 +45,7 @@ fn percentiles(audit: &Audit, metric: &str) -> (Option<f64>, Option<f64>) {
 
 /// Scrolls the element with `id` into view (the app routes on the URL's hash, so an in-page
 /// anchor would change the view, not the scroll position).
-fn scroll_to(id: &str) {
+pub fn scroll_to(id: &str) {
     if let Some(el) = web_sys::window()
         .and_then(|w| w.document())
         .and_then(|d| d.get_element_by_id(id))
@@ -189,6 +189,9 @@ pub fn Summary(m: Arc<ReceiptModel>) -> impl IntoView {
             <div id="summary-standings" class="chips" aria-label="Standings (each opens its reason)">
                 {chips}
             </div>
+            <p id="summary-glossary" class="hint">
+                "A standing is one condition a claim from this receipt needs (the ledger closed, the client on schedule, the engine's counters agreeing, …); each chip opens its reason. Qualified: every standing holds and nothing refused the receipt. Captured: only that raw evidence exists and verifies."
+            </p>
             <div id="summary-figures" class="figures">
                 {figure("summary-throughput", "Output throughput", throughput, "tok/s")}
                 {pair("summary-ttft", "TTFT", percentiles(a, "ttft"))}
