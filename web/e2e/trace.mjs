@@ -53,6 +53,20 @@ const FIELDS = {
 };
 const asText = (v) => (v === null ? ABSENT : String(v));
 
+/** The exact value an element holds: its title (as JSON writes the number), or its text. */
+const exactOf = (page, sel) => page.$eval(sel, (el) => el.title || el.innerText);
+
+/** The page's readable text for `value`: four significant digits, grouped — so it reads back
+ * within half a unit of the fourth digit (an integer part is never rounded). */
+function readableMatches(text, value) {
+  if (value === null) return text === ABSENT;
+  if (typeof value !== 'number') return text === String(value);
+  const shown = Number(text.replaceAll(',', ''));
+  if (!Number.isFinite(shown)) return false;
+  const tol = Math.max(Math.abs(value) * 5e-4, Number.isInteger(value) ? 0 : 1e-12);
+  return Math.abs(shown - value) <= tol;
+}
+
 function cli(file, extra = []) {
   return cliJson(['trace', 'inspect', file, '--json', ...extra], { allow: [0] });
 }
@@ -76,8 +90,10 @@ async function checkDomAgainst(page, expected, label) {
   for (const [id, pick] of Object.entries(FIELDS)) {
     const value = pick(expected);
     if (value === undefined) continue; // no regime (empty trace): fields absent
-    await check(`${label}: #${id} shows ${asText(value)}`, async () => {
-      expectEqual(await page.innerText(`#${id}`), asText(value), `#${id}`);
+    await check(`${label}: #${id} holds ${asText(value)}, readable`, async () => {
+      expectEqual(await exactOf(page, `#${id}`), asText(value), `#${id} exact`);
+      const text = await page.innerText(`#${id}`);
+      if (!readableMatches(text, value)) throw new Error(`#${id} reads ${JSON.stringify(text)} for ${value}`);
     });
   }
   await check(`${label}: #drops has one row per drop reason`, async () => {
@@ -177,13 +193,16 @@ try {
         }
         await page.fill('#window-input', '3');
         await page.waitForFunction(
-          (want) => document.querySelector('#burstiness')?.innerText === want,
+          (want) => {
+            const el = document.querySelector('#burstiness');
+            return (el?.title || el?.innerText) === want;
+          },
           asText(at3.regime.burstiness),
           { timeout: 10_000 },
         ).catch(async () => {
-          expectEqual(await page.innerText('#burstiness'), asText(at3.regime.burstiness), '#burstiness');
+          expectEqual(await exactOf(page, '#burstiness'), asText(at3.regime.burstiness), '#burstiness');
         });
-        expectEqual(await page.innerText('#window'), '3', '#window');
+        expectEqual(await exactOf(page, '#window'), '3', '#window');
         deepStrictEqual(await page.evaluate(() => window.loadproofReport), at3);
       });
     }
@@ -200,7 +219,7 @@ try {
     await page.click('#sample');
     const report = await waitForReport(page, 'synthetic-burstgpt.csv');
     deepStrictEqual(report, expected);
-    expectEqual(await page.innerText('#emitted'), String(expected.emitted), '#emitted');
+    expectEqual(await exactOf(page, '#emitted'), String(expected.emitted), '#emitted');
     const note = await page.innerText('#synthetic-note');
     if (!/synthetic/i.test(note)) throw new Error(`synthetic note reads ${JSON.stringify(note)}`);
     await page.setViewportSize({ width: 390, height: 844 });

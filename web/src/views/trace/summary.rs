@@ -1,15 +1,15 @@
 //! The trace view's report: what the file holds (core's accounting of every row), the
 //! traffic regime it describes, and the rows that could not be used and why.
 //!
-//! Every value is core's `InspectReport`, written as JavaScript writes numbers
-//! ([`crate::widgets::number::js`]) so the page's text equals `loadproof trace inspect --json`.
+//! Every value is core's `InspectReport`, shown readable (four significant digits, grouped:
+//! [`crate::widgets::number::readable`]) with the exact value, as `loadproof trace inspect
+//! --json` writes it, in the element's `title`.
 
 use leptos::prelude::*;
 use loadproof_core::report::InspectReport;
 
 use super::model::drop_rows;
-use crate::widgets::number::{ABSENT, js, js_opt};
-use crate::widgets::readout::{Col, list, thead};
+use crate::widgets::readout::{Col, dd, list, thead};
 
 /// Accounting, drops and regime of one report.
 #[component]
@@ -17,7 +17,6 @@ pub fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
     let drops = drop_rows(&report);
     let regime = report.regime.clone();
     let regime_error = report.regime_error.clone();
-    let optional = |v: Option<u64>| v.map_or_else(|| ABSENT.to_owned(), |v| v.to_string());
     view! {
         <section class="card facts" aria-labelledby="facts-heading">
             <h2 id="facts-heading">"What the file holds"</h2>
@@ -39,27 +38,27 @@ pub fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
                 <dt>"Columns"</dt>
                 <dd id="columns">{report.meta.columns.join(", ")}</dd>
                 <dt>"Size, bytes"</dt>
-                <dd id="bytes">{report.meta.bytes.to_string()}</dd>
+                {dd("bytes", Some(report.meta.bytes as f64))}
                 <dt>"sha256"</dt>
                 <dd id="sha256" class="mono">{report.meta.source_sha256.clone()}</dd>
                 <dt>"Rows read"</dt>
-                <dd id="rows-read">{report.meta.rows_read.to_string()}</dd>
+                {dd("rows-read", Some(report.meta.rows_read as f64))}
                 <dt>"Emitted as requests"</dt>
-                <dd id="emitted">{report.meta.emitted.to_string()}</dd>
+                {dd("emitted", Some(report.meta.emitted as f64))}
                 <dt>"Dropped (defects)"</dt>
-                <dd id="dropped-total">{report.dropped_total.to_string()}</dd>
+                {dd("dropped-total", Some(report.dropped_total as f64))}
                 <dt>"Filtered (by choice)"</dt>
-                <dd id="filtered-total">{report.filtered_total.to_string()}</dd>
+                {dd("filtered-total", Some(report.filtered_total as f64))}
                 <dt>"Blank lines"</dt>
-                <dd id="blank-lines">{report.meta.blank_lines.to_string()}</dd>
+                {dd("blank-lines", Some(report.meta.blank_lines as f64))}
                 <dt>"Timestamp unit"</dt>
                 <dd id="time-unit">{report.meta.raw_time_unit.clone()}</dd>
                 <dt>"Rows with a session"</dt>
-                <dd id="session-rows">{optional(report.meta.session_rows)}</dd>
+                {dd("session-rows", report.meta.session_rows.map(|v| v as f64))}
                 <dt>"Sessions"</dt>
-                <dd id="sessions">{optional(report.meta.sessions)}</dd>
+                {dd("sessions", report.meta.sessions.map(|v| v as f64))}
                 <dt>"Prefix block, tokens"</dt>
-                <dd id="prefix-block">{optional(report.meta.prefix_block_tokens.map(u64::from))}</dd>
+                {dd("prefix-block", report.meta.prefix_block_tokens.map(f64::from))}
             </dl>
             <h3>"Notes"</h3>
             {list("notes", report.meta.notes.clone())}
@@ -79,37 +78,37 @@ pub fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
                     view! {
                         <dl>
                             <dt>"Requests"</dt>
-                            <dd id="requests">{g.requests.to_string()}</dd>
+                            {dd("requests", Some(g.requests as f64))}
                             <dt>"Span, s"</dt>
-                            <dd id="span">{js(g.span_s)}</dd>
+                            {dd("span", Some(g.span_s))}
                             <dt>"Rate, requests/s"</dt>
-                            <dd id="rate">{js_opt(g.rate_rps)}</dd>
+                            {dd("rate", g.rate_rps)}
                             <dt>
                                 <abbr title="index of dispersion of per-window counts: 1 Poisson, below 1 paced, above 1 bursty">
                                     "Burstiness"
                                 </abbr>
                             </dt>
-                            <dd id="burstiness">{js_opt(g.burstiness)}</dd>
+                            {dd("burstiness", g.burstiness)}
                             <dt>"Window, s"</dt>
-                            <dd id="window">{js(g.window_s)}</dd>
+                            {dd("window", Some(g.window_s))}
                             <dt>"Windows"</dt>
-                            <dd id="windows">{g.windows.to_string()}</dd>
+                            {dd("windows", Some(g.windows as f64))}
                             <dt>"Timestamp resolution, s"</dt>
-                            <dd id="resolution">{js_opt(g.timestamp_resolution_s)}</dd>
+                            {dd("resolution", g.timestamp_resolution_s)}
                             <dt>"Distinct timestamps"</dt>
-                            <dd id="distinct-timestamps">{g.distinct_timestamps.to_string()}</dd>
+                            {dd("distinct-timestamps", Some(g.distinct_timestamps as f64))}
                             <dt>"Input tokens p50"</dt>
-                            <dd id="in-p50">{js(g.input_tokens.p50)}</dd>
+                            {dd("in-p50", Some(g.input_tokens.p50))}
                             <dt>"Input tokens p95"</dt>
-                            <dd id="in-p95">{js(g.input_tokens.p95)}</dd>
+                            {dd("in-p95", Some(g.input_tokens.p95))}
                             <dt>"Output tokens p50"</dt>
-                            <dd id="out-p50">{js(g.output_tokens.p50)}</dd>
+                            {dd("out-p50", Some(g.output_tokens.p50))}
                             <dt>"Output tokens p95"</dt>
-                            <dd id="out-p95">{js(g.output_tokens.p95)}</dd>
+                            {dd("out-p95", Some(g.output_tokens.p95))}
                             <dt>"Input/output token ratio"</dt>
-                            <dd id="io-ratio">{js(g.io_ratio)}</dd>
+                            {dd("io-ratio", Some(g.io_ratio))}
                             <dt>"Session share"</dt>
-                            <dd id="session-share">{js_opt(g.session_share)}</dd>
+                            {dd("session-share", g.session_share)}
                         </dl>
                         <h3>"Warnings"</h3>
                         {list("warnings", g.warnings)}
