@@ -264,10 +264,16 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
     const chips = await page.$$eval('#summary-standings .chip', (bs) =>
       bs.map((b) => ({ id: b.id, positive: b.dataset.positive, title: b.title })),
     );
+    // In the standings card's order (the eight in reading order), each as the CLI judged it.
+    const byId = (a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
     deepStrictEqual(
-      chips,
-      Object.entries(cli.standings).map(([name, s]) => ({ id: `chip-${name}`, positive: String(s.positive), title: s.reason })),
+      [...chips].sort(byId),
+      Object.entries(cli.standings)
+        .map(([name, s]) => ({ id: `chip-${name}`, positive: String(s.positive), title: s.reason }))
+        .sort(byId),
     );
+    const cards = await page.$$eval('#receipt-standings li.standing', (lis) => lis.map((li) => li.id.replace(/^standing-/, 'chip-')));
+    deepStrictEqual(chips.map((c) => c.id), cards, 'chips in the standings card order');
     const title = async (sel) => page.getAttribute(sel, 'title');
     const exact = (x) => (x == null ? null : String(x));
     expectEqual(await title('#summary-throughput'), exact(cli.client?.output_tokens_per_s), '#summary-throughput title');
