@@ -95,7 +95,12 @@ cmd_stop() {
   if group_alive "$pid"; then
     log "still alive after ${STOP_TIMEOUT}s; SIGKILL"
     kill -KILL -- "-$pid" 2>/dev/null || true
-    sleep 0.5
+    # A killed process holding gigabytes takes a moment to be torn down and reaped (seen in CI:
+    # the group still answered 0.5 s after SIGKILL, and was gone a second later).
+    local killed=0
+    while group_alive "$pid" && [ "$killed" -lt 150 ]; do
+      sleep 0.1; killed=$((killed + 1))
+    done
   fi
   group_alive "$pid" && die "process group $pid survived SIGKILL"
   rm -f "$pidfile"
