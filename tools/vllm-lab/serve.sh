@@ -12,6 +12,7 @@
 #   VLLM_LAB_MAX_MODEL_LEN   --max-model-len (default 131072 = tiny-llama's max_position_embeddings)
 #   VLLM_LAB_KVCACHE_GIB     VLLM_CPU_KVCACHE_SPACE in GiB (default 1: ~1M tokens of tiny-llama KV)
 #   VLLM_LAB_START_TIMEOUT   seconds to wait for /health (default 240)
+#   VLLM_LAB_STOP_TIMEOUT    seconds after SIGTERM before SIGKILL (default 20; vLLM 0.32 on CPU can take ~18 s)
 #   VLLM_LAB_KEEP_ALIVE      VLLM_HTTP_TIMEOUT_KEEP_ALIVE in seconds (default 3600; vLLM's 5 races
 #                            the bench client's connection pool: "Server disconnected")
 #
@@ -24,7 +25,7 @@ MODEL_NAME=tiny-llama
 MAX_MODEL_LEN="${VLLM_LAB_MAX_MODEL_LEN:-131072}"
 KV_GIB="${VLLM_LAB_KVCACHE_GIB:-1}"
 START_TIMEOUT="${VLLM_LAB_START_TIMEOUT:-240}"
-STOP_TIMEOUT=20
+STOP_TIMEOUT="${VLLM_LAB_STOP_TIMEOUT:-20}"   # seconds after SIGTERM before SIGKILL
 
 log() { printf 'vllm lab: %s\n' "$*" >&2; }
 die() { printf 'vllm lab: ERROR: %s\n' "$*" >&2; exit 1; }
