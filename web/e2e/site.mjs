@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 import {
-  TIMEOUT_MS, bail, bailOnCrash, check, cleanUp, cliJson, collectErrors, finish, fromRoot, openSite, shared,
+  TIMEOUT_MS, bail, bailOnCrash, check, cleanUp, cliJson, collectErrors, expectEqual, finish, fromRoot, openSite, shared,
   shots,
 } from './harness.mjs';
 
@@ -132,6 +132,44 @@ try {
       book.rows.length,
     );
     await shoot(page, 'playbook');
+    await page.close();
+  });
+
+  await check("playbook view: the quick start's measured row applies to its baseline receipt as `playbook match --receipt --json` says; \"Use as query\" charts it", async () => {
+    const bookPath = path.join(site, 'playbook.json');
+    const book = JSON.parse(fs.readFileSync(bookPath, 'utf8'));
+    const measured = book.rows.filter((r) => r.evidence === 'measured');
+    expectEqual(measured.length, 1, 'measured rows in the quick start playbook');
+    const row = measured[0];
+    const id = row.identity;
+    const query = [
+      '--model', id.model, '--model-revision', id.model_revision, '--gpu-sku', id.gpu_sku,
+      '--engine', id.engine, '--engine-version', id.engine_version,
+      '--concurrency', id.concurrency === 'uncapped' ? 'uncapped' : String(id.concurrency.max),
+      ...Object.entries(id.knobs).flatMap(([k, v]) => ['--knob', `${k}=${v}`]),
+    ];
+    // Beside the files: the report names the receipt as given, and the page knows its name.
+    const expected = cliJson(['playbook', 'match', bookPath, '--receipt', path.basename(baseline), ...query, '--json'], { cwd: out });
+    deepStrictEqual(expected.selected.map((s) => s.row.id), [row.id], 'the CLI selects the measured row');
+    expectEqual(expected.selected[0].exact, true, 'at distance 0');
+    expectEqual(expected.rejected.length, book.rows.length - 1, 'every other row refused');
+    for (const r of expected.rejected) {
+      if (!String(JSON.stringify(r.reason)).includes('illustrative')) throw new Error(`${r.row.id} refused for ${JSON.stringify(r.reason)}`);
+    }
+    const page = await open('#/playbook');
+    await page.waitForFunction((n) => document.querySelectorAll('#playbook-rows tbody tr[data-row-id]').length >= n, book.rows.length);
+    const badge = await page.innerText(`#playbook-rows tr[data-row-id="${row.id}"] .badge`);
+    expectEqual(badge, 'MEASURED', 'the row\'s badge');
+    // The form starts from the first (illustrative) row: nothing applies until the measured row is the query.
+    await page.setInputFiles('#live-file', baseline);
+    await page.waitForFunction(() => window.loadproofMatch != null || document.querySelector('#match-error, #live-error'));
+    const error = await page.$('#match-error, #live-error');
+    if (error) throw new Error(`page shows an error: ${await error.innerText()}`);
+    await page.click(`button.use-row[data-row-id="${row.id}"]`);
+    await page.waitForFunction((rid) => window.loadproofMatch?.selected?.[0]?.row?.id === rid, row.id);
+    deepStrictEqual(await page.evaluate(() => window.loadproofMatch), expected);
+    await page.waitForSelector(`#distance-panel[data-row-id="${row.id}"]`);
+    expectEqual(await page.innerText('#match-summary'), `1 of ${book.rows.length} row(s) apply`, '#match-summary');
     await page.close();
   });
 

@@ -177,7 +177,7 @@ pub fn PlaybookView() -> impl IntoView {
             </DropZone>
             <p id="playbook-status" class="hint" role="status">{move || book_status.get()}</p>
             <Message id="playbook-error" class="error" role="alert" text=book_error />
-            {move || book.get().map(|b| view! { <RowsTable book=b filters=filters form=form /> })}
+            {move || book.get().map(|b| view! { <RowsTable book=b filters=filters form=form chosen=chosen /> })}
         </section>
         <section class="card wide" aria-labelledby="match-heading">
             <h2 id="match-heading">"Which rows apply to my traffic?"</h2>

@@ -76,7 +76,14 @@ impl Default for Filters {
 
 /// One row per playbook row: what it claims and where the claim comes from, behind filters.
 #[component]
-pub fn RowsTable(book: Arc<Book>, filters: Filters, form: Form) -> impl IntoView {
+pub fn RowsTable(
+    book: Arc<Book>,
+    filters: Filters,
+    form: Form,
+    /// The row whose per-axis distances the matcher's chart shows ("Use as query" points it
+    /// at that row).
+    chosen: RwSignal<Option<usize>>,
+) -> impl IntoView {
     let rows = book.playbook.rows().to_vec();
     let n = rows.len();
     let measured = rows
@@ -178,7 +185,7 @@ pub fn RowsTable(book: Arc<Book>, filters: Filters, form: Form) -> impl IntoView
                             let hidden = Signal::derive(move || {
                                 filter.with(|f| !keys.get(i).is_some_and(|k| f.admits(k)))
                             });
-                            view! { <RowLine row=row hidden=hidden form=form /> }
+                            view! { <RowLine row=row index=i hidden=hidden form=form chosen=chosen /> }
                         })
                         .collect_view()}
                 </tbody>
@@ -192,7 +199,13 @@ pub fn RowsTable(book: Arc<Book>, filters: Filters, form: Form) -> impl IntoView
 }
 
 #[component]
-fn RowLine(row: Row, hidden: Signal<bool>, form: Form) -> impl IntoView {
+fn RowLine(
+    row: Row,
+    index: usize,
+    hidden: Signal<bool>,
+    form: Form,
+    chosen: RwSignal<Option<usize>>,
+) -> impl IntoView {
     let evidence = row.evidence();
     let id = row.identity().clone();
     let regime = *row.regime();
@@ -238,8 +251,11 @@ fn RowLine(row: Row, hidden: Signal<bool>, form: Form) -> impl IntoView {
                     type="button"
                     class="use-row"
                     data-row-id=row_id.clone()
-                    title="Copy this row's model, GPU, engine, concurrency, knobs, traffic and window into the query below"
-                    on:click=move |_| form.prefill(&for_query)
+                    title="Copy this row's model, GPU, engine, concurrency, knobs, traffic and window into the query below, and chart this row's distances"
+                    on:click=move |_| {
+                        form.prefill(&for_query);
+                        chosen.set(Some(index));
+                    }
                 >
                     "Use as query"
                 </button>
