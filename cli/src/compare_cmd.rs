@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use loadproof_core::audit::{self, Audit, Policy};
-use loadproof_core::compare::{Comparison, MetricChange, Side, compare};
+use loadproof_core::compare::{Comparison, MetricChange, Side, compare, metric_label};
 use loadproof_core::receipt::{Receipt, sha256_hex};
 
 use crate::args::CompareArgs;
@@ -98,7 +98,11 @@ fn percent(v: Option<f64>) -> String {
 fn metric_row(m: &MetricChange) -> String {
     format!(
         "  {:<40} {:>14} {:>14} {:>14} {:>9}{}",
-        format!("{} ({})", m.metric, m.unit),
+        // The reader's name (`TTFT p99 (ms)`); the key is what `--json` carries.
+        metric_label(&m.metric).map_or_else(
+            || format!("{} ({})", m.metric, m.unit),
+            |(name, unit)| format!("{name} ({unit})")
+        ),
         value(m.baseline),
         value(m.treatment),
         signed(m.change),

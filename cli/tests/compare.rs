@@ -147,7 +147,7 @@ fn two_fires_of_one_plan_differing_in_max_num_seqs_are_comparable_exit_0() {
 }
 
 #[test]
-fn the_text_report_shows_both_sides_the_table_the_caveat_and_the_verdict() {
+fn the_text_report_shows_both_sides_the_named_metrics_the_caveat_and_the_verdict() {
     let _turn = turn();
     let f = fired();
     let out = compare(&[s(&f.baseline), s(&f.treatment)]);
@@ -160,13 +160,17 @@ fn the_text_report_shows_both_sides_the_table_the_caveat_and_the_verdict() {
         "protocol   one protocol (sha256:",
         "subject    one subject apart from knobs",
         "knobs      changed: max_num_seqs 64 → 2",
-        "throughput_tok_s (tok/s)",
-        "ttft_p99_ms (ms)",
-        "completed_requests (requests)",
+        "Output throughput (tok/s)",
+        "TTFT p99 (ms)",
+        "Requests completed (requests)",
         "caveat     One receipt per arm is an observation, not a measured effect",
         "COMPARABLE: one protocol",
     ] {
         assert!(text.contains(part), "{part:?} missing from:\n{text}");
+    }
+    // The table names metrics; the keys are the JSON's.
+    for key in loadproof_core::compare::metric_names() {
+        assert!(!text.contains(key), "raw key {key} in:\n{text}");
     }
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
 }

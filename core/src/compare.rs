@@ -277,10 +277,13 @@ enum Percentile {
     P99,
 }
 
-/// One metric's definition: its name, unit, better direction and where it is read.
+/// One metric's definition: its key, the name a reader sees, unit, better direction and where
+/// it is read. The reader's name sits beside the key so that a new metric cannot be added
+/// without one (the page and the CLI's table never show a raw key).
 #[derive(Debug, Clone, Copy)]
 struct Definition {
     name: &'static str,
+    label: &'static str,
     unit: &'static str,
     better: Option<Better>,
     source: Source,
@@ -288,75 +291,143 @@ struct Definition {
 
 const fn def(
     name: &'static str,
+    label: &'static str,
     unit: &'static str,
     better: Option<Better>,
     source: Source,
 ) -> Definition {
     Definition {
         name,
+        label,
         unit,
         better,
         source,
     }
 }
 
-const fn latency(name: &'static str, metric: &'static str, p: Percentile) -> Definition {
-    def(name, "ms", Some(Better::Lower), Source::Latency(metric, p))
+const fn latency(
+    name: &'static str,
+    label: &'static str,
+    metric: &'static str,
+    p: Percentile,
+) -> Definition {
+    def(
+        name,
+        label,
+        "ms",
+        Some(Better::Lower),
+        Source::Latency(metric, p),
+    )
 }
 
 const LOWER: Option<Better> = Some(Better::Lower);
 const HIGHER: Option<Better> = Some(Better::Higher);
+const REQUESTS: &str = "requests";
+const TOKENS: &str = "tokens";
 
 /// Every metric a comparison reports, in report order.
 const DEFINITIONS: [Definition; 26] = [
-    def("throughput_tok_s", "tok/s", HIGHER, Source::Throughput),
-    def("duration_s", "s", None, Source::Duration),
-    latency("ttft_p50_ms", "ttft", Percentile::P50),
-    latency("ttft_p90_ms", "ttft", Percentile::P90),
-    latency("ttft_p99_ms", "ttft", Percentile::P99),
-    latency("tpot_p50_ms", "tpot", Percentile::P50),
-    latency("tpot_p90_ms", "tpot", Percentile::P90),
-    latency("tpot_p99_ms", "tpot", Percentile::P99),
-    latency("itl_p50_ms", "itl", Percentile::P50),
-    latency("itl_p90_ms", "itl", Percentile::P90),
-    latency("itl_p99_ms", "itl", Percentile::P99),
-    latency("e2el_p50_ms", "e2el", Percentile::P50),
-    latency("e2el_p90_ms", "e2el", Percentile::P90),
-    latency("e2el_p99_ms", "e2el", Percentile::P99),
-    def("offered_requests", "requests", None, Source::Offered),
-    def("completed_requests", "requests", HIGHER, Source::Completed),
-    def("failed_requests", "requests", LOWER, Source::Failed),
+    def(
+        "throughput_tok_s",
+        "Output throughput",
+        "tok/s",
+        HIGHER,
+        Source::Throughput,
+    ),
+    def("duration_s", "Duration", "s", None, Source::Duration),
+    latency("ttft_p50_ms", "TTFT p50", "ttft", Percentile::P50),
+    latency("ttft_p90_ms", "TTFT p90", "ttft", Percentile::P90),
+    latency("ttft_p99_ms", "TTFT p99", "ttft", Percentile::P99),
+    latency("tpot_p50_ms", "TPOT p50", "tpot", Percentile::P50),
+    latency("tpot_p90_ms", "TPOT p90", "tpot", Percentile::P90),
+    latency("tpot_p99_ms", "TPOT p99", "tpot", Percentile::P99),
+    latency("itl_p50_ms", "ITL p50", "itl", Percentile::P50),
+    latency("itl_p90_ms", "ITL p90", "itl", Percentile::P90),
+    latency("itl_p99_ms", "ITL p99", "itl", Percentile::P99),
+    latency("e2el_p50_ms", "E2E latency p50", "e2el", Percentile::P50),
+    latency("e2el_p90_ms", "E2E latency p90", "e2el", Percentile::P90),
+    latency("e2el_p99_ms", "E2E latency p99", "e2el", Percentile::P99),
+    def(
+        "offered_requests",
+        "Requests offered",
+        REQUESTS,
+        None,
+        Source::Offered,
+    ),
+    def(
+        "completed_requests",
+        "Requests completed",
+        REQUESTS,
+        HIGHER,
+        Source::Completed,
+    ),
+    def(
+        "failed_requests",
+        "Requests failed",
+        REQUESTS,
+        LOWER,
+        Source::Failed,
+    ),
     def(
         "failed_after_tokens",
-        "requests",
+        "Failed after their first token",
+        REQUESTS,
         LOWER,
         Source::FailedAfterTokens,
     ),
-    def("output_tokens", "tokens", None, Source::OutputTokens),
-    def("input_tokens", "tokens", None, Source::InputTokens),
+    def(
+        "output_tokens",
+        "Output tokens",
+        TOKENS,
+        None,
+        Source::OutputTokens,
+    ),
+    def(
+        "input_tokens",
+        "Input tokens",
+        TOKENS,
+        None,
+        Source::InputTokens,
+    ),
     def(
         "engine_generation_tokens_delta",
-        "tokens",
+        "Engine generation tokens",
+        TOKENS,
         None,
         Source::GenerationDelta,
     ),
     def(
         "engine_prompt_tokens_delta",
-        "tokens",
+        "Engine prompt tokens",
+        TOKENS,
         None,
         Source::PromptDelta,
     ),
     def(
         "engine_preemptions_delta",
+        "Engine preemptions",
         "preemptions",
         LOWER,
         Source::Preemptions,
     ),
-    def("engine_max_running", "requests", None, Source::MaxRunning),
-    def("engine_max_waiting", "requests", LOWER, Source::MaxWaiting),
+    def(
+        "engine_max_running",
+        "Engine peak running",
+        REQUESTS,
+        None,
+        Source::MaxRunning,
+    ),
+    def(
+        "engine_max_waiting",
+        "Engine peak waiting",
+        REQUESTS,
+        LOWER,
+        Source::MaxWaiting,
+    ),
     def(
         "client_peak_in_flight",
-        "requests",
+        "Client peak in flight",
+        REQUESTS,
         None,
         Source::ClientPeak,
     ),
@@ -365,6 +436,16 @@ const DEFINITIONS: [Definition; 26] = [
 /// The names of every metric a comparison reports, in report order.
 pub fn metric_names() -> impl Iterator<Item = &'static str> {
     DEFINITIONS.iter().map(|d| d.name)
+}
+
+/// What a reader is shown for the metric `key`: its name and unit (`ttft_p99_ms` reads
+/// "TTFT p99", "ms"), for every key [`metric_names`] yields; `None` for any other key. The
+/// JSON keeps the keys; only the page and the CLI's table show these.
+pub fn metric_label(key: &str) -> Option<(&'static str, &'static str)> {
+    DEFINITIONS
+        .iter()
+        .find(|d| d.name == key)
+        .map(|d| (d.label, d.unit))
 }
 
 /// The playbook's metric of the same definition, when there is one (its five are a subset).
@@ -690,5 +771,47 @@ pub fn compare(baseline: &Side<'_>, treatment: &Side<'_>) -> Comparison {
         observation_only: true,
         caveat: CAVEAT.to_owned(),
         notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{metric_label, metric_names, playbook_metric};
+
+    #[test]
+    fn every_metric_a_comparison_reports_has_a_readers_name() {
+        let mut names = std::collections::BTreeSet::new();
+        for key in metric_names() {
+            let Some((name, unit)) = metric_label(key) else {
+                panic!("{key} has no label")
+            };
+            // A raw key would show underscores; a name is words a reader knows.
+            assert!(
+                !name.contains('_') && !name.is_empty(),
+                "{key} reads {name:?}"
+            );
+            assert!(!unit.is_empty(), "{key} has no unit");
+            assert!(names.insert(name), "two metrics read {name:?}");
+        }
+        assert_eq!(names.len(), metric_names().count());
+    }
+
+    #[test]
+    fn a_key_compare_does_not_emit_has_no_label() {
+        assert_eq!(metric_label("ttft_p99_ms"), Some(("TTFT p99", "ms")));
+        assert_eq!(
+            metric_label("throughput_tok_s"),
+            Some(("Output throughput", "tok/s"))
+        );
+        assert_eq!(metric_label("ttft_p99"), None);
+        assert_eq!(metric_label(""), None);
+    }
+
+    #[test]
+    fn the_playbooks_metrics_are_labelled_too() {
+        for m in crate::claim::Metric::ALL {
+            assert!(metric_label(m.name()).is_some(), "{}", m.name());
+            assert_eq!(playbook_metric(m.name()), Some(m));
+        }
     }
 }

@@ -97,6 +97,13 @@ function cli(b, t, policy = null) {
   return { status: r.status, json: JSON.parse(r.stdout) };
 }
 const pair = cli(names.baseline, names.treatment);
+/** `loadproof receipt audit --json` of a published receipt. */
+function audited(name) {
+  const r = run(['receipt', 'audit', name, '--json'], { cwd: published });
+  if (r.status !== 0 && r.status !== 1) throw new Error(`receipt audit exited ${r.status}: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+const audits = { baseline: audited(names.baseline), treatment: audited(names.treatment) };
 const twoPlans = cli(names.baseline, names.other);
 const strictPair = cli(names.baseline, names.treatment, strictPolicy);
 
@@ -128,15 +135,33 @@ async function waitFor(b, t) {
   if (error) throw new Error(`page shows an error: ${await error.innerText()}`);
 }
 
-/** The table against the CLI's metrics: exact values in data-value, readable text close. */
+/** `text` (a readable number: grouped digits, maybe a sign and a `%`) read back as a number,
+ * and half a unit of its last shown digit: how far from the exact value rounding may put it. */
+function readBack(text, what) {
+  if (!/^[+-]?\d{1,3}(,\d{3})*(\.\d+)?%?$/.test(text)) throw new Error(`${what}: ${JSON.stringify(text)} is not a grouped decimal`);
+  const decimals = (text.replace('%', '').split('.')[1] ?? '').length;
+  return { read: Number(text.replace(/[,%+]/g, '')), slack: 0.5 * 10 ** -decimals + 1e-9 };
+}
+
+/** The table against the CLI's metrics: exact values in data-value and title, the text that
+ * value rounded to the precision its row shows, one precision per row; named metrics. */
 async function checkTable(expected) {
   const rows = await page.$$eval('#compare-table tbody tr', (trs) =>
     trs.map((tr) => ({
       metric: tr.dataset.metric,
-      cells: [...tr.querySelectorAll('td')].map((td) => ({ value: td.dataset.value, text: td.innerText })),
+      name: tr.querySelector('th').innerText,
+      cells: [...tr.querySelectorAll('td')].map((td) => ({ value: td.dataset.value, title: td.title, text: td.innerText })),
     })),
   );
   deepStrictEqual(rows.map((r) => r.metric), expected.metrics.map((m) => m.metric));
+  for (const [i, m] of expected.metrics.entries()) {
+    const name = rows[i].name;
+    if (name.includes('_') || name.includes(m.metric)) throw new Error(`${m.metric} is shown as a raw key: ${name}`);
+    if (!name.endsWith(`(${m.unit})`)) throw new Error(`${m.metric} shows no unit: ${name}`);
+    const shown = rows[i].cells.slice(0, 3).map((c) => c.text).filter((t) => t !== '—');
+    const places = new Set(shown.map((t) => (t.split('.')[1] ?? '').length));
+    if (places.size > 1) throw new Error(`${m.metric}: one row, several precisions: ${shown.join(' | ')}`);
+  }
   for (const [i, m] of expected.metrics.entries()) {
     const fields = ['baseline', 'treatment', 'change', 'relative_change'];
     for (const [j, field] of fields.entries()) {
@@ -147,10 +172,10 @@ async function checkTable(expected) {
         expectEqual(cell.text, '—', `${m.metric} ${field} text`);
         continue;
       }
-      const read = Number(cell.text.replace(/[,%+]/g, ''));
+      expectEqual(cell.title, String(v), `${m.metric} ${field} title`);
+      const { read, slack } = readBack(cell.text, `${m.metric} ${field}`);
       const want = field === 'relative_change' ? v * 100 : v;
-      const tolerance = field === 'relative_change' ? 0.051 : Math.max(Math.abs(want) * 6e-4, 1e-9);
-      if (!(Math.abs(read - want) <= tolerance)) {
+      if (!(Math.abs(read - want) <= slack)) {
         throw new Error(`${m.metric} ${field}: cell reads ${cell.text}, value ${want}`);
       }
     }
@@ -201,6 +226,80 @@ try {
     await checkTable(pair.json);
   });
 
+  await check('one line on top: the headline changes as the JSON has them, and "an observation, not a measured effect"', async () => {
+    const line = (await page.innerText('#compare-summary')).trim();
+    if (!line.startsWith('Treatment vs baseline: ')) throw new Error(line);
+    if (!line.endsWith('one receipt each: an observation, not a measured effect.')) throw new Error(line);
+    const r = pair.json.metrics.find((m) => m.metric === 'throughput_tok_s').relative_change;
+    const pct = `${r > 0 ? '+' : ''}${(r * 100).toFixed(1)}%`;
+    expectIncludes(line, `output throughput ${pct}`, '#compare-summary');
+    for (const key of ['ttft_p50_ms', 'ttft_p99_ms', 'e2el_p99_ms']) {
+      const rc = pair.json.metrics.find((m) => m.metric === key).relative_change;
+      if (rc !== null) expectIncludes(line, `${rc > 0 ? '+' : ''}${(rc * 100).toFixed(1)}%`, `#compare-summary ${key}`);
+    }
+  });
+
+  await check('metric names, not raw keys: no key of the JSON is shown anywhere in the view', async () => {
+    const text = await page.innerText('#view-compare');
+    for (const m of pair.json.metrics) {
+      if (text.includes(m.metric)) throw new Error(`raw key ${m.metric} shown`);
+    }
+    for (const name of ['Output throughput', 'TTFT p99', 'E2E latency p50', 'Requests completed']) {
+      expectIncludes(text, name, 'the compare view');
+    }
+  });
+
+  await check('overlaid CDFs of TTFT and E2E latency: drawn, and their tables equal `receipt audit --json` latency of each side', async () => {
+    const quantiles = { count: 'count', mean: 'mean_ms', p50: 'p50_ms', p90: 'p90_ms', p99: 'p99_ms', max: 'max_ms' };
+    for (const metric of ['ttft', 'e2el']) {
+      const rows = await page.$$eval(`#compare-quantiles-${metric} tbody tr`, (trs) =>
+        trs.map((tr) => ({
+          q: tr.dataset.quantile,
+          cells: [...tr.querySelectorAll('td')].map((td) => ({ value: td.dataset.value, title: td.title, text: td.innerText })),
+        })),
+      );
+      deepStrictEqual(rows.map((r) => r.q), Object.keys(quantiles), `${metric} quantile rows`);
+      const places = [new Set(), new Set()];
+      for (const row of rows) {
+        for (const [j, arm] of ['baseline', 'treatment'].entries()) {
+          const facts = audits[arm].latency.find((l) => l.metric === metric);
+          const v = facts[quantiles[row.q]];
+          const cell = row.cells[j];
+          expectEqual(cell.value, v === null ? '' : String(v), `${metric} ${row.q} ${arm} data-value`);
+          if (v === null) continue;
+          expectEqual(cell.title, String(v), `${metric} ${row.q} ${arm} title`);
+          const { read, slack } = readBack(cell.text, `${metric} ${row.q} ${arm}`);
+          if (!(Math.abs(read - v) <= slack)) throw new Error(`${metric} ${row.q} ${arm}: ${cell.text} is not ${v}`);
+          if (row.q !== 'count') places[j].add((cell.text.split('.')[1] ?? '').length);
+        }
+      }
+      for (const p of places) if (p.size > 1) throw new Error(`${metric}: a column at several precisions: ${[...p]}`);
+      const drawn = await page.$eval(`#compare-cdf-${metric}`, (c) => {
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let blue = 0;
+        let orange = 0;
+        for (let i = 0; i < d.length; i += 4) {
+          if (d[i] < 90 && d[i + 1] < 140 && d[i + 2] > 200) blue += 1;
+          if (d[i] > 190 && d[i + 1] > 90 && d[i + 1] < 150 && d[i + 2] < 60) orange += 1;
+        }
+        return { blue, orange, label: c.getAttribute('aria-label') };
+      });
+      if (drawn.blue < 100 || drawn.orange < 100) throw new Error(`${metric}: curves not both drawn (${JSON.stringify(drawn)})`);
+      expectIncludes(drawn.label, 'baseline and treatment', `#compare-cdf-${metric} aria-label`);
+    }
+  });
+
+  await check('1280×800: the quantile tables and every table stay inside their card', async () => {
+    const over = await page.evaluate(() => {
+      const card = document.querySelector('.compare-result').getBoundingClientRect();
+      return [...document.querySelectorAll('.compare-result table, .compare-result td, .compare-result canvas')]
+        .filter((e) => !e.closest('.scroll') && e.getBoundingClientRect().right > card.right + 1)
+        .map((e) => `${e.tagName.toLowerCase()}#${e.id} right ${Math.round(e.getBoundingClientRect().right)} > ${Math.round(card.right)}`);
+    });
+    if (over.length > 0) throw new Error(over.slice(0, 8).join('\n'));
+    await page.screenshot({ path: path.join(shots, 'compare-view-overlay.png'), fullPage: true });
+  });
+
   await check('the chart is drawn beside the table (a canvas with pixels, its text alternative the table)', async () => {
     const drawn = await page.$eval('#compare-chart', (c) => {
       const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
@@ -245,6 +344,18 @@ try {
     deepStrictEqual(cells, [want.baseline, want.treatment]);
     const rules = await page.$$eval('#compare-reasons li', (lis) => lis.map((l) => l.dataset.rule));
     deepStrictEqual(rules, twoPlans.json.reasons.map((r) => r.rule));
+    // A short refusal: the first reason in one sentence, every reason in full folded below it.
+    const sentence = (await page.innerText('#compare-verdict-line')).trim();
+    if (!/^Not comparable: the two receipts ran different work \(\d+ protocol field\(s\) differ: [^.;]+\)(; \d+ more reasons? below)?\.$/.test(sentence)) {
+      throw new Error(`#compare-verdict-line reads ${sentence}`);
+    }
+    expectEqual(await page.$eval('#compare-reasons-fold', (d) => d.tagName === 'DETAILS' && !d.open), true, 'reasons folded');
+    const verdict = await page.innerText('#compare-verdict');
+    if (/[0-9a-f]{16}/.test(verdict)) throw new Error(`the folded verdict shows hashes: ${verdict}`);
+    expectEqual(await page.$('#compare-summary'), null, 'no summary line when not comparable');
+    await page.click('#compare-reasons-fold summary');
+    const full = await page.$$eval('#compare-reasons li', (lis) => lis.map((l) => l.innerText));
+    deepStrictEqual(full, twoPlans.json.reasons.map((r) => `${r.rule}: ${r.message}`));
     expectEqual(await page.inputValue('#treatment-site'), '', '#treatment-site after a file');
     await checkTable(twoPlans.json);
   });

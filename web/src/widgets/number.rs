@@ -90,6 +90,27 @@ pub fn fixed(x: f64, decimals: usize) -> String {
     group(&format!("{x:.decimals$}"))
 }
 
+/// Decimals [`column_decimals`] writes at most (a microsecond of a value in ms, and finer).
+pub const MAX_COLUMN_DECIMALS: usize = 6;
+
+/// Decimals that numbers read side by side (a column, or a row of one unit) are written with,
+/// so they read at one precision: none when every value is whole; otherwise enough for the
+/// smallest nonzero magnitude to keep three significant digits (at most
+/// [`MAX_COLUMN_DECIMALS`]). Non-finite values are ignored. `[12.345, 1523.4]` gives 1:
+/// `12.3`, `1,523.4`.
+pub fn column_decimals(values: impl IntoIterator<Item = f64>) -> usize {
+    let smallest = values
+        .into_iter()
+        .filter(|v| v.is_finite() && v.fract() != 0.0)
+        .map(f64::abs)
+        .fold(f64::INFINITY, f64::min);
+    if !smallest.is_finite() {
+        return 0;
+    }
+    let exponent = smallest.log10().floor() as i64;
+    (2 - exponent).clamp(0, MAX_COLUMN_DECIMALS as i64) as usize
+}
+
 /// `text` (the writing of `v`) with a `+` when `v` is positive, as a change reads.
 pub fn signed(v: f64, text: String) -> String {
     if v > 0.0 { format!("+{text}") } else { text }
@@ -146,7 +167,7 @@ fn group(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{count, fixed, js, percent_change, readable, significant};
+    use super::{column_decimals, count, fixed, js, percent_change, readable, significant};
 
     #[test]
     fn integral_values_have_no_fraction() {
@@ -190,5 +211,18 @@ mod tests {
         assert_eq!(percent_change(0.1234), "+12.3%");
         assert_eq!(percent_change(-0.5), "-50.0%");
         assert_eq!(percent_change(0.0), "0.0%");
+    }
+
+    #[test]
+    fn a_column_reads_at_one_precision_set_by_its_smallest_fraction() {
+        assert_eq!(column_decimals([12.345, 1523.4]), 1);
+        assert_eq!(column_decimals([1523.456, 1601.2]), 0);
+        assert_eq!(column_decimals([0.0123, 5.6]), 4);
+        assert_eq!(column_decimals([60.0, 2.0, 0.0]), 0);
+        assert_eq!(column_decimals([1e-12, 3.5]), super::MAX_COLUMN_DECIMALS);
+        assert_eq!(column_decimals([f64::NAN, 7.0]), 0);
+        assert_eq!(column_decimals(std::iter::empty()), 0);
+        let d = column_decimals([12.345, 1523.4]);
+        assert_eq!([fixed(12.345, d), fixed(1523.4, d)], ["12.3", "1,523.4"]);
     }
 }

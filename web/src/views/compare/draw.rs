@@ -1,19 +1,27 @@
-//! The compare view's chart: each metric's relative change as a horizontal bar, coloured by
-//! how the change reads ([`super::model::Tone`]); the table beside it holds the same numbers.
+//! The compare view's charts: each metric's relative change as a horizontal bar, coloured by
+//! how the change reads ([`super::model::Tone`]), and the two arms' latency CDFs overlaid
+//! (a log x axis, drawn as a linear axis over log10 of the values and labelled with the values,
+//! when they span over 100×). The tables beside them hold the same numbers.
 
 use plotters::prelude::*;
 use web_sys::HtmlCanvasElement;
 
-use super::model::{Bar, Tone};
+use super::model::{Bar, Overlay, Tone};
 use crate::widgets::number::{percent_change, readable};
-use crate::widgets::plot::{Font, area, bar_axes, draw_error, from_top, row_labels, say};
+use crate::widgets::plot::{
+    Font, area, bar_axes, draw_error, from_top, legend, legend_line, row_labels, say,
+};
 
 const BETTER: RGBColor = RGBColor(6, 118, 71);
 const WORSE: RGBColor = RGBColor(180, 35, 24);
 const NEUTRAL: RGBColor = RGBColor(87, 96, 106);
 const CHART_FONT: Font = ("sans-serif", 14);
+/// The baseline's curve: blue, solid and thin.
+const BASELINE: RGBColor = RGBColor(37, 99, 235);
+/// The treatment's curve: orange and thicker, so the two read apart without colour too.
+const TREATMENT: RGBColor = RGBColor(217, 119, 6);
 /// Pixels kept on the left for the metric names.
-const NAMES_PX: u32 = 250;
+const NAMES_PX: u32 = 230;
 
 /// Horizontal bars of relative change in percent (the first metric at the top), coloured by
 /// whether the direction reads as better for that metric.
@@ -70,5 +78,86 @@ pub fn draw_changes(canvas: HtmlCanvasElement, bars: &[Bar]) -> Result<(), Strin
         .iter()
         .map(|b| format!("{}  {}", b.metric, percent_change(b.relative)));
     row_labels(&root, &chart, labels, CHART_FONT)?;
+    root.present().map_err(draw_error)
+}
+
+/// x on the drawn axis: log10 of the value when `log`.
+fn axis(ms: f64, log: bool) -> f64 {
+    if log {
+        ms.max(f64::MIN_POSITIVE).log10()
+    } else {
+        ms
+    }
+}
+
+/// An empirical CDF as a step curve on the drawn axis: flat until the next point, then up.
+fn steps(cdf: &[(f64, f64)], log: bool) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(cdf.len() * 2);
+    let mut below = 0.0;
+    for &(ms, share) in cdf {
+        let x = axis(ms, log);
+        out.push((x, below));
+        out.push((x, share));
+        below = share;
+    }
+    out
+}
+
+/// Both arms' CDFs of one latency metric on one chart, with a legend naming each arm.
+pub fn draw_overlay(canvas: HtmlCanvasElement, o: &Overlay) -> Result<(), String> {
+    let root = area(canvas)?;
+    let all = o.baseline.iter().chain(&o.treatment).map(|p| p.0);
+    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
+        (a.min(x), b.max(x))
+    });
+    if !(lo.is_finite() && hi.is_finite()) {
+        return say(
+            &root,
+            "no per-request samples on either side (an aggregate-only receipt)",
+            (12, 30),
+            CHART_FONT,
+        );
+    }
+    let (x0, x1) = (axis(lo, o.log), axis(hi, o.log));
+    // One point (every sample equal) still gets a visible axis around it.
+    let pad = if x1 > x0 {
+        (x1 - x0) * 0.03
+    } else {
+        x0.abs().max(1.0) * 0.05
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .margin(12)
+        .x_label_area_size(44)
+        .y_label_area_size(52)
+        .build_cartesian_2d((x0 - pad)..(x1 + pad), 0f64..1.02)
+        .map_err(draw_error)?;
+    let log = o.log;
+    chart
+        .configure_mesh()
+        .x_labels(6)
+        .y_labels(6)
+        .x_desc(if log { "ms (log scale)" } else { "ms" })
+        .y_desc("share of requests at or below")
+        .label_style(CHART_FONT)
+        .x_label_formatter(&|v| readable(if log { 10f64.powf(*v) } else { *v }))
+        .y_label_formatter(&|v| format!("{}%", readable(*v * 100.0)))
+        .draw()
+        .map_err(draw_error)?;
+    for (name, cdf, color, width) in [
+        ("baseline", &o.baseline, BASELINE, 2),
+        ("treatment", &o.treatment, TREATMENT, 3),
+    ] {
+        let label = if cdf.is_empty() {
+            format!("{name} (no samples)")
+        } else {
+            name.to_owned()
+        };
+        chart
+            .draw_series(LineSeries::new(steps(cdf, log), color.stroke_width(width)))
+            .map_err(draw_error)?
+            .label(label)
+            .legend(legend_line(color, 24, width));
+    }
+    legend(&mut chart, SeriesLabelPosition::LowerRight, CHART_FONT)?;
     root.present().map_err(draw_error)
 }

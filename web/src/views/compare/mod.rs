@@ -24,7 +24,7 @@ use std::sync::Arc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use loadproof_core::claim::Arm;
-use loadproof_core::compare::compare;
+use loadproof_core::compare::{Comparison, compare};
 use loadproof_core::receipt::sha256_hex;
 use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt};
 
@@ -130,6 +130,24 @@ impl Slot {
     }
 }
 
+/// A comparison and the two models it was made of (their latency samples are drawn beside it).
+#[derive(Clone)]
+struct Compared {
+    comparison: Arc<Comparison>,
+    baseline: Arc<ReceiptModel>,
+    treatment: Arc<ReceiptModel>,
+}
+
+impl PartialEq for Compared {
+    /// The same comparison of the same two loads: a model is compared by identity, never
+    /// field by field (a long run's model is large).
+    fn eq(&self, other: &Compared) -> bool {
+        Arc::ptr_eq(&self.baseline, &other.baseline)
+            && Arc::ptr_eq(&self.treatment, &other.treatment)
+            && self.comparison == other.comparison
+    }
+}
+
 /// Two slots and, once both are audited, the comparison.
 #[component]
 pub fn CompareView() -> impl IntoView {
@@ -171,10 +189,19 @@ pub fn CompareView() -> impl IntoView {
     let comparison = Memo::new(move |_| {
         let b = baseline.load.model.get()?;
         let t = treatment.load.model.get()?;
-        (b.audit.policy == t.audit.policy).then(|| Arc::new(compare(&b.side(), &t.side())))
+        (b.audit.policy == t.audit.policy).then(|| Compared {
+            comparison: Arc::new(compare(&b.side(), &t.side())),
+            baseline: b,
+            treatment: t,
+        })
     });
     Effect::new(move |_| {
-        comparison.with(|c| publish("loadproofComparison", &json_value(c.as_deref())));
+        comparison.with(|c| {
+            publish(
+                "loadproofComparison",
+                &json_value(c.as_ref().map(|c| &*c.comparison)),
+            )
+        });
     });
 
     view! {
@@ -203,7 +230,10 @@ pub fn CompareView() -> impl IntoView {
                 }
                     .into_any()
             }
-            Some(c) => view! { <ComparisonView c=c /> }.into_any(),
+            Some(c) => {
+                view! { <ComparisonView c=c.comparison baseline=c.baseline treatment=c.treatment /> }
+                    .into_any()
+            }
         }}
     }
 }

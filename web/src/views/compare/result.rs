@@ -1,30 +1,54 @@
-//! The comparison itself, as the compare view lays it out: the verdict and its reasons, the
-//! protocol and subject differences, the knobs changed, every metric's table row and the chart
-//! of relative changes.
+//! The comparison itself, as the compare view lays it out: the verdict in one line (a
+//! summary of what moved, or the first reason it is refused, every reason folded below), the
+//! protocol and subject differences, the knobs changed, every metric's table row beside the
+//! chart of relative changes, and the two arms' TTFT and E2E latency CDFs overlaid beside
+//! their quantiles.
 //!
 //! Everything shown is core's `Comparison` (the JSON `loadproof receipt compare --json`
-//! prints); [`super::model`] says only which way each change reads.
+//! prints) and each side's audit (`receipt audit --json`'s `latency`); [`super::model`] says
+//! which way each change reads and words the summary. Metrics are named by
+//! `compare::metric_label`, the key kept in the row's `data-metric` and `title`.
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use loadproof_core::compare::{Comparison, Difference, MetricChange};
+use loadproof_core::compare::{Comparison, Difference, MetricChange, metric_label};
 
-use super::draw::draw_changes;
-use super::model::{Tone, bars};
+use super::draw::{draw_changes, draw_overlay};
+use super::model::{ArmLatency, OVERLAID, Overlay, Tone, bars, refusal, summary};
+use crate::views::receipt::model::ReceiptModel;
 use crate::widgets::canvas_figure::{CanvasFigure, DrawProblem};
-use crate::widgets::number::{ABSENT, js, percent_change, readable, signed};
+use crate::widgets::number::{ABSENT, column_decimals, count, fixed, js, percent_change, signed};
 use crate::widgets::readout::{Col, thead};
 
-/// The verdict, the differences, the table and the chart.
+/// The verdict, the differences, the table and the charts.
 #[component]
-pub fn ComparisonView(c: Arc<Comparison>) -> impl IntoView {
+pub fn ComparisonView(
+    /// Core's comparison of the two sides.
+    c: Arc<Comparison>,
+    /// The baseline's model (its audit's latency and the samples' CDFs).
+    baseline: Arc<ReceiptModel>,
+    /// The treatment's.
+    treatment: Arc<ReceiptModel>,
+) -> impl IntoView {
     let verdict = if c.comparable {
-        "Comparable: one protocol, one subject apart from knobs, both qualified".to_owned()
+        "Comparable: one protocol, one subject apart from knobs, both qualified.".to_owned()
     } else {
-        format!("Not comparable: {} reason(s)", c.reasons.len())
+        refusal(&c).unwrap_or_default()
     };
+    let line = c.comparable.then(|| summary(&c));
     let reasons = c.reasons.clone();
+    let n_reasons = reasons.len();
+    let overlays: Vec<Overlay> = OVERLAID
+        .into_iter()
+        .map(|m| {
+            Overlay::of(
+                m,
+                ArmLatency::of(&baseline, m.0),
+                ArmLatency::of(&treatment, m.0),
+            )
+        })
+        .collect();
     let charted = bars(&c);
     let canvas_height = (64 + 24 * charted.len().max(1)).to_string();
     let chart_problem = RwSignal::new(None::<String>);
@@ -86,12 +110,21 @@ pub fn ComparisonView(c: Arc<Comparison>) -> impl IntoView {
                 data-comparable=c.comparable.to_string()
                 role="status"
             >
-                <p class="verdict">
+                <p class="verdict" id="compare-verdict-line">
                     <strong>{verdict}</strong>
                 </p>
+                {line.map(|l| view! { <p id="compare-summary">{l}</p> })}
                 {(!reasons.is_empty())
                     .then(|| {
                         view! {
+                            <details id="compare-reasons-fold">
+                                <summary>
+                                    {if n_reasons == 1 {
+                                        "The reason in full".to_owned()
+                                    } else {
+                                        format!("All {n_reasons} reasons in full")
+                                    }}
+                                </summary>
                             <ul id="compare-reasons">
                                 {reasons
                                     .into_iter()
@@ -106,6 +139,7 @@ pub fn ComparisonView(c: Arc<Comparison>) -> impl IntoView {
                                     })
                                     .collect_view()}
                             </ul>
+                            </details>
                         }
                     })}
             </div>
@@ -143,7 +177,7 @@ pub fn ComparisonView(c: Arc<Comparison>) -> impl IntoView {
                 <figure class="compare-chart">
                     <CanvasFigure
                         id="compare-chart"
-                        width="600"
+                        width="540"
                         height=canvas_height
                         alt="Bar chart of each metric's relative change, treatment against baseline; the numbers are in the table beside it."
                         problem=chart_problem
@@ -158,6 +192,12 @@ pub fn ComparisonView(c: Arc<Comparison>) -> impl IntoView {
                     <DrawProblem problem=chart_problem />
                 </figure>
             </div>
+            <h3 id="compare-latency-heading">"Latency distributions, baseline and treatment overlaid"</h3>
+            <p class="hint">
+                "Each curve is the share of a side's requests answered within x ms (its audit's own samples); "
+                "the table beside it is the audit's quantiles, exact on hover. A log axis where the two sides span over 100×."
+            </p>
+            {overlays.into_iter().map(|o| view! { <OverlayFigure o=o /> }).collect_view()}
             <ul id="compare-notes" class="hint">
                 {c.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()}
             </ul>
@@ -191,8 +231,74 @@ fn DifferenceTable(rows: Vec<Difference>, label: &'static str) -> impl IntoView 
     }
 }
 
-/// A cell: readable text, the exact value in `data-value` (`""` when absent).
-fn cell(v: Option<f64>, text: fn(f64) -> String, note: Option<String>) -> impl IntoView {
+/// One latency metric: both CDFs on one canvas, the quantiles of both audits beside it.
+#[component]
+fn OverlayFigure(o: Overlay) -> impl IntoView {
+    let problem = RwSignal::new(None::<String>);
+    let metric = o.metric;
+    // One precision for the whole table: every value is in ms.
+    let decimals = column_decimals(o.rows.iter().flat_map(|(_, v)| v.iter().flatten().copied()));
+    let ms = move |v: f64| fixed(v, decimals);
+    let counts = o.counts;
+    let rows = o.rows.clone();
+    let title = o.title;
+    let log = o.log.to_string();
+    let alt = match metric {
+        "ttft" => {
+            "Overlaid CDFs of time to first token, baseline and treatment; the quantiles are in the table beside it."
+        }
+        _ => {
+            "Overlaid CDFs of end-to-end latency, baseline and treatment; the quantiles are in the table beside it."
+        }
+    };
+    view! {
+        <div class="compare-overlay" data-metric=metric data-log=log>
+            <figure class="compare-overlay-chart">
+                <CanvasFigure
+                    id=format!("compare-cdf-{metric}")
+                    width="640"
+                    height="340"
+                    alt=alt
+                    problem=problem
+                    draw=move |canvas| draw_overlay(canvas, &o)
+                />
+                <figcaption class="hint">{format!("{title}: baseline (blue, thin) and treatment (orange, thick)")}</figcaption>
+                <DrawProblem problem=problem />
+            </figure>
+            <div class="numbers">
+                <table id=format!("compare-quantiles-{metric}") class="quantiles">
+                    <caption>{format!("{title}, ms")}</caption>
+                    {thead(&[Col::Text("Quantile"), Col::Num("Baseline"), Col::Num("Treatment")])}
+                    <tbody>
+                        <tr data-quantile="count">
+                            <th scope="row">"samples"</th>
+                            {counts
+                                .into_iter()
+                                .map(|n| cell(n.map(|n| n as f64), |v| count(v as usize), None))
+                                .collect_view()}
+                        </tr>
+                        {rows
+                            .into_iter()
+                            .map(|(q, [b, t])| {
+                                view! {
+                                    <tr data-quantile=q>
+                                        <th scope="row">{q}</th>
+                                        {cell(b, ms, None)}
+                                        {cell(t, ms, None)}
+                                    </tr>
+                                }
+                            })
+                            .collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        </div>
+    }
+}
+
+/// A cell: readable text, the exact value in `data-value` and `title` (`""` when absent, the
+/// title then saying why when `note` does).
+fn cell(v: Option<f64>, text: impl Fn(f64) -> String, note: Option<String>) -> impl IntoView {
     let exact = v.map_or_else(String::new, js);
     let shown = v.map_or_else(|| ABSENT.to_owned(), text);
     let title = match (v, note) {
@@ -207,21 +313,25 @@ fn cell(v: Option<f64>, text: fn(f64) -> String, note: Option<String>) -> impl I
     }
 }
 
+/// One metric: its name and unit, both sides and the change at one precision (they are one
+/// quantity, read against each other), the relative change in percent.
 #[component]
 fn MetricRow(m: MetricChange) -> impl IntoView {
     let note = m.note.clone();
-    // A break opportunity after each underscore, so a narrow screen wraps names at words.
-    let parts: Vec<String> = m.metric.split_inclusive('_').map(str::to_owned).collect();
-    let unit = format!(" ({})", m.unit);
+    let (name, unit) = metric_label(&m.metric).unwrap_or((m.metric.as_str(), m.unit.as_str()));
+    let (name, unit) = (name.to_owned(), format!(" ({unit})"));
+    let decimals = column_decimals([m.baseline, m.treatment].into_iter().flatten());
+    let text = move |v: f64| fixed(v, decimals);
+    let key = format!("{} in receipt compare --json", m.metric);
     view! {
         <tr data-metric=m.metric.clone() class=Tone::of(m.better, m.change).class()>
-            <th scope="row">
-                {parts.into_iter().map(|p| view! { {p}<wbr /> }).collect_view()}
+            <th scope="row" title=key>
+                {name}
                 <span class="unit">{unit}</span>
             </th>
-            {cell(m.baseline, readable, None)}
-            {cell(m.treatment, readable, None)}
-            {cell(m.change, |v| signed(v, readable(v)), note.clone())}
+            {cell(m.baseline, text, None)}
+            {cell(m.treatment, text, None)}
+            {cell(m.change, move |v| signed(v, text(v)), note.clone())}
             {cell(m.relative_change, percent_change, note.clone())}
         </tr>
     }

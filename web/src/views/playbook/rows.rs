@@ -10,11 +10,12 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use loadproof_core::claim::{Arm, Metric};
+use loadproof_core::compare::metric_label;
 use loadproof_core::playbook::{Evidence, RegimeAxis, Row, knobs_line};
 
 use super::form::Form;
 use super::model::{Book, RowFilter, RowKeys};
-use crate::widgets::number::{count, js, readable};
+use crate::widgets::number::{count, js, percent_change, readable};
 use crate::widgets::readout::{Col, num_span, thead};
 
 /// The row filters, as chosen (an empty string: any). `Copy`: every field is a signal.
@@ -291,10 +292,10 @@ fn RowLine(
                                 let treat = delta.treatment().get(*m).median;
                                 view! {
                                     <tr data-metric=m.name()>
-                                        <th scope="row">{m.name()}</th>
-                                        <td class="num" title=js(base)>{readable(base)}</td>
-                                        <td class="num" title=js(treat)>{readable(treat)}</td>
-                                        <td class="num" title=js(change)>{format!("{:+.1}%", change * 100.0)}</td>
+                                        <th scope="row" title=m.name()>{metric_label(m.name()).map_or(m.name(), |l| l.0)}</th>
+                                        <td class="num" title=js(base) data-value=js(base)>{readable(base)}</td>
+                                        <td class="num" title=js(treat) data-value=js(treat)>{readable(treat)}</td>
+                                        <td class="num" title=js(change) data-value=js(change)>{percent_change(change)}</td>
                                     </tr>
                                 }
                             })
