@@ -6,7 +6,7 @@ use web_sys::HtmlCanvasElement;
 
 use super::model::{Bar, Tone};
 use crate::widgets::number::{percent_change, readable};
-use crate::widgets::plot::{Font, area, bar_axes, draw_error, from_top, row_labels, say};
+use crate::widgets::plot::{Font, area, bar_axes, draw_error, from_top, hue, ink, row_labels, say};
 
 const BETTER: RGBColor = RGBColor(6, 118, 71);
 const WORSE: RGBColor = RGBColor(180, 35, 24);
@@ -53,6 +53,7 @@ pub fn draw_changes(canvas: HtmlCanvasElement, bars: &[Bar]) -> Result<(), Strin
                 Tone::Worse => WORSE,
                 Tone::Same | Tone::Neutral => NEUTRAL,
             };
+            let color = hue(color);
             let y = from_top(n, k);
             Rectangle::new(
                 [(0.0, y + 0.2), (b.relative * 100.0, y + 0.8)],
@@ -63,7 +64,7 @@ pub fn draw_changes(canvas: HtmlCanvasElement, bars: &[Bar]) -> Result<(), Strin
     chart
         .draw_series(std::iter::once(PathElement::new(
             vec![(0.0, 0.0), (0.0, n as f64)],
-            BLACK.stroke_width(1),
+            ink().stroke_width(1),
         )))
         .map_err(draw_error)?;
     let labels = bars
