@@ -73,6 +73,23 @@ pub fn CanvasFigure(
     #[prop(optional_no_strip)]
     readout: Option<Readout>,
 ) -> impl IntoView {
+    canvas_figure(id, width, height, alt, problem, Box::new(draw), readout)
+}
+
+/// A drawing, boxed: the figure's markup below is built once for every chart, not once per
+/// drawing closure's type (which cost the bundle tens of kilobytes).
+type Draw = Box<dyn Fn(HtmlCanvasElement) -> Result<(), String>>;
+
+/// [`CanvasFigure`]'s body.
+fn canvas_figure(
+    id: String,
+    width: String,
+    height: String,
+    alt: &'static str,
+    problem: RwSignal<Option<String>>,
+    draw: Draw,
+    readout: Option<Readout>,
+) -> AnyView {
     let canvas = NodeRef::<html::Canvas>::new();
     let resized = RwSignal::new(0u32);
     let resize = window_event_listener(ev::resize, move |_| {
@@ -139,6 +156,7 @@ pub fn CanvasFigure(
             {label}
         </div>
     }
+    .into_any()
 }
 
 /// A drawing failure, as text (`<p class="error">`, with `role` when given).
@@ -192,6 +210,30 @@ pub fn FigureCard(
     /// The table of the chart's numbers.
     children: Children,
 ) -> impl IntoView {
+    figure_card(
+        slug,
+        title,
+        alt,
+        (width, height),
+        (id, class),
+        Box::new(draw),
+        readout,
+        children(),
+    )
+}
+
+/// [`FigureCard`]'s body, built once for every card (see [`Draw`]).
+#[allow(clippy::too_many_arguments)]
+fn figure_card(
+    slug: &'static str,
+    title: &'static str,
+    alt: &'static str,
+    (width, height): (String, String),
+    (id, class): (Option<String>, &'static str),
+    draw: Draw,
+    readout: Option<Readout>,
+    numbers: AnyView,
+) -> AnyView {
     let problem = RwSignal::new(None::<String>);
     let heading = format!("{slug}-heading");
     let labelled_by = heading.clone();
@@ -199,18 +241,11 @@ pub fn FigureCard(
         <section id=id class=class aria-labelledby=labelled_by>
             <h2 id=heading>{title}</h2>
             <div class="figure">
-                <CanvasFigure
-                    id=format!("{slug}-chart")
-                    width=width
-                    height=height
-                    alt=alt
-                    problem=problem
-                    draw=draw
-                    readout=readout
-                />
-                <div class="numbers">{children()}</div>
+                {canvas_figure(format!("{slug}-chart"), width, height, alt, problem, draw, readout)}
+                <div class="numbers">{numbers}</div>
             </div>
             <DrawProblem problem=problem role="status" />
         </section>
     }
+    .into_any()
 }
