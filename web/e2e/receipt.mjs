@@ -13,7 +13,10 @@
 // standings were judged against and the claimant's statements and knobs (`#statements`) show
 // what the CLI says; then, with every further network request blocked, a chosen receipt, a
 // tampered one (one byte of the event log changed: that block is named as failed) and a
-// file that is not a receipt (an error naming the file).
+// file that is not a receipt (an error naming the file). The charts: backed at
+// devicePixelRatio (also at 2×, in the dark scheme: a dark page and chart), latency on a log
+// axis by default, /metrics counters as rates equal to the scrapes' Δ/Δt and summing to the
+// CLI's token delta, hover readouts that say what the tables beside them say.
 //
 // The reviewer's audit policy (the "Audit policy" panel, `#receipt-policy`): a send-lag bound
 // of 0.000001 ms typed into the page refuses arrival, and the page's audit deep-equals

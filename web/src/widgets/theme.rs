@@ -38,7 +38,7 @@ impl Scheme {
             Scheme::Light => color,
             Scheme::Dark => {
                 let (h, s, l) = to_hsl(color);
-                from_hsl(h, s, (1.0 - l).clamp(0.55, 0.8))
+                from_hsl(h, s, (1.2 - l).clamp(0.62, 0.8))
             }
         }
     }
@@ -106,7 +106,7 @@ mod tests {
     fn dark_scheme_lightens_series_and_keeps_their_hue() {
         for c in [(37, 99, 235), (22, 163, 74), (200, 30, 30), (217, 119, 6)] {
             let d = Scheme::Dark.series(c);
-            assert!(lightness(d) >= 0.54, "{c:?} → {d:?}");
+            assert!(lightness(d) >= 0.6, "{c:?} → {d:?}");
             assert!((to_hsl(d).0 - to_hsl(c).0).abs() < 0.01, "{c:?} → {d:?}");
         }
     }

@@ -365,7 +365,14 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
         })
         .y_desc("request (index in the plan)")
         .x_label_formatter(&|v| readable(*v))
-        .y_label_formatter(&|v| readable(v.round()))
+        // Only whole, non-negative ticks name a request (the axis starts half a row below 0).
+        .y_label_formatter(&|v| {
+            if *v >= 0.0 && (v - v.round()).abs() < 1e-9 {
+                readable(v.round())
+            } else {
+                String::new()
+            }
+        })
         .draw()
         .map_err(draw_error)?;
     let width = if timeline.rows.len() > 400 { 1 } else { 2 };
