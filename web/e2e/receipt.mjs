@@ -13,7 +13,10 @@
 // standings were judged against and the claimant's statements and knobs (`#statements`) show
 // what the CLI says; then, with every further network request blocked, a chosen receipt, a
 // tampered one (one byte of the event log changed: that block is named as failed) and a
-// file that is not a receipt (an error naming the file).
+// file that is not a receipt (an error naming the file). The charts: backed at
+// devicePixelRatio (also at 2×, in the dark scheme: a dark page and chart), latency on a log
+// axis by default, /metrics counters as rates equal to the scrapes' Δ/Δt and summing to the
+// CLI's token delta, hover readouts that say what the tables beside them say.
 //
 // The reviewer's audit policy (the "Audit policy" panel, `#receipt-policy`): a send-lag bound
 // of 0.000001 ms typed into the page refuses arrival, and the page's audit deep-equals
@@ -431,6 +434,142 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
   });
 }
 
+/** The backing store of every chart against its laid-out size: CSS width × devicePixelRatio. */
+async function backingMatches(page) {
+  return page.$$eval('canvas[id$="-chart"]', (cs) =>
+    cs
+      .filter((c) => c.clientWidth > 0)
+      .map((c) => ({ id: c.id, width: c.width, height: c.height, want: Math.round(c.clientWidth * devicePixelRatio), wantH: Math.round(c.clientHeight * devicePixelRatio) })),
+  );
+}
+
+/** A cheap fingerprint of a canvas's pixels (to see it redrawn). */
+const pixelsOf = (page, id) =>
+  page.$eval(`#${id}`, (c) => {
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let h = 0;
+    for (let i = 0; i < d.length; i += 12) h = (h * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) % 1000000007;
+    return h;
+  });
+
+/** Sweeps the pointer along `y` (a share of the canvas's height) over the left `xs` share of
+ *  chart `slug` until its readout shows; resolves to the readout's text ('' if none showed). */
+async function sweepReadout(page, slug, y, [from, to]) {
+  // In the middle of the window, clear of the contents strip that stays at its top.
+  await page.$eval(`#${slug}-chart`, (c) => c.scrollIntoView({ block: 'center' }));
+  const box = await page.locator(`#${slug}-chart`).boundingBox();
+  for (let x = box.x + box.width * from; x < box.x + box.width * to; x += 3) {
+    await page.mouse.move(x, box.y + box.height * y);
+    const shown = await page.$eval(`#${slug}-readout`, (r) => (r.hidden ? '' : r.textContent));
+    if (shown) return shown;
+  }
+  return '';
+}
+
+/** The charts a reviewer reads: sharp, on a log axis by default, counters as rates that equal
+ *  the scrapes' own values and the CLI's token delta, and a readout under the pointer that
+ *  says what the tables say. */
+async function checkCharts(label, cli) {
+  await check(`${label}: every chart's backing store is its CSS size × devicePixelRatio`, async () => {
+    const sizes = await backingMatches(page);
+    if (sizes.length < 4) throw new Error(`only ${sizes.length} charts laid out`);
+    for (const s of sizes) {
+      expectEqual(s.width, s.want, `${s.id} backing width`);
+      expectEqual(s.height, s.wantH, `${s.id} backing height`);
+    }
+  });
+  await check(`${label}: latency charts on a log axis by default; unticking redraws them linear`, async () => {
+    expectEqual(await page.$eval('#latency-log', (i) => i.checked), true, '#latency-log checked');
+    const before = await pixelsOf(page, 'histograms-chart');
+    const redrawn = async (from) => {
+      for (let i = 0; i < 40; i++) {
+        const now = await pixelsOf(page, 'histograms-chart');
+        if (now !== from) return now;
+        await page.waitForTimeout(50);
+      }
+      throw new Error('the histograms were not redrawn');
+    };
+    await page.click('#latency-log');
+    const linear = await redrawn(before);
+    await page.click('#latency-log');
+    expectEqual(await redrawn(linear), before, 'log again draws the same picture');
+  });
+  await check(`${label}: /metrics counters drawn as rates: each rate is Δ/Δt of the scrapes, Σ Δ equals the CLI's token delta`, async () => {
+    const rows = await page.$$eval('#metrics-table tbody tr', (trs) =>
+      trs.map((tr) => {
+        const cells = [...tr.querySelectorAll('td')];
+        const title = (k) => (cells[k].getAttribute('title') === null ? null : Number(cells[k].getAttribute('title')));
+        return { url: tr.dataset.url, phase: cells[0].textContent, t: title(1), gen: title(5), rate: title(7), reset: cells[7].dataset.reset === 'true', text: cells[7].textContent };
+      }),
+    );
+    const one = rows.filter((r) => r.url === '0');
+    if (one.length < 3) throw new Error(`${one.length} scrapes of the first URL`);
+    let rated = 0;
+    for (let i = 1; i < one.length; i++) {
+      const [a, b] = [one[i - 1], one[i]];
+      if (a.t === null || b.t === null || a.gen === null || b.gen === null || !(b.t > a.t)) continue;
+      const want = (b.gen >= a.gen ? b.gen - a.gen : b.gen) / (b.t - a.t);
+      if (b.rate === null || Math.abs(b.rate - want) > 1e-9 * Math.max(1, Math.abs(want))) throw new Error(`scrape ${i}: rate ${b.rate}, Δ/Δt ${want}`);
+      expectEqual(b.reset, b.gen < a.gen, `scrape ${i} reset`);
+      if (b.rate < 0) throw new Error(`scrape ${i}: negative rate ${b.rate}`);
+      rated += 1;
+    }
+    if (rated === 0) throw new Error('no rate to check');
+    const lastBefore = one.map((r) => r.phase).lastIndexOf('before');
+    const firstAfter = one.findIndex((r) => r.phase === 'after');
+    let sum = 0;
+    for (let i = lastBefore + 1; i <= firstAfter; i++) sum += one[i].rate * (one[i].t - one[i - 1].t);
+    const delta = cli.engine.generation_tokens_delta;
+    if (Math.abs(sum - delta) > 1e-6 * Math.max(1, delta)) throw new Error(`Σ rate×Δt ${sum}, CLI generation_tokens_delta ${delta}`);
+  });
+  await check(`${label}: hover readouts say what the tables say (histogram bin, CDF point, /metrics rate)`, async () => {
+    const hist = await sweepReadout(page, 'histograms', 0.38, [0.08, 0.5]);
+    const m = /^([A-Z0-9]+) (.+?) ms: ([\d,]+) samples?$/.exec(hist);
+    if (!m) throw new Error(`histogram readout: ${JSON.stringify(hist)}`);
+    const bins = await page.$$eval(`#hist-${m[1].toLowerCase()} tbody tr`, (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+    const [lo, hi] = m[2].includes('–') ? m[2].split('–') : [m[2], m[2]];
+    if (!bins.some((b) => b[0] === lo && b[1] === hi && b[2] === m[3])) throw new Error(`no bin ${lo}–${hi} of ${m[3]} in #hist-${m[1].toLowerCase()}`);
+    const cdf = await sweepReadout(page, 'cdfs', 0.3, [0.1, 0.5]);
+    const c = /^([A-Z0-9]+) (\S+) ms: (\S+) at or below$/.exec(cdf);
+    if (!c) throw new Error(`CDF readout: ${JSON.stringify(cdf)}`);
+    const points = await page.$$eval(`#cdf-${c[1].toLowerCase()} tbody tr`, (trs) => trs.map((tr) => [...tr.cells].map((x) => x.textContent)));
+    if (!points.some((p) => p[0] === c[2] && p[1] === c[3])) throw new Error(`no CDF point ${c[2]}, ${c[3]} in #cdf-${c[1].toLowerCase()}`);
+    const series = await sweepReadout(page, 'metrics', 0.8, [0.2, 0.9]);
+    const r = /generated (\S+)/.exec(series);
+    if (!r) throw new Error(`/metrics readout: ${JSON.stringify(series)}`);
+    const rates = await page.$$eval('#metrics-table tbody tr td:nth-child(9)', (tds) => tds.map((td) => td.textContent));
+    if (!rates.includes(r[1])) throw new Error(`rate ${r[1]} not in the table's generated tok/s column`);
+    await page.mouse.move(0, 0);
+  });
+}
+
+/** The same site at 2× and in the dark scheme: sharp canvases, a dark page, dark charts. */
+async function checkSharpDark() {
+  const dark = await browser.newContext({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 2, colorScheme: 'dark' });
+  try {
+    const p2 = await dark.newPage();
+    p2.setDefaultTimeout(TIMEOUT_MS);
+    await p2.goto(`${base}#/receipt`);
+    await p2.waitForFunction(() => window.loadproofAuditSource === 'baseline.receipt');
+    await p2.waitForSelector('#histograms-chart');
+    await check('2× and dark: a chart\'s backing width is its client width × devicePixelRatio (2)', async () => {
+      const s = await p2.$eval('#histograms-chart', (c) => ({ width: c.width, client: c.clientWidth, dpr: devicePixelRatio }));
+      expectEqual(s.dpr, 2, 'devicePixelRatio');
+      expectEqual(s.width, Math.round(s.client * 2), '#histograms-chart backing width');
+    });
+    await check('2× and dark: the body is dark and a chart\'s background pixel is dark', async () => {
+      const bg = await p2.evaluate(() => getComputedStyle(document.body).backgroundColor);
+      const [r, g, b] = bg.match(/\d+/g).map(Number);
+      if (r + g + b > 150) throw new Error(`body background ${bg}`);
+      const px = await p2.$eval('#metrics-chart', (c) => [...c.getContext('2d').getImageData(3, 3, 1, 1).data]);
+      if (px[0] + px[1] + px[2] > 150) throw new Error(`#metrics-chart corner pixel ${px}`);
+    });
+    await p2.screenshot({ path: path.join(shots, 'receipt-view-dark.png') });
+  } finally {
+    await dark.close();
+  }
+}
+
 try {
   await page.goto(`${base}#/receipt`);
 
@@ -458,6 +597,8 @@ try {
     await check('page says files never leave the machine', async () => {
       expectIncludes(await page.innerText('body'), 'Files never leave this machine', 'body');
     });
+    await checkCharts('baseline.json', expected.good);
+    await checkSharpDark();
   }
 
   await check('faulty.json (bundled button): loads when its button is pressed', async () => {

@@ -9,7 +9,8 @@ use web_sys::HtmlCanvasElement;
 use super::model::{Bar, Overlay, Tone};
 use crate::widgets::number::{percent_change, readable};
 use crate::widgets::plot::{
-    Font, area, bar_axes, draw_error, from_top, legend, legend_line, row_labels, say,
+    Font, area, bar_axes, draw_error, from_top, hue, ink, inked, legend, legend_line, row_labels,
+    say,
 };
 
 const BETTER: RGBColor = RGBColor(6, 118, 71);
@@ -61,6 +62,7 @@ pub fn draw_changes(canvas: HtmlCanvasElement, bars: &[Bar]) -> Result<(), Strin
                 Tone::Worse => WORSE,
                 Tone::Same | Tone::Neutral => NEUTRAL,
             };
+            let color = hue(color);
             let y = from_top(n, k);
             Rectangle::new(
                 [(0.0, y + 0.2), (b.relative * 100.0, y + 0.8)],
@@ -71,7 +73,7 @@ pub fn draw_changes(canvas: HtmlCanvasElement, bars: &[Bar]) -> Result<(), Strin
     chart
         .draw_series(std::iter::once(PathElement::new(
             vec![(0.0, 0.0), (0.0, n as f64)],
-            BLACK.stroke_width(1),
+            ink().stroke_width(1),
         )))
         .map_err(draw_error)?;
     let labels = bars
@@ -132,13 +134,12 @@ pub fn draw_overlay(canvas: HtmlCanvasElement, o: &Overlay) -> Result<(), String
         .build_cartesian_2d((x0 - pad)..(x1 + pad), 0f64..1.02)
         .map_err(draw_error)?;
     let log = o.log;
-    chart
-        .configure_mesh()
+    let mut mesh = chart.configure_mesh();
+    inked(&mut mesh, CHART_FONT)
         .x_labels(6)
         .y_labels(6)
         .x_desc(if log { "ms (log scale)" } else { "ms" })
         .y_desc("share of requests at or below")
-        .label_style(CHART_FONT)
         .x_label_formatter(&|v| readable(if log { 10f64.powf(*v) } else { *v }))
         .y_label_formatter(&|v| format!("{}%", readable(*v * 100.0)))
         .draw()
@@ -147,6 +148,7 @@ pub fn draw_overlay(canvas: HtmlCanvasElement, o: &Overlay) -> Result<(), String
         ("baseline", &o.baseline, BASELINE, 2),
         ("treatment", &o.treatment, TREATMENT, 3),
     ] {
+        let color = hue(color);
         let label = if cdf.is_empty() {
             format!("{name} (no samples)")
         } else {

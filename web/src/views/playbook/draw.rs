@@ -7,7 +7,9 @@ use web_sys::HtmlCanvasElement;
 
 use super::model::AxisLine;
 use crate::widgets::number::{fixed, readable};
-use crate::widgets::plot::{Font, area, bar_axes, draw_error, from_top, left_middle, row_labels};
+use crate::widgets::plot::{
+    Font, area, bar_axes, draw_error, from_top, hue, ink, left_middle, row_labels,
+};
 
 const BAR: RGBColor = RGBColor(37, 99, 235);
 const LIMITING: RGBColor = RGBColor(217, 119, 6);
@@ -38,7 +40,7 @@ pub fn draw_distances(canvas: HtmlCanvasElement, lines: &[AxisLine]) -> Result<(
     )?;
     chart
         .draw_series(lines.iter().enumerate().map(|(k, l)| {
-            let color = if l.limiting { LIMITING } else { BAR };
+            let color = hue(if l.limiting { LIMITING } else { BAR });
             let y = from_top(n, k);
             Rectangle::new([(0.0, y + 0.2), (l.distance, y + 0.8)], color.filled())
         }))
@@ -47,7 +49,7 @@ pub fn draw_distances(canvas: HtmlCanvasElement, lines: &[AxisLine]) -> Result<(
         .draw_series(lines.iter().enumerate().filter_map(|(k, l)| {
             l.tolerance.as_ref().map(|(t, _)| {
                 let y = from_top(n, k);
-                PathElement::new(vec![(*t, y + 0.05), (*t, y + 0.95)], BLACK.stroke_width(3))
+                PathElement::new(vec![(*t, y + 0.05), (*t, y + 0.95)], ink().stroke_width(3))
             })
         }))
         .map_err(draw_error)?;

@@ -2,8 +2,12 @@
 //! histograms and CDFs, the per-request timeline, and the `/metrics` series.
 //!
 //! Every chart is a [`FigureCard`] painted by [`super::draw`] from the [`ReceiptModel`]; the
-//! tables are its text alternative (what screen readers and browser tests read).
+//! tables are its text alternative (what screen readers and browser tests read). The latency
+//! charts share one log/linear choice (`#latency-log`, log unless unticked); the histograms,
+//! CDFs and `/metrics` series have a readout of the value under the pointer, written as the
+//! tables write it.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -11,10 +15,13 @@ use loadproof_core::audit::{Audit, LatencyFacts};
 use loadproof_core::receipt::Phase;
 
 use super::draw as plots;
-use super::model::{MetricSamples, MetricsSeries, ReceiptModel, Timeline, TimelineRow};
-use crate::widgets::canvas_figure::FigureCard;
-use crate::widgets::number::readable;
-use crate::widgets::readout::{Col, int, int_opt, list, td, thead};
+use super::model::{
+    MetricPoint, MetricSamples, MetricsSeries, ReceiptModel, Timeline, TimelineRow,
+};
+use super::rates::{Rate, counter_rates};
+use crate::widgets::canvas_figure::{FigureCard, Readout};
+use crate::widgets::probe::Probes;
+use crate::widgets::readout::{Col, exact, int, int_opt, list, num, td, thead};
 
 /// Timeline rows written out as a table at most (the chart draws them all).
 const TABLE_ROWS: usize = 500;
@@ -24,11 +31,31 @@ const FIGURE_CLASS: &str = "card chart receipt-figure";
 const FIGURE_W: &str = "960";
 const FIGURE_H: &str = "420";
 
+/// A chart's readout of what its latest drawing's `probes` say under the pointer.
+fn readout_of(probes: &Probes) -> Readout {
+    let probes = probes.clone();
+    Rc::new(move |x, y| probes.read(x, y))
+}
+
 /// Histograms and CDFs of the latency samples.
 #[component]
 pub fn LatencyCharts(m: Arc<ReceiptModel>) -> impl IntoView {
     let for_hist = m.clone();
     let for_cdf = m.clone();
+    let log = RwSignal::new(true);
+    let (hist_probes, cdf_probes) = (Probes::default(), Probes::default());
+    let (hist_readout, cdf_readout) = (readout_of(&hist_probes), readout_of(&cdf_probes));
+    let scale = view! {
+        <label class="scale-toggle">
+            <input
+                type="checkbox"
+                id="latency-log"
+                prop:checked=move || log.get()
+                on:change=move |e| log.set(event_target_checked(&e))
+            />
+            " log ms axis (both latency charts)"
+        </label>
+    };
     let hist_tables = m
         .latency
         .metrics
@@ -42,7 +69,7 @@ pub fn LatencyCharts(m: Arc<ReceiptModel>) -> impl IntoView {
     let hist_side = if empty {
         view! { <p class="hint">{why}</p> }.into_any()
     } else {
-        hist_tables.into_any()
+        view! { {scale} {hist_tables} }.into_any()
     };
     let cdf_side = if empty {
         view! { <p class="hint">{why2}</p> }.into_any()
@@ -58,7 +85,10 @@ pub fn LatencyCharts(m: Arc<ReceiptModel>) -> impl IntoView {
             alt="Histograms of TTFT, TPOT, ITL and end-to-end latency; the bins are in the tables beside it."
             width="760"
             height="480"
-            draw=move |canvas| plots::draw_histograms(canvas, &for_hist.latency.metrics)
+            draw=move |canvas| {
+                plots::draw_histograms(canvas, &for_hist.latency.metrics, log.get(), &hist_probes)
+            }
+            readout=hist_readout
         >
             {hist_side}
         </FigureCard>
@@ -70,7 +100,10 @@ pub fn LatencyCharts(m: Arc<ReceiptModel>) -> impl IntoView {
             alt="Cumulative distributions of TTFT, TPOT, ITL and end-to-end latency; the quantiles are in the tables beside it."
             width="760"
             height="480"
-            draw=move |canvas| plots::draw_cdfs(canvas, &for_cdf.latency.metrics)
+            draw=move |canvas| {
+                plots::draw_cdfs(canvas, &for_cdf.latency.metrics, log.get(), &cdf_probes)
+            }
+            readout=cdf_readout
         >
             {cdf_side}
         </FigureCard>
@@ -96,11 +129,8 @@ fn HistTable(s: MetricSamples) -> impl IntoView {
         <details id=format!("hist-{}", s.metric)>
             <summary>
                 {format!(
-                    "{}: {} samples, {}–{} ms{}",
-                    s.metric.to_uppercase(),
-                    int(s.count),
-                    readable(s.min_ms),
-                    readable(s.max_ms),
+                    "{}{}",
+                    plots::described(&s),
                     if s.log_bins { ", log-spaced bins" } else { "" },
                 )}
             </summary>
@@ -325,6 +355,42 @@ pub fn TimelineChart(m: Arc<ReceiptModel>) -> impl IntoView {
     }
 }
 
+/// A counter's rate cell: readable, the exact value in its title, a reset named.
+fn rate_td(r: Option<Rate>) -> impl IntoView {
+    let reset = r.is_some_and(|r| r.reset);
+    view! {
+        <td class="num" class:bad=reset title=exact(r.map(|r| r.per_s)) data-reset=reset.then_some("true")>
+            {num(r.map(|r| r.per_s))}
+            {reset.then_some(" (reset)")}
+        </td>
+    }
+}
+
+/// One scrape of the `/metrics` table: the gauges and counters as scraped, then the counters'
+/// rates since the previous scrape of the same URL (what the chart draws).
+fn metrics_row(p: &MetricPoint, generated: Option<Rate>, prompt: Option<Rate>) -> impl IntoView {
+    view! {
+        <tr data-scrape=p.scrape.to_string() data-url=p.url.to_string()>
+            <th scope="row" class="num">{p.scrape.to_string()}</th>
+            <td>
+                {match p.phase {
+                    Phase::Before => "before",
+                    Phase::During => "during",
+                    Phase::After => "after",
+                }}
+            </td>
+            {td(p.t_s)}
+            {td(p.running)}
+            {td(p.waiting)}
+            {td(p.kv_usage)}
+            {td(p.generation_tokens)}
+            {td(p.prompt_tokens)}
+            {rate_td(generated)}
+            {rate_td(prompt)}
+        </tr>
+    }
+}
+
 /// The `/metrics` series.
 #[component]
 pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
@@ -332,31 +398,23 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
     let s: &MetricsSeries = &m.metrics;
     let o = &m.audit.occupancy;
     let policy = &m.audit.policy;
+    let generated = counter_rates(s, |p| p.generation_tokens);
+    let prompt = counter_rates(s, |p| p.prompt_tokens);
+    let resets = generated
+        .iter()
+        .chain(&prompt)
+        .flatten()
+        .filter(|r| r.reset)
+        .count();
     let rows = s
         .points
         .iter()
+        .zip(generated.iter().zip(&prompt))
         .take(2_000)
-        .map(|p| {
-            view! {
-                <tr data-scrape=p.scrape.to_string()>
-                    <th scope="row" class="num">{p.scrape.to_string()}</th>
-                    <td>
-                        {match p.phase {
-                            Phase::Before => "before",
-                            Phase::During => "during",
-                            Phase::After => "after",
-                        }}
-                    </td>
-                    {td(p.t_s)}
-                    {td(p.running)}
-                    {td(p.waiting)}
-                    {td(p.kv_usage)}
-                    {td(p.generation_tokens)}
-                    {td(p.prompt_tokens)}
-                </tr>
-            }
-        })
+        .map(|(p, (g, pr))| metrics_row(p, *g, *pr))
         .collect_view();
+    let probes = Probes::default();
+    let readout = readout_of(&probes);
     let unread = s.unread.clone();
     let replicas = m.audit.engine.replicas.clone();
     let side = view! {
@@ -450,11 +508,20 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
                         {list("metrics-unread", unread)}
                     }
                 })}
+            <p id="metrics-rates-note" class="hint">
+                {format!(
+                    "Token counters are drawn as rates: growth per second since the previous scrape of the same URL (the tok/s columns).{}",
+                    match resets {
+                        0 => String::new(),
+                        n => format!(" {n} interval(s) follow a counter reset: counted from 0, marked reset."),
+                    },
+                )}
+            </p>
             <details>
                 <summary>{format!("Every readable scrape ({})", s.points.len())}</summary>
                 <div class="scroll tall">
                     <table id="metrics-table">
-                        {thead(&[Col::Num("scrape"), Col::Text("phase"), Col::Num("t, s"), Col::Num("running"), Col::Num("waiting"), Col::Num("KV usage"), Col::Num("generation tokens"), Col::Num("prompt tokens")])}
+                        {thead(&[Col::Num("scrape"), Col::Text("phase"), Col::Num("t, s"), Col::Num("running"), Col::Num("waiting"), Col::Num("KV usage"), Col::Num("generation tokens"), Col::Num("prompt tokens"), Col::Num("generated tok/s"), Col::Num("prompt tok/s")])}
                         <tbody>{rows}</tbody>
                     </table>
                 </div>
@@ -467,10 +534,11 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
             id="receipt-metrics"
             class=FIGURE_CLASS
             title="/metrics over the run"
-            alt="Requests running and waiting, KV-cache usage, and generated and prompt tokens since the first scrape, over the run; the numbers are in the tables beside it."
+            alt="Requests running and waiting, KV-cache usage, and generated and prompt tokens per second between scrapes, over the run; the numbers are in the tables beside it."
             width=FIGURE_W
-            height="520"
-            draw=move |canvas| plots::draw_series(canvas, &for_draw.metrics)
+            height="560"
+            draw=move |canvas| plots::draw_series(canvas, &for_draw.metrics, &probes)
+            readout=readout
         >
             {side}
         </FigureCard>

@@ -7,12 +7,13 @@
 
 use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
-use plotters_canvas::CanvasBackend;
 use web_sys::HtmlCanvasElement;
 
 use super::model::{GapHistogram, TokenCdf, WindowCounts};
 use crate::widgets::number::js;
-use crate::widgets::plot::{Area, Font, area, draw_error, legend, legend_line, say};
+use crate::widgets::plot::{
+    Area, Backend, Font, area, draw_error, hue, inked, legend, legend_line, say,
+};
 
 const BAR: RGBColor = RGBColor(37, 99, 235);
 const INPUT: RGBColor = RGBColor(37, 99, 235);
@@ -20,7 +21,7 @@ const OUTPUT: RGBColor = RGBColor(217, 119, 6);
 const AXIS_FONT: Font = ("sans-serif", 14);
 
 /// The margins and label areas every chart shares.
-fn frame<'a, 'b>(root: &'a Area) -> ChartBuilder<'a, 'b, CanvasBackend> {
+fn frame<'a, 'b>(root: &'a Area) -> ChartBuilder<'a, 'b, Backend> {
     let mut builder = ChartBuilder::on(root);
     builder
         .margin(12)
@@ -32,7 +33,7 @@ fn frame<'a, 'b>(root: &'a Area) -> ChartBuilder<'a, 'b, CanvasBackend> {
 /// Draws the axes as every chart here does: described, ticks written by [`tick`], and the
 /// vertical grid lines only when `x_mesh`.
 fn axes<X, Y>(
-    chart: &mut ChartContext<'_, CanvasBackend, Cartesian2d<X, Y>>,
+    chart: &mut ChartContext<'_, Backend, Cartesian2d<X, Y>>,
     x_desc: &str,
     y_desc: &str,
     x_mesh: bool,
@@ -45,9 +46,9 @@ where
     if !x_mesh {
         mesh.disable_x_mesh();
     }
-    mesh.x_desc(x_desc)
+    inked(&mut mesh, AXIS_FONT)
+        .x_desc(x_desc)
         .y_desc(y_desc)
-        .label_style(AXIS_FONT)
         .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|v| tick(*v))
         .draw()
@@ -72,7 +73,7 @@ pub fn draw_counts(canvas: HtmlCanvasElement, series: &WindowCounts) -> Result<(
     chart
         .draw_series(series.counts.iter().enumerate().map(|(idx, &count)| {
             let x0 = idx as f64 * bar_s;
-            Rectangle::new([(x0, 0.0), (x0 + bar_s, count as f64)], BAR.filled())
+            Rectangle::new([(x0, 0.0), (x0 + bar_s, count as f64)], hue(BAR).filled())
         }))
         .map_err(draw_error)?;
     root.present().map_err(draw_error)
@@ -106,7 +107,7 @@ pub fn draw_gaps(canvas: HtmlCanvasElement, hist: &GapHistogram) -> Result<(), S
         .draw_series(hist.bins.iter().map(|bin| {
             Rectangle::new(
                 [(bin.lo_s, 0.0), (bin.hi_s, bin.count as f64)],
-                BAR.filled(),
+                hue(BAR).filled(),
             )
         }))
         .map_err(draw_error)?;
@@ -136,6 +137,7 @@ pub fn draw_cdfs(
         true,
     )?;
     for (cdf, color, label) in [(input, INPUT, "input"), (output, OUTPUT, "output")] {
+        let color = hue(color);
         chart
             .draw_series(LineSeries::new(
                 cdf.curve.iter().copied(),
