@@ -264,8 +264,9 @@ fn page(inputs: &Inputs<'_>) -> Result<String> {
     Ok(html)
 }
 
-/// Starts the app from the page itself: the glue as a `blob:` URL (also named by a
-/// `modulepreload` link, where the audit worker finds it), the wasm instantiated from bytes.
+/// Starts the app from the page itself: the glue imported from a `blob:` URL, the wasm
+/// instantiated from bytes. (No audit worker: from `file://` none can start; the page's
+/// thread does the work.)
 const BOOTSTRAP: &str = r#"<script type="module">
 const bytes = (id) => {
   const text = atob(document.getElementById(id).textContent);
@@ -274,11 +275,6 @@ const bytes = (id) => {
   return out;
 };
 const glue = URL.createObjectURL(new Blob([bytes('loadproof-glue')], { type: 'text/javascript' }));
-const link = document.createElement('link');
-link.rel = 'modulepreload';
-link.href = glue;
-link.setAttribute('data-loadproof-glue', '');
-document.head.append(link);
 const bindings = await import(glue);
 const wasm = await bindings.default({ module_or_path: bytes('loadproof-wasm') });
 window.wasmBindings = bindings;
