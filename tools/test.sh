@@ -86,6 +86,12 @@ SERVE=0 bash tools/quickstart.sh > target/quickstart.log 2>&1 || { tail -40 targ
 tail -5 target/quickstart.log
 LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/site.mjs
 
+step "browser test (share: audit download, print, links to bundled receipts, the single file from disk)"
+LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/share.mjs
+
+step "browser test (offline: a published site's views without the network, and a reload)"
+LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/offline.mjs
+
 step "peer tier: real AIPerf and GuideLLM fire plans at the sim; the audit reads their records"
 cargo test --locked -p loadproof_cli --test peers -- --ignored --test-threads 1
 

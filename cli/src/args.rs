@@ -846,15 +846,25 @@ pub struct PlaybookExamplesArgs {
     pub shared: Option<PathBuf>,
 }
 
-/// `loadproof playbook publish PLAYBOOK --out SITE_DIR [--app DIST_DIR]`
+/// `loadproof playbook publish PLAYBOOK (--out SITE_DIR | --single-file OUT.html) [--app DIST_DIR]`
 #[derive(Debug, clap::Args)]
 pub struct PlaybookPublishArgs {
     /// The playbook file (`loadproof.playbook/v1`).
     pub playbook: PathBuf,
     /// The site directory to write: must be absent, empty, or a site publish made before
     /// whose `site.sha256` still verifies and lists every file in it; only then is it replaced.
-    #[arg(long, value_name = "SITE_DIR")]
-    pub out: PathBuf,
+    #[arg(long, value_name = "SITE_DIR", required_unless_present = "single_file")]
+    pub out: Option<PathBuf>,
+    /// Write one self-contained HTML file instead of a site: the app's JS and wasm, the
+    /// playbook and the bundled receipts inlined, so it opens from disk with no network. The
+    /// file must be absent or one publish wrote and nobody edited since; only then is it
+    /// replaced.
+    #[arg(long, value_name = "OUT_HTML", conflicts_with = "out")]
+    pub single_file: Option<PathBuf>,
+    /// The largest single file publish writes (bytes); a bigger one is refused before
+    /// anything is written [default: 64 MiB].
+    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    pub max_single_file_bytes: u64,
     /// The built web app to copy (`bash web/build.sh` writes it) [default: dist].
     #[arg(long, value_name = "DIST_DIR", default_value = "dist")]
     pub app: PathBuf,

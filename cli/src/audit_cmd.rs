@@ -26,8 +26,7 @@ pub fn load(path: &Path, policy: &PolicyArgs) -> Result<(Receipt, Audit)> {
 }
 
 fn json(audit: &Audit, out: &mut impl Write) -> Result<()> {
-    serde_json::to_writer_pretty(&mut *out, audit)?;
-    writeln!(out)?;
+    out.write_all(audit.to_json().as_bytes())?;
     Ok(())
 }
 

@@ -819,7 +819,8 @@ fn publish_writes_the_app_the_playbook_byte_for_byte_and_a_verifying_manifest() 
             "assets/style.css",
             "index.html",
             "playbook.json",
-            "receipts.json"
+            "receipts.json",
+            "sw.js"
         ]
     );
     for line in manifest.lines() {

@@ -5,86 +5,36 @@
 //! `App` holds the route and provides the reviewer's audit policy ([`AuditPolicy`]), the one
 //! every audit in the page is judged against. Each view owns its other signals; every view stays mounted once shown
 //! (a hidden one keeps its file and results), and each is first mounted when it is first shown,
-//! so a view never fetches a file from the site (`playbook.json`, `receipts.json`) unless it is
-//! opened. The navigation is plain
-//! links, so Tab, Enter and the browser's back button work as on any page.
+//! while the site's files (`playbook.json`, `receipts.json`, the bundled receipts) are asked for
+//! as the page starts ([`crate::site::prefetch`]), so a view opened offline still has them.
+//! The hash also names which bundled receipts are on screen ([`crate::route`], [`Here`]). The
+//! navigation is plain links, so Tab, Enter and the browser's back button work as on any page.
 
 use leptos::prelude::*;
 
 use crate::policy::AuditPolicy;
+pub use crate::route::Route;
+use crate::route::{Here, current_address};
 use crate::views::compare::CompareView;
 use crate::views::playbook::PlaybookView;
 use crate::views::receipt::ReceiptView;
 use crate::views::trace::TraceView;
-
-/// Which view the URL names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Route {
-    /// `#/`, `#/trace`, or any hash not known: the trace view.
-    Trace,
-    /// `#/receipt`.
-    Receipt,
-    /// `#/compare`.
-    Compare,
-    /// `#/playbook`.
-    Playbook,
-}
-
-impl Route {
-    /// Every view, in the navigation's order.
-    pub const ALL: [Route; 4] = [
-        Route::Trace,
-        Route::Receipt,
-        Route::Compare,
-        Route::Playbook,
-    ];
-
-    /// The route's word: in its hash (`#/receipt`) and its ids (`nav-receipt`, `view-receipt`).
-    pub fn slug(self) -> &'static str {
-        match self {
-            Route::Trace => "trace",
-            Route::Receipt => "receipt",
-            Route::Compare => "compare",
-            Route::Playbook => "playbook",
-        }
-    }
-
-    /// The navigation link's text.
-    pub fn label(self) -> &'static str {
-        match self {
-            Route::Trace => "Trace",
-            Route::Receipt => "Receipt",
-            Route::Compare => "Compare",
-            Route::Playbook => "Playbook",
-        }
-    }
-
-    /// The route a `location.hash` names.
-    pub fn of_hash(hash: &str) -> Route {
-        match hash.trim_start_matches('#').trim_end_matches('/') {
-            "/playbook" | "playbook" => Route::Playbook,
-            "/receipt" | "receipt" => Route::Receipt,
-            "/compare" | "compare" => Route::Compare,
-            _ => Route::Trace,
-        }
-    }
-}
-
-fn current_route() -> Route {
-    let hash = web_sys::window()
-        .and_then(|w| w.location().hash().ok())
-        .unwrap_or_default();
-    Route::of_hash(&hash)
-}
 
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
     // The reviewer's audit policy: one for the whole page (the Receipt and Compare views).
     provide_context(AuditPolicy::load());
-    let route = RwSignal::new(current_route());
+    let address = RwSignal::new(current_address());
+    provide_context(Here::new(address));
+    let route = Memo::new(move |_| address.with(|a| a.route));
     // The listener lives as long as the page (the handle is not removed).
-    let _ = window_event_listener(leptos::ev::hashchange, move |_| route.set(current_route()));
+    let _ = window_event_listener(leptos::ev::hashchange, move |_| {
+        address.set(current_address())
+    });
+    // Every view's site files now, not when the view is first opened (offline after load).
+    crate::site::prefetch();
+    crate::site::register_service_worker();
     let links = Route::ALL
         .into_iter()
         .map(|r| {
@@ -143,26 +93,12 @@ pub fn App() -> impl IntoView {
 /// A view's pane (`#view-<slug>`): hidden unless its route is current, and mounted only once
 /// first shown (then kept, with its file and results).
 #[component]
-fn Pane(of: Route, current: RwSignal<Route>, children: ChildrenFn) -> impl IntoView {
+fn Pane(of: Route, current: Memo<Route>, children: ChildrenFn) -> impl IntoView {
     let shown =
         Memo::new(move |prev: Option<&bool>| prev.copied().unwrap_or(false) || current.get() == of);
     view! {
         <div class="view" id=format!("view-{}", of.slug()) hidden=move || current.get() != of>
             <Show when=move || shown.get()>{children()}</Show>
         </div>
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Route;
-
-    #[test]
-    fn every_link_names_its_own_route() {
-        for r in Route::ALL {
-            assert_eq!(Route::of_hash(&format!("#/{}", r.slug())), r);
-        }
-        assert_eq!(Route::of_hash(""), Route::Trace);
-        assert_eq!(Route::of_hash("#/nowhere"), Route::Trace);
     }
 }

@@ -19,6 +19,7 @@ pub mod offload;
 pub mod panic_report;
 pub mod policy;
 pub mod publish;
+pub mod route;
 pub mod site;
 pub mod views;
 pub mod widgets;

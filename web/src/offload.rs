@@ -647,6 +647,12 @@ pub fn prepare() {
     let Some(document) = web_sys::window().and_then(|w| w.document()) else {
         return;
     };
+    // A single-file page opened from disk has an opaque origin, where Chromium starts no
+    // module worker from a `blob:` URL: its jobs run on the page's thread from the start,
+    // rather than failing once first.
+    if crate::site::is_single_file() {
+        return;
+    }
     let Some(href) = preload_href(&document, "link[rel=modulepreload][href$='.js']") else {
         return;
     };

@@ -15,6 +15,7 @@ mod live;
 mod matches;
 mod publish;
 mod row;
+mod single_file;
 mod text;
 
 use std::fmt::Display;

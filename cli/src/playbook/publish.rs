@@ -17,7 +17,8 @@ use anyhow::{Context, Result};
 use loadproof_core::playbook::Playbook;
 use loadproof_core::receipt::sha256_hex;
 use loadproof_core::site::{
-    SITE_MANIFEST, SITE_PLAYBOOK, SITE_RECEIPT_DIR, SITE_RECEIPTS, SiteReceipt, SiteReceipts,
+    SITE_MANIFEST, SITE_PLAYBOOK, SITE_RECEIPT_DIR, SITE_RECEIPTS, SITE_WORKER, SiteReceipt,
+    SiteReceipts,
 };
 
 use super::refused;
@@ -131,18 +132,54 @@ pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitC
         ))
         .into());
     }
-    check_site_dir(&args.out)?;
     let bundled = bundled_receipts(&args.receipts, args.redact_lease_tokens)?;
+    let site_dir = match (&args.out, &args.single_file) {
+        (Some(dir), None) => dir,
+        (_, Some(file)) => {
+            let written = super::single_file::write(
+                &super::single_file::Inputs {
+                    app: &args.app,
+                    playbook: &bytes,
+                    receipts: bundled
+                        .iter()
+                        .map(|b| (&b.entry, b.bytes.as_slice()))
+                        .collect(),
+                    max_bytes: args.max_single_file_bytes,
+                },
+                file,
+            )?;
+            writeln!(
+                out,
+                "published {} row(s) and {} receipt(s) as one file, {} ({written} bytes): open it from disk, no server or network needed",
+                book.rows().len(),
+                bundled.len(),
+                file.display()
+            )?;
+            report_bundled(&bundled, out)?;
+            return Ok(ExitCode::SUCCESS);
+        }
+        (None, None) => {
+            return Err(
+                BadInput("publish needs --out SITE_DIR or --single-file OUT.html".into()).into(),
+            );
+        }
+    };
+    check_site_dir(site_dir)?;
 
     // Build beside the target and rename into place, so a failed publish leaves nothing half
     // written and a re-publish never mixes two apps' files.
-    let staging = staging_dir(&args.out)?;
+    let staging = staging_dir(site_dir)?;
     let result = (|| -> Result<usize> {
         copy_tree(&args.app, &staging)?;
         let playbook_path = staging.join(SITE_PLAYBOOK);
         std::fs::write(&playbook_path, &bytes)
             .with_context(|| format!("writing {}", playbook_path.display()))?;
         write_bundled(&staging, &bundled)?;
+        // The service worker caches exactly the files listed so far, under their digest.
+        let listed = site_manifest(&staging)?;
+        let worker = staging.join(SITE_WORKER);
+        std::fs::write(&worker, super::single_file::service_worker(&listed))
+            .with_context(|| format!("writing {}", worker.display()))?;
         let manifest = site_manifest(&staging)?;
         let manifest_path = staging.join(SITE_MANIFEST);
         std::fs::write(&manifest_path, manifest.join(""))
@@ -156,12 +193,12 @@ pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitC
             return Err(e);
         }
     };
-    if args.out.exists() {
-        std::fs::remove_dir_all(&args.out)
-            .with_context(|| format!("replacing {}", args.out.display()))?;
+    if site_dir.exists() {
+        std::fs::remove_dir_all(site_dir)
+            .with_context(|| format!("replacing {}", site_dir.display()))?;
     }
-    std::fs::rename(&staging, &args.out)
-        .with_context(|| format!("moving {} to {}", staging.display(), args.out.display()))?;
+    std::fs::rename(&staging, site_dir)
+        .with_context(|| format!("moving {} to {}", staging.display(), site_dir.display()))?;
     let illustrative = book
         .rows()
         .iter()
@@ -172,9 +209,21 @@ pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitC
         "published {} row(s) ({} measured, {illustrative} illustrative) to {}: {n_files} files listed in {SITE_MANIFEST}",
         book.rows().len(),
         book.rows().len() - illustrative,
-        args.out.display()
+        site_dir.display()
     )?;
-    for b in &bundled {
+    report_bundled(&bundled, out)?;
+    writeln!(
+        out,
+        "serve it with any static file server (e.g. python3 -m http.server -d {}) and open …/#/playbook; check it with (cd {} && sha256sum -c {SITE_MANIFEST})",
+        site_dir.display(),
+        site_dir.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One line per bundled receipt: its place and whether it qualifies.
+fn report_bundled(bundled: &[Bundled], out: &mut impl Write) -> Result<()> {
+    for b in bundled {
         writeln!(
             out,
             "bundled receipt {SITE_RECEIPT_DIR}/{} ({}; the Receipt view shows why)",
@@ -186,13 +235,7 @@ pub fn publish(args: &PlaybookPublishArgs, out: &mut impl Write) -> Result<ExitC
             }
         )?;
     }
-    writeln!(
-        out,
-        "serve it with any static file server (e.g. python3 -m http.server -d {}) and open …/#/playbook; check it with (cd {} && sha256sum -c {SITE_MANIFEST})",
-        args.out.display(),
-        args.out.display()
-    )?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// The first URL in `html` that points at the server's root (`"/x.js"`, `'/x.wasm'`,
@@ -380,6 +423,7 @@ fn copy_tree(from: &Path, to: &Path) -> Result<()> {
             let rel = source.strip_prefix(top).unwrap_or(&source);
             if rel == Path::new(SITE_PLAYBOOK)
                 || rel == Path::new(SITE_MANIFEST)
+                || rel == Path::new(SITE_WORKER)
                 || rel == Path::new(SITE_RECEIPTS)
                 || rel.starts_with(SITE_RECEIPT_DIR)
             {

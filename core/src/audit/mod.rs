@@ -146,6 +146,15 @@ pub struct Statement {
 }
 
 impl Audit {
+    /// The bytes `receipt audit --json` writes: pretty JSON and a final newline. One
+    /// serializer for the CLI and the page's download, so a reviewer's saved file is the
+    /// CLI's output byte for byte.
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_default();
+        text.push('\n');
+        text
+    }
+
     /// The qualification, rebuilt through its one constructor.
     pub fn qualification(&self) -> Qualification {
         Qualification::from_standings(&self.standings, &self.receipt_refusals())

@@ -12,6 +12,11 @@
 //! "Audit policy" panel, shared with the receipt view): the same comparison as `receipt compare
 //! --policy FILE`. A comparison is made only of two audits judged against one policy.
 //!
+//! On a published site the hash names the pair on screen (`#/compare/BASELINE/TREATMENT`,
+//! [`crate::route`]): a link opens that pair from the site's own `receipts.json` (a name it
+//! does not list is said so, and nothing is fetched for it); with no pair named the first two
+//! open. A local file in either slot leaves the pair unnamed (`#/compare`).
+//!
 //! A comparison of one receipt per arm is an observation, not a measured effect; the page says
 //! so beside the numbers, as the JSON does.
 
@@ -31,6 +36,7 @@ use loadproof_core::site::{SITE_RECEIPTS, SiteReceipt};
 use self::result::ComparisonView;
 use crate::policy::{AuditPolicy, summary};
 use crate::publish::{json_value, publish};
+use crate::route::{Here, Linked, Route};
 use crate::site::{Fetched, SiteIndex, blob_of, fetch_bytes, fetch_site_receipts};
 use crate::views::receipt::loader::{Loading, ReceiptLoad};
 use crate::views::receipt::model::ReceiptModel;
@@ -157,8 +163,11 @@ pub fn CompareView() -> impl IntoView {
     let site: RwSignal<Vec<SiteReceipt>> = RwSignal::new(Vec::new());
     let site_status = RwSignal::new(None::<String>);
     let site_error = RwSignal::new(None::<String>);
+    // Whether the site's index has been read (`None`: not yet; `Some(false)`: none to read).
+    let site_read = RwSignal::new(None::<bool>);
+    let here = Here::from_context();
 
-    // The site's own receipts, when it publishes some: the first two preload the slots.
+    // The site's own receipts, when it publishes some.
     spawn_local(async move {
         match fetch_site_receipts().await {
             SiteIndex::Listed(list) => {
@@ -166,21 +175,91 @@ pub fn CompareView() -> impl IntoView {
                     "This site publishes {} receipt(s) in {SITE_RECEIPTS}.",
                     list.len()
                 )));
-                site.set(list.clone());
-                let mut entries = list.into_iter().enumerate();
-                if let (Some((i, first)), Some((j, second))) = (entries.next(), entries.next()) {
-                    if baseline.load.is_empty() {
-                        baseline.load_site(i, first);
-                    }
-                    if treatment.load.is_empty() {
-                        treatment.load_site(j, second);
-                    }
-                }
+                site.set(list);
+                site_read.set(Some(true));
             }
-            SiteIndex::Missing => {}
+            SiteIndex::Missing => site_read.set(Some(false)),
             SiteIndex::Invalid { error: e, .. } | SiteIndex::Failed(e) => {
                 site_error.set(Some(format!("{SITE_RECEIPTS}: {e}")));
+                site_read.set(Some(false));
             }
+        }
+    });
+
+    // The address bar names the pair on screen when both slots hold the site's receipts.
+    let name_pair = move || {
+        let pick = |slot: Slot, list: &[SiteReceipt]| {
+            let i = slot.chosen.get_untracked().parse::<usize>().ok()?;
+            list.get(i).map(|e| e.name.clone())
+        };
+        let linked = site.with_untracked(|l| match (pick(baseline, l), pick(treatment, l)) {
+            (Some(a), Some(b)) => Linked::Pair(a, b),
+            _ => Linked::Nothing,
+        });
+        here.name(Route::Compare, linked);
+    };
+    let renamed = Callback::new(move |()| name_pair());
+
+    // Follow the hash: open the pair it names, or the first two when it names none.
+    Effect::new(move |_| {
+        let read = site_read.get();
+        let linked = here.linked();
+        if here.route() != Route::Compare || read.is_none() {
+            return;
+        }
+        let list = site.get_untracked();
+        let find = |name: &str| {
+            list.iter()
+                .enumerate()
+                .find(|(_, e)| e.name == name)
+                .map(|(i, e)| (i, e.clone()))
+        };
+        let open = |slot: Slot, (i, entry): (usize, SiteReceipt)| {
+            if slot.chosen.get_untracked() != i.to_string() {
+                slot.load_site(i, entry);
+            }
+        };
+        match linked {
+            Linked::Pair(a, b) => match (find(&a), find(&b)) {
+                (Some(first), Some(second)) => {
+                    open(baseline, first);
+                    open(treatment, second);
+                }
+                (found_a, found_b) => {
+                    let missing: Vec<String> = [(a, found_a.is_none()), (b, found_b.is_none())]
+                        .into_iter()
+                        .filter(|(_, gone)| *gone)
+                        .map(|(n, _)| format!("{n:?}"))
+                        .collect();
+                    site_error.set(Some(format!(
+                        "The link names {}, but this site bundles no receipt of that name{}.",
+                        missing.join(" and "),
+                        if list.is_empty() {
+                            String::new()
+                        } else {
+                            format!(
+                                " (it bundles {})",
+                                list.iter()
+                                    .map(|e| e.name.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            )
+                        }
+                    )));
+                }
+            },
+            Linked::Nothing => {
+                let mut entries = list.iter().cloned().enumerate();
+                if baseline.load.is_empty()
+                    && treatment.load.is_empty()
+                    && let (Some(first), Some(second)) = (entries.next(), entries.next())
+                {
+                    open(baseline, first);
+                    open(treatment, second);
+                }
+                name_pair();
+            }
+            Linked::Receipt(_) => {}
         }
     });
 
@@ -217,8 +296,8 @@ pub fn CompareView() -> impl IntoView {
             <Message id="compare-site-error" class="error" role="alert" text=site_error />
         </section>
         <PolicyPanel prefix="compare" />
-        <SlotCard of=baseline site=site />
-        <SlotCard of=treatment site=site />
+        <SlotCard of=baseline site=site renamed=renamed />
+        <SlotCard of=treatment site=site renamed=renamed />
         {move || match comparison.get() {
             None => {
                 view! {
@@ -240,7 +319,12 @@ pub fn CompareView() -> impl IntoView {
 
 /// One slot: the file input and drop zone, the site's receipts, progress, error and banner.
 #[component]
-fn SlotCard(of: Slot, site: RwSignal<Vec<SiteReceipt>>) -> impl IntoView {
+fn SlotCard(
+    of: Slot,
+    site: RwSignal<Vec<SiteReceipt>>,
+    /// Called once the slot holds another file (the address bar names the pair, or not).
+    renamed: Callback<()>,
+) -> impl IntoView {
     let slot = of;
     let site_id = slot.id("site");
     let progress_id = slot.id("progress");
@@ -254,7 +338,10 @@ fn SlotCard(of: Slot, site: RwSignal<Vec<SiteReceipt>>) -> impl IntoView {
             <DropZone
                 id=slot.id("file")
                 accept=".json,application/json"
-                on_file=move |file| slot.load_file(file)
+                on_file=move |file| {
+                    slot.load_file(file);
+                    renamed.run(());
+                }
             >
                 {format!("Choose the {} receipt (loadproof.receipt/v1 JSON), or drop it here.", slot.arm)}
             </DropZone>
@@ -277,6 +364,7 @@ fn SlotCard(of: Slot, site: RwSignal<Vec<SiteReceipt>>) -> impl IntoView {
                                             .and_then(|i| site.with_untracked(|l| l.get(i).cloned()).map(|e| (i, e)));
                                         if let Some((i, entry)) = entry {
                                             slot.load_site(i, entry);
+                                            renamed.run(());
                                         }
                                     }
                                 >

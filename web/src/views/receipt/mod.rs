@@ -11,8 +11,14 @@
 //! chart has a table of the numbers it draws beside it.
 //!
 //! On first mount the view reads the site's `receipts.json` (what `loadproof playbook publish
-//! --receipt` writes beside the app), lists its receipts as buttons and opens the first. A
-//! site without one (404) says nothing.
+//! --receipt` writes beside the app; asked for as the page started), lists its receipts as
+//! buttons and opens the one the hash names (`#/receipt/NAME`), else the first. The hash then
+//! names the bundled receipt on screen; a chosen or dropped local file has no link
+//! (`#/receipt`). A name the site does not list is said so, and nothing is fetched for it: only
+//! the paths `receipts.json` lists are. A site without one (404) says nothing.
+//!
+//! Once audited, the audit can be saved (`#receipt-download-audit`: core's `Audit::to_json`,
+//! the bytes `receipt audit --json` writes) and the page printed as a report.
 //!
 //! Every audit is judged against the reviewer's audit policy ([`AuditPolicy`], set in the
 //! "Audit policy" panel below the file input, shared with the compare view); changing it audits
@@ -41,8 +47,10 @@ use self::loader::ReceiptLoad;
 use self::report::Report;
 use crate::policy::AuditPolicy;
 use crate::publish::{json_value, publish};
+use crate::route::{Here, Linked, Route};
 use crate::site::{Fetched, SiteIndex, blob_of, fetch_bytes, fetch_site_receipts};
 use crate::widgets::drop_zone::DropZone;
+use crate::widgets::export::{PrintButton, audit_file_name, save_text};
 use crate::widgets::number::readable;
 use crate::widgets::policy_panel::PolicyPanel;
 use crate::widgets::readout::Message;
@@ -81,6 +89,9 @@ pub fn ReceiptView() -> impl IntoView {
     } = load;
     let bundled = RwSignal::new(Vec::<SiteReceipt>::new());
     let bundled_state = RwSignal::new(Bundled::Pending);
+    let here = Here::from_context();
+    // The bundled receipt on screen (or being opened); `None` for a local file.
+    let shown_bundled = RwSignal::new(None::<String>);
 
     Effect::new(move |_| {
         model.with(|m| {
@@ -122,6 +133,8 @@ pub fn ReceiptView() -> impl IntoView {
     };
 
     let open_bundled = move |entry: SiteReceipt| {
+        shown_bundled.set(Some(entry.name.clone()));
+        here.name(Route::Receipt, Linked::Receipt(entry.name.clone()));
         error.set(None);
         status.set(Some(format!("Fetching {} from this site…", entry.path)));
         spawn_local(async move {
@@ -155,14 +168,8 @@ pub fn ReceiptView() -> impl IntoView {
     spawn_local(async move {
         match fetch_site_receipts().await {
             SiteIndex::Listed(list) => {
-                let first = list.first().cloned();
                 bundled.set(list);
                 bundled_state.set(Bundled::Listed);
-                if let Some(first) = first
-                    && load.is_empty()
-                {
-                    open_bundled(first);
-                }
             }
             // A development server that answers every path with the app's HTML.
             SiteIndex::Invalid { html: true, .. } | SiteIndex::Missing => {
@@ -181,7 +188,55 @@ pub fn ReceiptView() -> impl IntoView {
         }
     });
 
+    // Follow the hash: open the bundled receipt it names (once the index is read), or name
+    // the one on screen; the first bundled one when nothing is shown yet.
+    Effect::new(move |_| {
+        let state = bundled_state.get();
+        let linked = here.linked();
+        if here.route() != Route::Receipt || state == Bundled::Pending {
+            return;
+        }
+        let shown = shown_bundled.get_untracked();
+        match linked {
+            Linked::Receipt(name) if shown.as_deref() != Some(name.as_str()) => {
+                let entry = bundled.with_untracked(|l| l.iter().find(|e| e.name == name).cloned());
+                match entry {
+                    Some(entry) => open_bundled(entry),
+                    None => error.set(Some(not_bundled(&name, &bundled.get_untracked()))),
+                }
+            }
+            Linked::Nothing => match shown {
+                Some(name) => here.name(Route::Receipt, Linked::Receipt(name)),
+                None => {
+                    if let Some(first) = bundled.with_untracked(|l| l.first().cloned())
+                        && load.is_empty()
+                    {
+                        open_bundled(first);
+                    }
+                }
+            },
+            _ => {}
+        }
+    });
+
+    let download = move |_| {
+        let Some(m) = model.get_untracked() else {
+            return;
+        };
+        if save_text(
+            &audit_file_name(&m.source),
+            &m.audit.to_json(),
+            "application/json",
+        )
+        .is_err()
+        {
+            error.set(Some("The browser refused to save the file.".to_owned()));
+        }
+    };
+
     let start_file = move |file: File| {
+        shown_bundled.set(None);
+        here.name(Route::Receipt, Linked::Nothing);
         let blob: web_sys::Blob = file.clone().into();
         start(file.name(), blob, None);
     };
@@ -278,6 +333,37 @@ pub fn ReceiptView() -> impl IntoView {
                 .filter(|_| model.with(Option::is_none))
                 .map(|v| view! { <report::EarlyVerdict verdict=v /> })
         }}
-        {move || model.get().map(|m| view! { <Report model=m /> })}
+        {move || {
+            model
+                .get()
+                .map(|m| {
+                    view! {
+                        <section class="card wide export" aria-label="Export">
+                            <button type="button" id="receipt-download-audit" on:click=download>
+                                {format!("Download audit JSON ({})", audit_file_name(&m.source))}
+                            </button>
+                            <PrintButton id="receipt-print" />
+                            <span class="hint">
+                                "The file is what "
+                                <code>"loadproof receipt audit --json"</code>
+                                " writes for this receipt, byte for byte."
+                            </span>
+                        </section>
+                        <Report model=m />
+                    }
+                })
+        }}
     }
+}
+
+/// Why a linked name opened nothing: the name (as text, never markup) and what the site has.
+fn not_bundled(name: &str, list: &[SiteReceipt]) -> String {
+    if list.is_empty() {
+        return format!("The link names the receipt {name:?}, but this site bundles no receipts.");
+    }
+    let names: Vec<&str> = list.iter().map(|e| e.name.as_str()).collect();
+    format!(
+        "The link names the receipt {name:?}, but this site bundles no receipt of that name (it bundles {}).",
+        names.join(", ")
+    )
 }

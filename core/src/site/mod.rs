@@ -6,6 +6,8 @@
 //! the site itself. A page that followed `https://…`, `/…`, `..` or a drive-letter path from
 //! an index would fetch what the site did not publish.
 
+pub mod single_file;
+
 use serde::{Deserialize, Serialize};
 
 use crate::receipt::sha256_hex;
@@ -18,6 +20,9 @@ pub const SITE_PLAYBOOK: &str = "playbook.json";
 pub const SITE_RECEIPTS: &str = "receipts.json";
 /// Where bundled receipts sit in a site.
 pub const SITE_RECEIPT_DIR: &str = "receipts";
+/// The service worker a published site serves, so it reloads offline: versioned by the
+/// site's content, caching only the site's own files.
+pub const SITE_WORKER: &str = "sw.js";
 /// Schema identity of [`SiteReceipts`].
 pub const SITE_RECEIPTS_SCHEMA: &str = "loadproof.site-receipts/v1";
 
