@@ -144,13 +144,11 @@ impl ArrivalGaps {
     /// The gaps of sorted `arrival_ns` binned on `grid_ns` (1 ns when `None`).
     fn of_arrivals(arrival_ns: &[i64], grid_ns: Option<i64>) -> ArrivalGaps {
         let unit = grid_ns.unwrap_or(1).max(1) as u64;
-        // Each positive gap as its rounded multiple of the unit (at least 1).
-        let multiples = || {
+        // Each positive gap as its multiple of `step` ns, rounded to the unit first (one
+        // division: ⌊⌊x / u⌋ / w⌋ = ⌊x / (u·w)⌋); 5M gaps are divided twice, not four times.
+        let multiples = |step: u64| {
             arrival_ns.windows(2).filter_map(move |pair| match pair {
-                [a, b] if b > a => {
-                    let gap = b.abs_diff(*a);
-                    Some((gap / unit + u64::from(gap % unit >= unit.div_ceil(2))).max(1))
-                }
+                [a, b] if b > a => Some(b.abs_diff(*a).saturating_add(unit / 2) / step),
                 _ => None,
             })
         };
@@ -159,7 +157,8 @@ impl ArrivalGaps {
         let mut positive = 0u64;
         let mut m_max = 0u64;
         let mut log2 = [0u64; 64];
-        for m in multiples() {
+        for m in multiples(unit) {
+            let m = m.max(1);
             positive += 1;
             m_max = m_max.max(m);
             if let Some(slot) = log2.get_mut(m.ilog2() as usize) {
@@ -185,8 +184,8 @@ impl ArrivalGaps {
             (regular_end - first + u64::from(open)) as usize
         };
         let mut counts = vec![0u64; n_bins];
-        for m in multiples() {
-            let idx = (m / width).min(regular_end) - first;
+        for idx in multiples(unit.saturating_mul(width)) {
+            let idx = idx.min(regular_end).max(first) - first;
             if let Some(c) = usize::try_from(idx).ok().and_then(|i| counts.get_mut(i)) {
                 *c += 1;
             }
@@ -362,11 +361,12 @@ mod tests {
             anchor_ticks in 0i64..1_000,
         ) {
             let g = GRID_LADDER[g_idx];
+            let at = |tick: i64| tick * g + jitter[(tick as usize) % jitter.len()] * (g / 1000) / 1000;
             let mut tick = 0i64;
-            let mut arrivals = Vec::new();
+            let mut arrivals = vec![at(0)];
             for step in &steps {
                 tick += step;
-                arrivals.push(tick * g + jitter[(tick as usize) % jitter.len()] * (g / 1000) / 1000);
+                arrivals.push(at(tick));
             }
             // Arrivals must stay in order and include a second distinct tick.
             arrivals.sort_unstable();
