@@ -11,6 +11,7 @@
 
 use leptos::prelude::*;
 
+use crate::handoff::Handoff;
 use crate::policy::AuditPolicy;
 use crate::views::compare::CompareView;
 use crate::views::playbook::PlaybookView;
@@ -82,6 +83,8 @@ fn current_route() -> Route {
 pub fn App() -> impl IntoView {
     // The reviewer's audit policy: one for the whole page (the Receipt and Compare views).
     provide_context(AuditPolicy::load());
+    // A receipt or playbook dropped on the wrong view is handed to the one that reads it.
+    Handoff::provide();
     let route = RwSignal::new(current_route());
     // The listener lives as long as the page (the handle is not removed).
     let _ = window_event_listener(leptos::ev::hashchange, move |_| route.set(current_route()));
