@@ -154,10 +154,12 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadproof-e2e-'));
 fs.mkdirSync(shots, { recursive: true });
 const pageErrors = [];
 
-async function freshPage() {
+// `quiet`: while true, console errors are not collected (a routed-to view asks this bare site
+// for its receipts.json / playbook.json and the server answers 404, as it should).
+async function freshPage({ quiet = () => false } = {}) {
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT_MS);
-  collectErrors(page, pageErrors);
+  collectErrors(page, pageErrors, { quiet });
   await page.goto(base);
   await page.waitForSelector('#file', { state: 'attached' });
   return page;
@@ -341,7 +343,7 @@ try {
     const magic = fs.readFileSync(receipt).subarray(0, 4).toString('hex');
     expectEqual(magic, '28b52ffd', 'the receipt is a zstd record stream');
     const expected = cliJson(['receipt', 'audit', '--json', receipt], { allow: [0] });
-    const page = await freshPage();
+    const page = await freshPage({ quiet: () => true });
     await page.setInputFiles('#file', receipt);
     await page.waitForFunction(() => window.loadproofAuditSource === 'routed.receipt', null, { timeout: TIMEOUT_MS });
     expectEqual(await page.evaluate(() => location.hash), '#/receipt', 'hash');
@@ -354,7 +356,7 @@ try {
   await check('a playbook chosen on the Trace view opens in the Playbook view', async () => {
     const book = path.join(tmp, 'dropped-playbook.json');
     fs.copyFileSync(fromRoot('fixtures/playbook/examples.json'), book);
-    const page = await freshPage();
+    const page = await freshPage({ quiet: () => true });
     await page.setInputFiles('#file', book);
     await page.waitForFunction(() => document.querySelector('#playbook-source')?.innerText.startsWith('dropped-playbook.json'), null, { timeout: TIMEOUT_MS });
     expectEqual(await page.evaluate(() => location.hash), '#/playbook', 'hash');
