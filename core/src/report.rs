@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::regime::{Regime, RegimeError, Window};
-use crate::trace::{Trace, TraceMeta};
+use crate::trace::{ArrivalGaps, Trace, TraceMeta};
 
 /// Schema identity of [`InspectReport`].
 pub const INSPECT_SCHEMA: &str = "loadproof.trace.inspect/v1";
@@ -28,6 +28,9 @@ pub struct InspectReport {
     pub regime: Option<Regime>,
     /// Why the regime is absent.
     pub regime_error: Option<String>,
+    /// The gaps between arrivals on the source's recording grid (last, so the fields before
+    /// it read as they always have).
+    pub arrival_gaps: ArrivalGaps,
 }
 
 impl InspectReport {
@@ -46,6 +49,7 @@ impl InspectReport {
             filtered_total: meta.filtered_total(),
             regime,
             regime_error,
+            arrival_gaps: ArrivalGaps::of(trace),
         }
     }
 

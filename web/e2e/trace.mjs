@@ -19,7 +19,7 @@ import path from 'node:path';
 
 import {
   TIMEOUT_MS, bailOnCrash, check, cleanUp, cliJson, collectErrors, dist, expectEqual, finish, mustRun, noErrors,
-  openSite, shared, shots,
+  fromRoot, openSite, run, shared, shots, startSim,
 } from './harness.mjs';
 
 bailOnCrash();
@@ -105,13 +105,35 @@ async function checkDomAgainst(page, expected, label) {
     }
     expectEqual(rows.length, reasons.length, 'drop table rows');
     reasons.forEach((reason, i) => {
-      if (!rows[i].startsWith(reason) || !rows[i].includes(String(expected.dropped[reason]))) {
+      const grouped = expected.dropped[reason].toLocaleString('en-US');
+      if (!rows[i].startsWith(reason) || !rows[i].includes(grouped)) {
         throw new Error(`row ${i} is ${JSON.stringify(rows[i])}, expected ${reason} ${expected.dropped[reason]}`);
       }
       for (const ex of expected.drop_examples[reason] ?? []) {
         if (!rows[i].includes(`line ${ex.line}`)) throw new Error(`row ${i} lacks example line ${ex.line}`);
       }
     });
+  });
+}
+
+// The inter-arrival table: same-timestamp arrivals in their own labelled row, then one labelled
+// row per bin, each count exactly the JSON's `arrival_gaps` (in `title`), readable as text.
+async function checkGaps(page, expected, label) {
+  const gaps = expected.arrival_gaps;
+  await check(`${label}: inter-arrival table equals arrival_gaps (grid ${gaps.grid_s}, ${gaps.zero_gaps} zero gaps)`, async () => {
+    const rows = await page.$$eval('#gaps-table tbody tr', (trs) =>
+      trs.map((tr) => ({ label: tr.querySelector('th').innerText, exact: tr.querySelector('td').title, text: tr.querySelector('td').innerText })));
+    expectEqual(rows.length, 1 + gaps.bins.length, 'rows: same timestamp + bins');
+    expectEqual(rows[0].label, 'same timestamp', 'first row label');
+    expectEqual(rows[0].exact, String(gaps.zero_gaps), 'zero gaps');
+    expectEqual(rows[0].text, gaps.zero_gaps.toLocaleString('en-US'), 'zero gaps, readable');
+    gaps.bins.forEach((bin, i) => {
+      const row = rows[i + 1];
+      expectEqual(row.exact, String(bin.gaps), `bin ${i} gaps`);
+      if (!/ s$/.test(row.label) || row.label.length < 3) throw new Error(`bin ${i} is labelled ${JSON.stringify(row.label)}`);
+    });
+    const grid = await page.$eval('#gap-grid', (el) => el.dataset.grid);
+    expectEqual(grid, gaps.grid_s === null ? 'none' : String(gaps.grid_s), '#gap-grid data-grid');
   });
 }
 
@@ -132,10 +154,12 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadproof-e2e-'));
 fs.mkdirSync(shots, { recursive: true });
 const pageErrors = [];
 
-async function freshPage() {
+// `quiet`: while true, console errors are not collected (a routed-to view asks this bare site
+// for its receipts.json / playbook.json and the server answers 404, as it should).
+async function freshPage({ quiet = () => false } = {}) {
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT_MS);
-  collectErrors(page, pageErrors);
+  collectErrors(page, pageErrors, { quiet });
   await page.goto(base);
   await page.waitForSelector('#file', { state: 'attached' });
   return page;
@@ -175,6 +199,7 @@ try {
       deepStrictEqual(report, expected);
     });
     await checkDomAgainst(page, expected, label);
+    await checkGaps(page, expected, label);
     await check(`${label}: charts are painted`, async () => {
       for (const id of ['counts-chart', 'gaps-chart', 'cdf-chart']) {
         const painted = await canvasPainted(page, id);
@@ -184,6 +209,32 @@ try {
     const stem = name.replace(/\.[^.]+$/, '');
     await page.screenshot({ path: path.join(shots, `trace-${stem}.png`) });
     await page.screenshot({ path: path.join(shots, `trace-${stem}.full.png`), fullPage: true });
+
+    if (name === 'conversation_trace.jsonl') {
+      await check(`${label}: recorded on a 3 s grid; 10,851 same-timestamp arrivals, labelled`, async () => {
+        expectEqual(expected.arrival_gaps.grid_s, 3, 'CLI grid_s');
+        expectEqual(expected.arrival_gaps.zero_gaps, 10851, 'CLI zero_gaps');
+        const line = await page.innerText('#gap-grid');
+        for (const part of ['3 s', '10,851 of 12,030', '30 s']) {
+          if (!line.includes(part)) throw new Error(`#gap-grid reads ${JSON.stringify(line)}; lacks ${JSON.stringify(part)}`);
+        }
+        const rows = await page.$$eval('#gaps-table tbody tr', (trs) => trs.map((tr) => tr.innerText.replace(/\s+/g, ' ').trim()));
+        expectEqual(rows[0], 'same timestamp 10,851', 'first row');
+        expectEqual(rows[1], `3 s ${expected.arrival_gaps.bins[0].gaps.toLocaleString('en-US')}`, 'second row');
+      });
+      const at30 = cli(file, ['--window', String(expected.arrival_gaps.suggested_window_s)]);
+      await check(`${label}: #use-window sets the suggested 30 s window; the report equals the CLI's --window 30`, async () => {
+        expectEqual(expected.arrival_gaps.suggested_window_s, 30, 'CLI suggested_window_s');
+        await page.click('#use-window');
+        await page.waitForFunction(() => window.loadproofReport?.regime?.window_s === 30, null, { timeout: 10_000 });
+        expectEqual(await page.inputValue('#window-input'), '30', '#window-input');
+        expectEqual(await exactOf(page, '#window'), '30', '#window');
+        expectEqual(await exactOf(page, '#burstiness'), asText(at30.regime.burstiness), '#burstiness');
+        deepStrictEqual(await page.evaluate(() => window.loadproofReport), at30);
+        if (!(await page.$eval('#use-window', (b) => b.disabled))) throw new Error('#use-window still enabled at 30 s');
+      });
+      await page.screenshot({ path: path.join(shots, `trace-mooncake-gaps.png`) });
+    }
 
     if (name === 'BurstGPT_1.first400.csv') {
       const at3 = cli(file, ['--window', '3']);
@@ -272,6 +323,43 @@ try {
       { name, text: fs.readFileSync(file, 'utf8') },
     );
     deepStrictEqual(await waitForReport(page, name), expected);
+    await page.close();
+  });
+
+  // A receipt or a playbook dropped on the Trace view opens in the view that reads it.
+  await check('a receipt chosen on the Trace view opens in the Receipt view', async () => {
+    const trace = path.join(tmp, 'synthetic-burstgpt.csv');
+    mustRun(['trace', 'synth', '--out', trace]);
+    const plan = path.join(tmp, 'plan');
+    mustRun(['plan', trace, '--out', plan, '--max-requests', '20', '--time-scale', '50']);
+    const receipt = path.join(tmp, 'routed.receipt');
+    const sim = await startSim({ args: [] });
+    try {
+      const r = run(['fire', plan, '--endpoint', sim.url, '--engine', 'native', '--acquire-lease', '120', '--out', receipt]);
+      if (!fs.existsSync(receipt)) throw new Error(`fire wrote no receipt (exit ${r.status}): ${r.stderr}`);
+    } finally {
+      await sim.stop();
+    }
+    const magic = fs.readFileSync(receipt).subarray(0, 4).toString('hex');
+    expectEqual(magic, '28b52ffd', 'the receipt is a zstd record stream');
+    const expected = cliJson(['receipt', 'audit', '--json', receipt], { allow: [0] });
+    const page = await freshPage({ quiet: () => true });
+    await page.setInputFiles('#file', receipt);
+    await page.waitForFunction(() => window.loadproofAuditSource === 'routed.receipt', null, { timeout: TIMEOUT_MS });
+    expectEqual(await page.evaluate(() => location.hash), '#/receipt', 'hash');
+    deepStrictEqual(await page.evaluate(() => window.loadproofAudit), expected);
+    const traceError = await page.$eval('#error', (el) => el.innerText).catch(() => null);
+    if (traceError !== null) throw new Error(`the Trace view shows an error: ${traceError}`);
+    await page.close();
+  });
+
+  await check('a playbook chosen on the Trace view opens in the Playbook view', async () => {
+    const book = path.join(tmp, 'dropped-playbook.json');
+    fs.copyFileSync(fromRoot('fixtures/playbook/examples.json'), book);
+    const page = await freshPage({ quiet: () => true });
+    await page.setInputFiles('#file', book);
+    await page.waitForFunction(() => document.querySelector('#playbook-source')?.innerText.startsWith('dropped-playbook.json'), null, { timeout: TIMEOUT_MS });
+    expectEqual(await page.evaluate(() => location.hash), '#/playbook', 'hash');
     await page.close();
   });
 

@@ -12,6 +12,7 @@
 
 use leptos::prelude::*;
 
+use crate::handoff::Handoff;
 use crate::policy::AuditPolicy;
 pub use crate::route::Route;
 use crate::route::{Here, current_address};
@@ -25,6 +26,8 @@ use crate::views::trace::TraceView;
 pub fn App() -> impl IntoView {
     // The reviewer's audit policy: one for the whole page (the Receipt and Compare views).
     provide_context(AuditPolicy::load());
+    // A receipt or playbook dropped on the wrong view is handed to the one that reads it.
+    Handoff::provide();
     let address = RwSignal::new(current_address());
     provide_context(Here::new(address));
     let route = Memo::new(move |_| address.with(|a| a.route));

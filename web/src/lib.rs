@@ -14,6 +14,8 @@
 
 pub mod app;
 pub mod digests;
+pub mod file_kind;
+pub mod handoff;
 pub mod ingest;
 pub mod offload;
 pub mod panic_report;

@@ -11,6 +11,7 @@ mod burstgpt;
 mod csv_line;
 mod ingest;
 mod mooncake;
+mod recording_grid;
 mod row;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,9 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use ingest::hex;
 pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream};
+pub use recording_grid::{
+    ArrivalGaps, GRID_LADDER, GapBin, MAX_GAP_BINS, WINDOW_TICKS, recording_grid,
+};
 
 /// A source layout loadproof can read. Detected from the header; `--format` forces one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -36,6 +36,7 @@ use self::form::{Form, IdentityForm};
 use self::matches::MatchTable;
 use self::model::{Book, Live, LiveData, SNIFF_BYTES, looks_like_receipt, run_match};
 use self::rows::{Filters, RowsTable};
+use crate::handoff::{Handoff, Target};
 use crate::ingest::{ReadError, ingest_blob};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes, read_blob};
@@ -103,6 +104,9 @@ pub fn PlaybookView() -> impl IntoView {
             }
         });
     };
+
+    // A playbook dropped on another view opens here.
+    Handoff::receive(Target::Playbook, start_book);
 
     let start_live = move |file: File| {
         let this_load = generation.get_value() + 1;

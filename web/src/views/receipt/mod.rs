@@ -45,6 +45,7 @@ use web_sys::File;
 
 use self::loader::ReceiptLoad;
 use self::report::Report;
+use crate::handoff::{Handoff, Target};
 use crate::policy::AuditPolicy;
 use crate::publish::{json_value, publish};
 use crate::route::{Here, Linked, Route};
@@ -240,6 +241,8 @@ pub fn ReceiptView() -> impl IntoView {
         let blob: web_sys::Blob = file.clone().into();
         start(file.name(), blob, None);
     };
+    // A receipt dropped on another view opens here.
+    Handoff::receive(Target::Receipt, start_file);
 
     view! {
         <section class="card load receipt-load" aria-labelledby="receipt-heading">

@@ -10,15 +10,14 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use loadproof_core::Window;
+use loadproof_core::report::InspectReport;
+use loadproof_core::trace::ArrivalGaps;
 
 use super::draw::{draw_cdfs, draw_counts, draw_gaps};
-use super::model::{GapHistogram, Loaded, TokenCdf, WindowCounts};
+use super::model::{Loaded, TokenCdf, WindowCounts, gap_bin_labels, grid_words};
 use crate::widgets::canvas_figure::FigureCard;
-use crate::widgets::number::js;
-use crate::widgets::readout::{Col, thead};
-
-/// Bins of the inter-arrival histogram.
-const GAP_BINS: usize = 24;
+use crate::widgets::number::{js, readable};
+use crate::widgets::readout::{Col, td, thead};
 /// Points on each token CDF curve.
 const CDF_POINTS: usize = 200;
 /// Canvas size in pixels; CSS scales it to the column.
@@ -32,13 +31,16 @@ pub fn Charts(
     loaded: RwSignal<Option<Arc<Loaded>>>,
     /// The burstiness window, which the per-window counts follow.
     window: Memo<Window>,
+    /// Core's report of the trace, whose `arrival_gaps` the inter-arrival chart draws.
+    report: Memo<Option<InspectReport>>,
+    /// Sets the burstiness window, seconds (the grid's suggested window).
+    use_window: Callback<f64>,
 ) -> impl IntoView {
     let counts = Memo::new(move |_| {
         loaded.with(|l| l.as_ref().map(|l| WindowCounts::of(&l.trace, window.get())))
     });
-    let gaps = Memo::new(move |_| {
-        loaded.with(|l| l.as_ref().map(|l| GapHistogram::of(&l.trace, GAP_BINS)))
-    });
+    // Unchanged by the window, so a new window does not redraw this chart.
+    let gaps = Memo::new(move |_| report.with(|r| r.as_ref().map(|r| r.arrival_gaps.clone())));
     let cdfs = Memo::new(move |_| {
         loaded.with(|l| {
             l.as_ref().map(|l| {
@@ -65,12 +67,14 @@ pub fn Charts(
         <FigureCard
             slug="gaps"
             title="Inter-arrival gaps"
-            alt="Histogram of gaps between consecutive requests on a log scale; the numbers are in the table beside it."
+            alt="Bar chart of gaps between consecutive requests: same-timestamp arrivals first, then the gaps on the recording grid; the numbers are in the table beside it."
             width=CANVAS_W
             height=CANVAS_H
-            draw=move |canvas| gaps.get().map_or(Ok(()), |hist| draw_gaps(canvas, &hist))
+            draw=move |canvas| gaps.get().map_or(Ok(()), |g| draw_gaps(canvas, &g))
         >
-            {move || gaps.get().map(|h| view! { <GapsTable hist=h /> })}
+            {move || {
+                gaps.get().map(|g| view! { <GapsTable gaps=g window=window use_window=use_window /> })
+            }}
         </FigureCard>
         <FigureCard
             slug="cdf"
@@ -99,8 +103,8 @@ fn CountsTable(counts: WindowCounts) -> impl IntoView {
         .map(|(idx, &count)| {
             view! {
                 <tr>
-                    <td class="num">{js(idx as f64 * counts.bar_s)}</td>
-                    <td class="num">{count.to_string()}</td>
+                    {td(Some(idx as f64 * counts.bar_s))}
+                    {td(Some(count as f64))}
                 </tr>
             }
         })
@@ -111,19 +115,19 @@ fn CountsTable(counts: WindowCounts) -> impl IntoView {
             <tbody>
                 <tr>
                     <th scope="row">"Window, s"</th>
-                    <td class="num">{js(counts.window_s)}</td>
+                    {td(Some(counts.window_s))}
                 </tr>
                 <tr>
                     <th scope="row">"Bar width, s"</th>
-                    <td class="num">{js(counts.bar_s)}</td>
+                    {td(Some(counts.bar_s))}
                 </tr>
                 <tr>
                     <th scope="row">"Bars"</th>
-                    <td class="num">{counts.counts.len().to_string()}</td>
+                    {td(Some(counts.counts.len() as f64))}
                 </tr>
                 <tr>
                     <th scope="row">"Highest bar, requests"</th>
-                    <td class="num">{counts.peak().to_string()}</td>
+                    {td(Some(counts.peak() as f64))}
                 </tr>
             </tbody>
         </table>
@@ -131,7 +135,7 @@ fn CountsTable(counts: WindowCounts) -> impl IntoView {
             <summary>"Every bar"</summary>
             <div class="scroll tall">
                 <table>
-                    {thead(&[Col::Text("starts at, s"), Col::Text("requests")])}
+                    {thead(&[Col::Num("starts at, s"), Col::Num("requests")])}
                     <tbody>{rows}</tbody>
                 </table>
             </div>
@@ -140,35 +144,95 @@ fn CountsTable(counts: WindowCounts) -> impl IntoView {
 }
 
 #[component]
-fn GapsTable(hist: GapHistogram) -> impl IntoView {
-    let rows = hist
+fn GapsTable(gaps: ArrivalGaps, window: Memo<Window>, use_window: Callback<f64>) -> impl IntoView {
+    let labels = gap_bin_labels(&gaps);
+    let rows = gaps
         .bins
         .iter()
-        .map(|bin| {
+        .zip(labels)
+        .map(|(bin, label)| {
             view! {
                 <tr>
-                    <td class="num">{short(bin.lo_s)}</td>
-                    <td class="num">{short(bin.hi_s)}</td>
-                    <td class="num">{bin.count.to_string()}</td>
+                    <th scope="row">{label}</th>
+                    {td(Some(bin.gaps as f64))}
                 </tr>
             }
         })
         .collect_view();
+    let caption = match gaps.grid_s {
+        Some(g) => format!(
+            "Gaps between consecutive requests, rounded to the {} grid",
+            grid_words(g)
+        ),
+        None => "Gaps between consecutive requests".to_owned(),
+    };
     view! {
+        <GridLine gaps=gaps.clone() window=window use_window=use_window />
         <div class="scroll tall">
             <table id="gaps-table">
-                <caption>"Gaps between consecutive requests"</caption>
-                {thead(&[Col::Text("from, s"), Col::Text("to, s"), Col::Text("gaps")])}
+                <caption>{caption}</caption>
+                {thead(&[Col::Text("gap"), Col::Num("gaps")])}
                 <tbody>
-                    <tr>
-                        <td colspan="2">"0 (same timestamp)"</td>
-                        <td class="num">{hist.simultaneous.to_string()}</td>
+                    <tr id="gaps-zero">
+                        <th scope="row">"same timestamp"</th>
+                        {td(Some(gaps.zero_gaps as f64))}
                     </tr>
                     {rows}
                 </tbody>
             </table>
         </div>
     }
+}
+
+/// What the recording grid means for the regime: the resolution, how many arrivals share a
+/// timestamp, and the window the grid warrants, with a button that sets it.
+#[component]
+fn GridLine(gaps: ArrivalGaps, window: Memo<Window>, use_window: Callback<f64>) -> impl IntoView {
+    let shared = format!(
+        "{} of {} gaps are 0 (same timestamp).",
+        readable(gaps.zero_gaps as f64),
+        readable(gaps.gaps as f64)
+    );
+    let Some(grid) = gaps.grid_s else {
+        return view! {
+            <p id="gap-grid" class="hint" data-grid="none">
+                "No recording grid: the timestamps sit on no common tick coarser than 1 ns. "
+                {shared}
+            </p>
+        }
+        .into_any();
+    };
+    let words = grid_words(grid);
+    let advice = match gaps.suggested_window_s {
+        Some(w) => {
+            let in_use = move || window.get().secs() == w;
+            view! {
+                " A burstiness window under "
+                <span id="suggested-window" data-value=js(w)>{format!("{} s", readable(w))}</span>
+                " (ten ticks) measures the recorder's rounding more than the traffic. "
+                <button
+                    id="use-window"
+                    type="button"
+                    disabled=in_use
+                    on:click=move |_| use_window.run(w)
+                >
+                    {move || if in_use() { format!("Using a {} s window", readable(w)) } else { format!("Use a {} s window", readable(w)) }}
+                </button>
+            }
+            .into_any()
+        }
+        None => view! { " The 1 s window spans at least ten ticks." }.into_any(),
+    };
+    view! {
+        <p id="gap-grid" class="hint" data-grid=js(grid)>
+            "Recorded on a "
+            <strong title=js(grid)>{words}</strong>
+            " grid: "
+            {shared}
+            {advice}
+        </p>
+    }
+    .into_any()
 }
 
 #[component]
@@ -181,8 +245,8 @@ fn CdfTable(input: TokenCdf, output: TokenCdf) -> impl IntoView {
             view! {
                 <tr>
                     <th scope="row">{quantile_label(q)}</th>
-                    <td class="num">{js(tokens_in)}</td>
-                    <td class="num">{js(tokens_out)}</td>
+                    {td(Some(tokens_in))}
+                    {td(Some(tokens_out))}
                 </tr>
             }
         })
@@ -190,7 +254,7 @@ fn CdfTable(input: TokenCdf, output: TokenCdf) -> impl IntoView {
     view! {
         <table id="cdf-table">
             <caption>"Tokens per request at each quantile (linear interpolation)"</caption>
-            {thead(&[Col::Text("quantile"), Col::Text("input"), Col::Text("output")])}
+            {thead(&[Col::Text("quantile"), Col::Num("input"), Col::Num("output")])}
             <tbody>{rows}</tbody>
         </table>
     }
@@ -205,10 +269,4 @@ fn quantile_label(q: f64) -> String {
     } else {
         format!("p{}", js(q * 100.0))
     }
-}
-
-/// A bin edge to four significant digits: edges are display choices, not measurements.
-fn short(x: f64) -> String {
-    let digits = 3 - x.abs().log10().floor().clamp(-12.0, 3.0) as i32;
-    format!("{:.*}", digits.max(0) as usize, x)
 }

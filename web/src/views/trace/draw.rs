@@ -9,13 +9,17 @@ use plotters::coord::ranged1d::ValueFormatter;
 use plotters::prelude::*;
 use web_sys::HtmlCanvasElement;
 
-use super::model::{GapHistogram, TokenCdf, WindowCounts};
-use crate::widgets::number::js;
+use loadproof_core::trace::ArrivalGaps;
+
+use super::model::{TokenCdf, WindowCounts, gap_bin_labels, grid_words};
+use crate::widgets::number::{js, readable};
 use crate::widgets::plot::{
-    Area, Backend, Font, area, draw_error, hue, inked, legend, legend_line, say,
+    Area, Backend, Font, area, draw_error, hue, inked, legend, legend_line, say, text,
 };
 
 const BAR: RGBColor = RGBColor(37, 99, 235);
+/// Same-timestamp arrivals: not a gap the recorder measured, so not the gaps' colour.
+const SAME: RGBColor = RGBColor(100, 116, 139);
 const INPUT: RGBColor = RGBColor(37, 99, 235);
 const OUTPUT: RGBColor = RGBColor(217, 119, 6);
 const AXIS_FONT: Font = ("sans-serif", 14);
@@ -79,38 +83,75 @@ pub fn draw_counts(canvas: HtmlCanvasElement, series: &WindowCounts) -> Result<(
     root.present().map_err(draw_error)
 }
 
-/// The inter-arrival histogram on a log time axis.
-pub fn draw_gaps(canvas: HtmlCanvasElement, hist: &GapHistogram) -> Result<(), String> {
+/// The inter-arrival chart: one bar of same-timestamp arrivals, then one per bin of positive
+/// gaps on the recording grid, each named under it (every other name when crowded).
+pub fn draw_gaps(canvas: HtmlCanvasElement, gaps: &ArrivalGaps) -> Result<(), String> {
     let root = area(canvas)?;
-    let (Some(first), Some(last)) = (hist.bins.first(), hist.bins.last()) else {
+    if gaps.gaps == 0 {
         return say(
             &root,
-            "every request arrives at the same instant as the one before: no positive gaps",
+            "one request: no gaps between arrivals",
             (20, 40),
             AXIS_FONT,
         );
-    };
-    let peak = hist.bins.iter().map(|b| b.count).max().unwrap_or(0).max(1);
+    }
+    let labels: Vec<String> = std::iter::once("same".to_owned())
+        .chain(
+            gap_bin_labels(gaps)
+                .into_iter()
+                .map(|l| l.trim_end_matches(" s").to_owned()),
+        )
+        .collect();
+    let counts: Vec<u64> = std::iter::once(gaps.zero_gaps)
+        .chain(gaps.bins.iter().map(|b| b.gaps))
+        .collect();
+    let slots = counts.len();
+    let peak = counts.iter().copied().max().unwrap_or(0).max(1);
     let mut chart = frame(&root)
         .build_cartesian_2d(
-            (first.lo_s..last.hi_s).log_scale(),
-            0f64..(peak as f64 * 1.08).ceil(),
+            -0.5f64..slots as f64 - 0.5,
+            0f64..(peak as f64 * 1.15).ceil(),
         )
         .map_err(draw_error)?;
-    axes(
-        &mut chart,
-        "gap to the previous request, seconds (log scale)",
-        "gaps",
-        false,
-    )?;
+    let x_desc = match gaps.grid_s {
+        Some(g) => format!(
+            "gap to the previous request, s (on the {} grid)",
+            grid_words(g)
+        ),
+        None => "gap to the previous request, s (no recording grid)".to_owned(),
+    };
+    let name = |v: &f64| {
+        let slot = v.round();
+        if (v - slot).abs() > 1e-9 || slot < 0.0 {
+            return String::new();
+        }
+        labels.get(slot as usize).cloned().unwrap_or_default()
+    };
+    let mut mesh = chart.configure_mesh();
+    inked(&mut mesh, AXIS_FONT)
+        .disable_x_mesh()
+        .x_labels(slots.min(12))
+        .x_desc(x_desc)
+        .y_desc("gaps")
+        .x_label_formatter(&name)
+        .y_label_formatter(&|v| tick(*v))
+        .draw()
+        .map_err(draw_error)?;
     chart
-        .draw_series(hist.bins.iter().map(|bin| {
-            Rectangle::new(
-                [(bin.lo_s, 0.0), (bin.hi_s, bin.count as f64)],
-                hue(BAR).filled(),
-            )
+        .draw_series(counts.iter().enumerate().map(|(slot, &count)| {
+            let x = slot as f64;
+            let color = hue(if slot == 0 { SAME } else { BAR });
+            Rectangle::new([(x - 0.4, 0.0), (x + 0.4, count as f64)], color.filled())
         }))
         .map_err(draw_error)?;
+    // The same-timestamp bar says what it is, whatever its height.
+    let (x, y) = chart.backend_coord(&(-0.4, gaps.zero_gaps as f64));
+    root.draw(&Text::new(
+        format!("same timestamp: {}", readable(gaps.zero_gaps as f64)),
+        (x, (y - 20).max(4)),
+        text(AXIS_FONT),
+    ))
+    .map_err(draw_error)?;
     root.present().map_err(draw_error)
 }
 

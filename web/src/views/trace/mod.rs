@@ -6,7 +6,9 @@
 //! recomputes core's `InspectReport` from that trace, it never rereads the file. The report is
 //! also published as `window.loadproofReport` (parsed from `InspectReport::to_json`) so a
 //! browser test can compare the page with the CLI byte for byte. Errors from core are shown
-//! as text naming the line and the columns seen, never as a blank page.
+//! as text naming the line and the columns seen, never as a blank page. A receipt or a
+//! playbook is recognised from its first bytes (`crate::file_kind`) and handed to the view
+//! that reads it (`crate::handoff`) rather than refused as a malformed trace.
 
 mod charts;
 mod draw;
@@ -16,6 +18,7 @@ mod summary;
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use leptos::task::spawn_local;
 use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
 use loadproof_core::synth::{SynthSpec, generate};
@@ -24,9 +27,12 @@ use web_sys::File;
 use self::charts::Charts;
 use self::model::Loaded;
 use self::summary::Summary;
+use crate::file_kind::{FileKind, SNIFF_BYTES};
+use crate::handoff::{Handoff, Target};
 use crate::ingest::ingest_bytes;
 use crate::offload::{Job, ingest_trace};
 use crate::publish::{parsed, publish};
+use crate::site::read_blob;
 use crate::widgets::drop_zone::DropZone;
 use crate::widgets::number::{js, window_from_text};
 use crate::widgets::readout::Message;
@@ -49,6 +55,15 @@ pub fn TraceView() -> impl IntoView {
     let error = RwSignal::new(None::<String>);
     let reading = RwSignal::new(None::<Reading>);
     let window_text = RwSignal::new("1".to_owned());
+    let window_input = NodeRef::<leptos::html::Input>::new();
+    // The window the recording grid warrants, set as if typed (the input shows it too).
+    let use_window = Callback::new(move |secs: f64| {
+        let text = js(secs);
+        if let Some(input) = window_input.get_untracked() {
+            input.set_value(&text);
+        }
+        window_text.set(text);
+    });
     // Bumped by every load; a slower, older load sees the change and stops.
     let generation = StoredValue::new(0u64);
 
@@ -78,7 +93,7 @@ pub fn TraceView() -> impl IntoView {
 
     // The load in progress, if any: a newer load or Cancel terminates it.
     let job: StoredValue<Option<Job>, LocalStorage> = StoredValue::new_local(None);
-    let start_file = move |file: File| {
+    let read_trace = move |file: File| {
         let this_load = generation.get_value() + 1;
         generation.set_value(this_load);
         if let Some(old) = job.get_value() {
@@ -119,6 +134,37 @@ pub fn TraceView() -> impl IntoView {
             }
         });
         job.set_value(Some(started));
+    };
+
+    // A receipt or a playbook is not a trace: it opens in the view that reads it (or, without
+    // that view, is named as what it is rather than refused as a malformed trace).
+    let handoff = Handoff::from_context();
+    let start_file = move |file: File| {
+        let this_load = generation.get_value() + 1;
+        generation.set_value(this_load);
+        spawn_local(async move {
+            let head = match file.slice_with_f64_and_f64(0.0, SNIFF_BYTES) {
+                Ok(blob) => read_blob(&blob).await.unwrap_or_default(),
+                Err(_) => Vec::new(),
+            };
+            if generation.get_value() != this_load {
+                return;
+            }
+            let target = match FileKind::sniff(&head) {
+                FileKind::Receipt => Target::Receipt,
+                FileKind::Playbook => Target::Playbook,
+                FileKind::Other => return read_trace(file),
+            };
+            error.set(None);
+            let name = file.name();
+            let kind = FileKind::sniff(&head).noun();
+            if !handoff.is_some_and(|h| h.give(target, file)) {
+                error.set(Some(format!(
+                    "{name} is {kind}, not a trace: open it in the {} view.",
+                    target.name()
+                )));
+            }
+        });
     };
 
     // Stops the load in progress: the reader sees the generation change at its next slice and
@@ -186,6 +232,7 @@ pub fn TraceView() -> impl IntoView {
                         <input
                             type="number"
                             id="window-input"
+                            node_ref=window_input
                             min="0.000001"
                             step="any"
                             value="1"
@@ -237,7 +284,7 @@ pub fn TraceView() -> impl IntoView {
             report.get().map(|r| view! { <Summary report=r synthetic=synthetic /> })
         }}
         <Show when=move || loaded.with(Option::is_some)>
-            <Charts loaded=loaded window=window />
+            <Charts loaded=loaded window=window report=report use_window=use_window />
         </Show>
     }
 }

@@ -5,13 +5,15 @@
 //! Each chart also shows its numbers as a table, so chart and table must be drawn from one
 //! value: the types here. Per-window counts come from `regime::counts_per_window` and token
 //! quantiles from `stats::Distribution` (the same linear interpolation as the report). The
-//! inter-arrival histogram has no counterpart in core; its binning (log-spaced, for display
-//! only) is done here and feeds no report number.
+//! inter-arrival chart draws the report's own `arrival_gaps` (core's recording grid); only
+//! its labels are made here.
 
 use loadproof_core::regime::{Window, counts_per_window};
 use loadproof_core::report::InspectReport;
 use loadproof_core::stats::Distribution;
-use loadproof_core::trace::{RowIssue, Trace};
+use loadproof_core::trace::{ArrivalGaps, RowIssue, Trace};
+
+use crate::widgets::number::readable;
 
 /// A parsed source: the trace and the name it is reported under (`File.name`, no
 /// directories, as the CLI reports it).
@@ -79,66 +81,35 @@ impl WindowCounts {
     }
 }
 
-/// One bin of the inter-arrival histogram: gaps in `[lo_s, hi_s)`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GapBin {
-    /// Lower edge, seconds.
-    pub lo_s: f64,
-    /// Upper edge, seconds (the last bin includes it).
-    pub hi_s: f64,
-    /// Gaps in the bin.
-    pub count: u64,
-}
-
-/// Gaps between consecutive arrivals, in log-spaced bins.
-#[derive(Debug, Clone, PartialEq)]
-pub struct GapHistogram {
-    /// Gaps of exactly zero (requests recorded at the same instant); a log axis cannot show
-    /// them, so they are counted apart.
-    pub simultaneous: u64,
-    /// Bins over the positive gaps, ascending; empty when every gap is zero.
-    pub bins: Vec<GapBin>,
-}
-
-impl GapHistogram {
-    /// Bins the positive gaps of `trace` into `n_bins` log-spaced bins.
-    pub fn of(trace: &Trace, n_bins: usize) -> GapHistogram {
-        let arrivals = &trace.requests().arrival_ns;
-        let gaps = || {
-            arrivals.windows(2).filter_map(|pair| match pair {
-                [a, b] => Some(b.saturating_sub(*a)),
-                _ => None,
-            })
-        };
-        let simultaneous = gaps().filter(|&g| g == 0).count() as u64;
-        let positive = || gaps().filter(|&g| g > 0);
-        let (Some(min_ns), Some(max_ns)) = (positive().min(), positive().max()) else {
-            return GapHistogram {
-                simultaneous,
-                bins: Vec::new(),
-            };
-        };
-        let n_bins = n_bins.max(1);
-        let lo = (min_ns as f64 / 1e9).ln();
-        // A single distinct gap still gets one bin of visible width.
-        let hi = (max_ns as f64 / 1e9).ln().max(lo + std::f64::consts::LN_2);
-        let step = (hi - lo) / n_bins as f64;
-        let mut bins: Vec<GapBin> = (0..n_bins)
-            .map(|i| GapBin {
-                lo_s: (lo + step * i as f64).exp(),
-                hi_s: (lo + step * (i + 1) as f64).exp(),
-                count: 0,
-            })
-            .collect();
-        for gap in positive() {
-            let position = ((gap as f64 / 1e9).ln() - lo) / step;
-            let idx = (position.max(0.0) as usize).min(n_bins - 1);
-            if let Some(bin) = bins.get_mut(idx) {
-                bin.count += 1;
+/// What each bin of the inter-arrival chart is called: `3 s` when a bin holds one multiple
+/// of the grid, `30–60 s` when it holds several, `≥ 690 s` for the open-ended last.
+pub fn gap_bin_labels(gaps: &ArrivalGaps) -> Vec<String> {
+    let one_tick = gaps.grid_s.unwrap_or(1e-9) == gaps.bin_width_s;
+    gaps.bins
+        .iter()
+        .map(|bin| {
+            let from = readable(bin.from_s);
+            match bin.to_s {
+                None => format!("≥ {from} s"),
+                Some(_) if one_tick => format!("{from} s"),
+                Some(to) => format!("{from}–{} s", readable(to)),
             }
-        }
-        GapHistogram { simultaneous, bins }
-    }
+        })
+        .collect()
+}
+
+/// The recording grid as a reader says it: `3 s`, `1 ms`, `1 µs`.
+pub fn grid_words(grid_s: f64) -> String {
+    let (value, unit) = if grid_s >= 1.0 {
+        (grid_s, "s")
+    } else if grid_s >= 1e-3 {
+        (grid_s * 1e3, "ms")
+    } else if grid_s >= 1e-6 {
+        (grid_s * 1e6, "µs")
+    } else {
+        (grid_s * 1e9, "ns")
+    };
+    format!("{} {unit}", readable(value))
 }
 
 /// Quantiles of one token column: the CDF curve plus a few labelled points for the table.
@@ -170,5 +141,46 @@ impl TokenCdf {
             .filter_map(|&q| dist.quantile(q).map(|v| (q, v)))
             .collect();
         TokenCdf { curve, table }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use loadproof_core::trace::{ArrivalGaps, GapBin};
+
+    use super::{gap_bin_labels, grid_words};
+
+    fn gaps(grid_s: Option<f64>, bin_width_s: f64, bins: &[(f64, Option<f64>)]) -> ArrivalGaps {
+        ArrivalGaps {
+            grid_s,
+            gaps: 10,
+            zero_gaps: 1,
+            bin_width_s,
+            bins: bins
+                .iter()
+                .map(|&(from_s, to_s)| GapBin {
+                    from_s,
+                    to_s,
+                    gaps: 1,
+                })
+                .collect(),
+            suggested_window_s: None,
+        }
+    }
+
+    #[test]
+    fn a_bin_of_one_tick_is_named_by_the_tick() {
+        let one = gaps(Some(3.0), 3.0, &[(3.0, Some(6.0)), (6.0, Some(9.0))]);
+        assert_eq!(gap_bin_labels(&one), ["3 s", "6 s"]);
+        let wide = gaps(Some(3.0), 30.0, &[(0.0, Some(30.0)), (1350.0, None)]);
+        assert_eq!(gap_bin_labels(&wide), ["0–30 s", "≥ 1,350 s"]);
+    }
+
+    #[test]
+    fn grids_read_in_their_unit() {
+        assert_eq!(grid_words(3.0), "3 s");
+        assert_eq!(grid_words(0.001), "1 ms");
+        assert_eq!(grid_words(1e-6), "1 µs");
+        assert_eq!(grid_words(1e-7), "100 ns");
     }
 }

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use loadproof_core::report::InspectReport;
 
 use super::model::drop_rows;
-use crate::widgets::readout::{Col, dd, list, thead};
+use crate::widgets::readout::{Col, dd, list, td, thead};
 
 /// Accounting, drops and regime of one report.
 #[component]
@@ -142,7 +142,7 @@ pub fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
                                     view! {
                                         <tr>
                                             <th scope="row">{reason}</th>
-                                            <td class="num">{count.to_string()}</td>
+                                            {td(Some(count as f64))}
                                             <td>
                                                 <ul class="examples">
                                                     {examples

@@ -1,0 +1,109 @@
+//! What a file is, from its first bytes: a receipt, a playbook, or (anything else) a trace for
+//! the ingester to judge.
+//!
+//! Each view reads one kind; a receipt dropped on the Trace view used to be read as a trace and
+//! refused as "empty input: no header line". Sniffing the head lets the page hand the file to
+//! the view that reads it instead. The markers are the readers' own: a record-stream receipt
+//! starts with zstd's magic or the stream's magic (`receipt::stream::is_stream`), a v1 receipt
+//! and a playbook are JSON objects whose first `schema` is `loadproof.receipt/…` or
+//! `loadproof.playbook/…`. A Mooncake trace is JSON lines of objects too, but has no `schema`.
+
+use loadproof_core::receipt::stream::is_stream;
+
+/// Bytes of a file's head enough to tell its kind (a v1 receipt's `schema` is its first key).
+pub const SNIFF_BYTES: f64 = 65_536.0;
+
+/// The kind of a file, as far as its head tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A receipt: a record stream (compressed or not) or a v1 JSON document.
+    Receipt,
+    /// A playbook JSON document.
+    Playbook,
+    /// Anything else: a trace, or a file the ingester will explain it cannot read.
+    Other,
+}
+
+impl FileKind {
+    /// The kind of a file that starts with `head`.
+    pub fn sniff(head: &[u8]) -> FileKind {
+        if is_stream(head) {
+            return FileKind::Receipt;
+        }
+        match first_schema(head) {
+            Some(s) if s.starts_with("loadproof.receipt/") => FileKind::Receipt,
+            Some(s) if s.starts_with("loadproof.playbook/") => FileKind::Playbook,
+            _ => FileKind::Other,
+        }
+    }
+
+    /// How a reader calls it.
+    pub fn noun(self) -> &'static str {
+        match self {
+            FileKind::Receipt => "a receipt",
+            FileKind::Playbook => "a playbook",
+            FileKind::Other => "not a receipt or playbook",
+        }
+    }
+}
+
+/// The value of the first `"schema"` key of a JSON object at the head (blanks and a BOM before
+/// it allowed), when it is a string.
+fn first_schema(head: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(head);
+    let text = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');
+    if !text.starts_with('{') {
+        return None;
+    }
+    let (_, after) = text.split_once("\"schema\"")?;
+    let value = after.trim_start().strip_prefix(':')?.trim_start();
+    let value = value.strip_prefix('"')?;
+    value.split_once('"').map(|(s, _)| s.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FileKind;
+
+    #[test]
+    fn receipts_are_known_by_their_stream_magic_or_schema() {
+        assert_eq!(
+            FileKind::sniff(&[0x28, 0xb5, 0x2f, 0xfd, 0, 0]),
+            FileKind::Receipt
+        );
+        assert_eq!(
+            FileKind::sniff(b"loadproof.record-stream/v1\n{}"),
+            FileKind::Receipt
+        );
+        assert_eq!(
+            FileKind::sniff(
+                b"\xef\xbb\xbf \n{\"schema\" : \"loadproof.receipt/v1\", \"protocol\": {"
+            ),
+            FileKind::Receipt
+        );
+    }
+
+    #[test]
+    fn playbooks_are_known_by_their_schema() {
+        let head = b"{\n  \"schema\": \"loadproof.playbook/v1\",\n  \"rows\": [";
+        assert_eq!(FileKind::sniff(head), FileKind::Playbook);
+        // Only the head is read: a cut inside the object still tells.
+        assert_eq!(FileKind::sniff(&head[..38]), FileKind::Playbook);
+    }
+
+    #[test]
+    fn traces_and_other_documents_are_other() {
+        for head in [
+            &b"Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"[..],
+            b"{\"timestamp\": 0, \"input_length\": 6955, \"output_length\": 52, \"hash_ids\": [0]}\n",
+            b"TIMESTAMP,ContextTokens,GeneratedTokens\r\n",
+            b"{\"schema\": \"loadproof.audit-policy/v1\"}",
+            b"{\"schema\": 7}",
+            b"[\"schema\", \"loadproof.receipt/v1\"]",
+            b"",
+            &[0x28, 0xb5][..],
+        ] {
+            assert_eq!(FileKind::sniff(head), FileKind::Other, "{head:?}");
+        }
+    }
+}
