@@ -25,6 +25,7 @@ mod draw;
 mod figures;
 pub mod loader;
 pub mod model;
+mod over_time;
 mod report;
 mod statements;
 mod summary;
