@@ -82,22 +82,25 @@ fn SliceTable(o: OverTime, engine_lines: usize) -> impl IntoView {
         .iter()
         .enumerate()
         .map(|(k, s)| {
-            view! {
-                <tr data-slice=k.to_string()>
-                    {td(Some(s.start_s))}
-                    {td(Some(s.end_s))}
-                    {td(Some(s.started as f64))}
-                    {td(Some(s.completed as f64))}
-                    {td(s.started_per_s)}
-                    {td(s.completed_per_s)}
-                    {td(Some(s.output_tokens))}
-                    {td(s.output_tokens_per_s)}
-                    {td(s.ttft_p50_ms)}
-                    {td(s.ttft_p99_ms)}
-                    {td(s.e2e_p50_ms)}
-                    {td(s.e2e_p99_ms)}
-                </tr>
-            }
+            // One cell type for every column: a single instantiation, not a twelve-tuple.
+            let cells = [
+                Some(s.start_s),
+                Some(s.end_s),
+                Some(s.started as f64),
+                Some(s.completed as f64),
+                s.started_per_s,
+                s.completed_per_s,
+                Some(s.output_tokens),
+                s.output_tokens_per_s,
+                s.ttft_p50_ms,
+                s.ttft_p99_ms,
+                s.e2e_p50_ms,
+                s.e2e_p99_ms,
+            ]
+            .into_iter()
+            .map(td)
+            .collect_view();
+            view! { <tr data-slice=k.to_string()>{cells}</tr> }
         })
         .collect_view();
     let engine_note = if o.on_run_clock {
