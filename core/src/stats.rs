@@ -134,6 +134,26 @@ fn lerp(a: f64, b: f64, t: f64) -> f64 {
     }
 }
 
+/// Percentile `percent ∈ [0, 100]` of ascending finite `sorted` milliseconds (or any unit):
+/// the order statistics at rank `percent/100 · (n − 1)`, joined linearly as `a + (b − a)·t`.
+/// The audit's latency distributions and the over-time slices share this one rule, so a
+/// slice holding every request reports the whole run's numbers. `None` when empty.
+pub fn percentile_sorted_f64(sorted: &[f64], percent: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    let rank = percent / 100.0 * last as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    let (a, b) = (*sorted.get(lo)?, *sorted.get(hi)?);
+    let (t, diff) = (rank - lo as f64, b - a);
+    // Two values of opposite sign near f64's limits differ by more than f64 holds: weigh them
+    // instead of overflowing (never reached by real latencies, whose bits are unchanged).
+    Some(if diff.is_finite() {
+        a + diff * t
+    } else {
+        a * (1.0 - t) + b * t
+    })
+}
+
 /// Quantile `q ∈ [0, 1]` of ascending `sorted` by linear interpolation between the order
 /// statistics at `h = (n − 1)·q`.
 pub fn percentile_linear(sorted: &[u32], q: f64) -> Option<f64> {

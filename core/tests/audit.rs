@@ -307,6 +307,38 @@ fn the_positive_path_is_reachable() {
 }
 
 #[test]
+fn over_time_slices_the_latency_population_on_the_scrapes_clock() {
+    let a = Native::positive().audit();
+    let o = a.over_time.as_ref().expect("a native population is sliced");
+    let e2el = a.latency.iter().find(|l| l.metric == "e2el").unwrap();
+    assert_eq!(Some(o.requests), e2el.count);
+    assert!(o.on_run_clock, "{}", o.axis);
+    assert!(o.slices.len() <= loadproof_core::audit::MAX_SLICES);
+    assert_eq!(o.slices.iter().map(|s| s.started).sum::<u64>(), o.requests);
+    let tokens: f64 = o.slices.iter().map(|s| s.output_tokens).sum();
+    let client = a.client.as_ref().unwrap();
+    assert!((tokens - client.output_tokens as f64).abs() < 1e-9);
+    // The whole JSON round-trips (nothing NaN, nothing lost).
+    let json = serde_json::to_string(&a).unwrap();
+    assert_eq!(serde_json::from_str::<Audit>(&json).unwrap(), a);
+}
+
+#[test]
+fn over_time_of_vllm_bench_counts_from_the_first_send() {
+    let a = audit(&vllm_cpu(0));
+    let o = a
+        .over_time
+        .as_ref()
+        .expect("the result JSON keeps start_times");
+    assert!(!o.on_run_clock);
+    assert_eq!(o.start_s, 0.0);
+    assert_eq!(o.requests, 20);
+    assert_eq!(o.slices.len(), 20);
+    let tokens: f64 = o.slices.iter().map(|s| s.output_tokens).sum();
+    assert!((tokens - 330.0).abs() < 1e-9, "{tokens}");
+}
+
+#[test]
 fn the_verdict_is_one_line_naming_the_qualification() {
     let mut a = Native::positive().audit();
     assert!(a.qualified && !a.simulator);

@@ -364,6 +364,48 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
     const hist = await page.$$eval('#receipt-histograms details[id^="hist-"]', (ds) => ds.map((d) => d.id));
     deepStrictEqual(hist, cli.latency.filter((l) => l.count > 0).map((l) => `hist-${l.metric}`));
   });
+  await check(`${label}: over time: the slice table equals \`receipt audit --json\`'s over_time, every slice and value; the contents entry scrolls to it`, async () => {
+    const o = cli.over_time;
+    if (!o) throw new Error('the CLI audit has no over_time');
+    if (o.slices.length < 1 || o.slices.length > 30) throw new Error(`${o.slices.length} slices`);
+    const keys = ['start_s', 'end_s', 'started', 'completed', 'started_per_s', 'completed_per_s', 'output_tokens',
+      'output_tokens_per_s', 'ttft_p50_ms', 'ttft_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms'];
+    const rows = await page.$$eval('#over-time-table tbody tr', (trs) =>
+      trs.map((tr) => ({
+        slice: tr.dataset.slice,
+        titles: [...tr.querySelectorAll('td.num')].map((td) => td.title),
+        texts: [...tr.querySelectorAll('td.num')].map((td) => td.innerText),
+      })),
+    );
+    expectEqual(rows.length, o.slices.length, '#over-time-table rows');
+    rows.forEach((r, k) => {
+      expectEqual(r.slice, String(k), 'data-slice');
+      deepStrictEqual(r.titles, keys.map((key) => (o.slices[k][key] === null ? '' : String(o.slices[k][key]))), `slice ${k}`);
+      for (const t of r.texts) {
+        // Readable: at most 4 significant digits after the point (0.0001188 is readable).
+        if (/\d\.0*[1-9]\d{4,}/.test(t)) throw new Error(`slice ${k}: unreadable number ${t}`);
+      }
+    });
+    const sum = (key) => o.slices.reduce((n, s) => n + s[key], 0);
+    expectEqual(sum('started'), o.requests, 'started over the slices');
+    expectEqual(sum('completed'), o.requests, 'completed over the slices');
+    expectEqual(o.requests, cli.latency.find((l) => l.metric === 'e2el').count, 'sliced requests = the E2E population');
+    expectIncludes(await page.innerText('#over-time-method'), o.axis, '#over-time-method');
+    const painted = await page.$eval('#over-time-chart', (c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let ink = 0;
+      for (let i = 0; i < d.length; i += 16) if (d[i] < 200 || d[i + 1] < 200 || d[i + 2] < 200) ink += 1;
+      return ink;
+    });
+    if (painted < 50) throw new Error(`#over-time-chart looks blank (${painted} inked samples)`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.click('#receipt-toc button[data-target="receipt-over-time"]');
+    await page.waitForFunction(() => {
+      const r = document.getElementById('receipt-over-time').getBoundingClientRect();
+      return window.scrollY > 0 && r.top > -2 && r.top < window.innerHeight;
+    });
+    await page.evaluate(() => window.scrollTo(0, 0));
+  });
   await check(`${label}: timeline has one row per request, failures as in the ledger`, async () => {
     expectEqual(await page.innerText('#timeline-summary tbody tr:first-child td'), String(cli.ledger.offered), 'requests');
     expectEqual(await page.innerText('#timeline-failed'), String(cli.ledger.failed), '#timeline-failed');

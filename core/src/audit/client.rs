@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::over_time::{self, Completed, OverTime};
 use super::peer;
 use super::policy::Policy;
 use crate::formats::vllm_bench::{self, BenchResult, Detailed, Summary};
@@ -17,6 +18,7 @@ use crate::formats::{aiperf, guidellm};
 use crate::receipt::{
     Disposition, Engine, Execution, Receipt, RequestRecord, ResultFile, Stamp, parse_events,
 };
+use crate::stats::percentile_sorted_f64 as percentile;
 
 /// Whether client facts were read, and why (not).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,6 +165,8 @@ pub struct ClientSide {
     pub concurrency: Option<Concurrency>,
     /// Arrival.
     pub arrival: Option<ArrivalFacts>,
+    /// Throughput and latency in time slices (per-request populations only).
+    pub over_time: Option<OverTime>,
     /// This client's requests in flight as `[sent, end)` monotonic ns (native only).
     pub spans_ns: Vec<(i64, i64)>,
     /// The run on the firing machine's monotonic clock.
@@ -616,6 +620,7 @@ fn read_bench(
         declared_cap: cap,
         note: PEAK_NOTE.to_owned(),
     });
+    side.over_time = detailed.and_then(bench_over_time);
     let planned = schedule(receipt, block, &mut side.inconsistencies);
     side.arrival = Some(match detailed.and_then(|d| d.start_times_s.as_ref()) {
         Some(starts) => match planned {
@@ -861,18 +866,86 @@ pub fn bench_samples(d: &Detailed) -> [Vec<f64>; 4] {
     [ttft, tpot, itl, e2el]
 }
 
+/// The slices of `vllm bench serve`'s successful requests, from its per-request arrays (none
+/// without `start_times`). Its send times are `perf_counter` readings with no stated relation
+/// to the run's stamps, so they count from the first send.
+fn bench_over_time(d: &Detailed) -> Option<OverTime> {
+    let starts = d.start_times_s.as_ref()?;
+    let ok = (0..d.errors.len()).filter(|i| d.errors.get(*i).is_some_and(|e| e.is_empty()));
+    let rows: Vec<(f64, Option<f64>, f64, Option<u64>)> = ok
+        .filter_map(|i| {
+            let latency = match &d.latencies_s {
+                Some(l) => *l.get(i)?,
+                None => d.ttfts_s.get(i)? + d.itls_s.get(i)?.iter().sum::<f64>(),
+            };
+            Some((
+                *starts.get(i)?,
+                d.ttfts_s.get(i).map(|s| s * 1e3),
+                latency * 1e3,
+                d.output_lens.get(i).copied(),
+            ))
+        })
+        .collect();
+    let zero = rows
+        .iter()
+        .map(|r| r.0)
+        .filter(|s| s.is_finite())
+        .min_by(f64::total_cmp)?;
+    let requests: Vec<Completed> = rows
+        .into_iter()
+        .map(|(sent, ttft_ms, e2e_ms, output_tokens)| Completed {
+            sent_s: sent - zero,
+            ttft_ms,
+            e2e_ms,
+            output_tokens,
+        })
+        .collect();
+    over_time::slices(
+        &requests,
+        "per-request arrays of the result JSON (successful requests)",
+        "seconds since the first send (vLLM's perf_counter send times are on no clock the run's stamps name)",
+        false,
+    )
+}
+
+/// The slices of a per-request population's completed requests, on the run's clock when the
+/// run's start is stamped (seconds since it, the scrapes' axis), else from the first send.
+fn population_over_time(
+    ok: &[&RequestRecord],
+    run_start_mono_ns: Option<i64>,
+    source: &str,
+) -> Option<OverTime> {
+    let first_send = ok.iter().filter_map(|r| r.sent_ns).min()?;
+    let zero = run_start_mono_ns.unwrap_or(first_send);
+    let requests: Vec<Completed> = ok
+        .iter()
+        .filter_map(|r| {
+            let (sent, end) = (r.sent_ns?, r.end_ns?);
+            Some(Completed {
+                sent_s: sent.saturating_sub(zero) as f64 / 1e9,
+                ttft_ms: r
+                    .first_token_ns
+                    .map(|first| first.saturating_sub(sent) as f64 / 1e6),
+                e2e_ms: end.saturating_sub(sent) as f64 / 1e6,
+                output_tokens: r.usage.map(|u| u.completion_tokens),
+            })
+        })
+        .collect();
+    let axis = if run_start_mono_ns.is_some() {
+        "seconds since the run's start (the firing machine's monotonic clock, as the scrapes' times)"
+    } else {
+        "seconds since the first send (the run's start is not stamped)"
+    };
+    over_time::slices(
+        &requests,
+        &format!("{source} (completed requests)"),
+        axis,
+        run_start_mono_ns.is_some(),
+    )
+}
+
 /// The order of [`native_samples`] and [`bench_samples`]: the audit's latency metrics.
 pub const LATENCY_METRICS: [&str; 4] = ["ttft", "tpot", "itl", "e2el"];
-
-/// numpy's default (linear) percentile on sorted values.
-pub(crate) fn percentile(sorted: &[f64], q: f64) -> Option<f64> {
-    let last = sorted.len().checked_sub(1)?;
-    let rank = q / 100.0 * last as f64;
-    let lo = rank.floor() as usize;
-    let hi = rank.ceil() as usize;
-    let (a, b) = (*sorted.get(lo)?, *sorted.get(hi)?);
-    Some(a + (b - a) * (rank - lo as f64))
-}
 
 fn distribution(metric: &str, mut values: Vec<f64>, source: &str) -> LatencyFacts {
     values.retain(|v| v.is_finite());
@@ -1106,6 +1179,7 @@ fn read_population(
         distribution("e2el", e2el, source),
     ];
     side.itl_tail = itl_tail(&side.latency);
+    side.over_time = population_over_time(&ok, side.run_mono_ns.map(|(a, _)| a), source);
 
     // Concurrency: this client's spans only.
     side.spans_ns = records

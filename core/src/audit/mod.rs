@@ -10,6 +10,7 @@
 
 mod client;
 mod engine;
+mod over_time;
 mod peer;
 mod policy;
 mod standing;
@@ -27,6 +28,7 @@ pub use engine::{
     EngineFacts, GpuExporterFacts, GpuFacts, LeaseReading, OccupancyFacts, ReplicaFacts,
     ScrapeReading, ScrapeValues,
 };
+pub use over_time::{MAX_SLICES, OverTime, Slice};
 pub use policy::{POLICY_SCHEMA, Policy, PolicyError};
 
 /// The `/metrics` sample names the engine audit reads (the page plots the same series).
@@ -99,6 +101,10 @@ pub struct Audit {
     pub concurrency: Option<Concurrency>,
     /// Arrival, observed or declared.
     pub arrival: Option<ArrivalFacts>,
+    /// Throughput and TTFT/E2E percentiles in equal time slices of the run, from the same
+    /// completed requests as `latency` (absent without a per-request population).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_time: Option<OverTime>,
     /// Engine counter deltas.
     pub engine: EngineFacts,
     /// Agreement / foreign work.
@@ -514,6 +520,7 @@ fn conclude(
         itl_tail: side.itl_tail,
         concurrency: side.concurrency,
         arrival: side.arrival,
+        over_time: side.over_time,
         engine: eng.engine,
         foreign_work,
         occupancy: eng.occupancy,

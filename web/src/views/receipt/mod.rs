@@ -31,6 +31,7 @@ mod draw;
 mod figures;
 pub mod loader;
 pub mod model;
+mod over_time;
 mod rates;
 mod report;
 mod statements;

@@ -13,6 +13,7 @@ use loadproof_core::receipt::{Encoding, Execution, TlsVerify};
 
 use super::figures::{GpuChart, LatencyCharts, SeriesChart, TimelineChart};
 use super::model::{self, ReceiptModel};
+use super::over_time::OverTimeCard;
 use super::statements::Statements;
 use super::summary::{Summary, axis_text};
 use super::toc::Contents;
@@ -44,6 +45,7 @@ pub fn Report(model: Arc<ReceiptModel>) -> impl IntoView {
         <Client m=m.clone() />
         <Latency m=m.clone() />
         <LatencyCharts m=m.clone() />
+        <OverTimeCard m=m.clone() />
         <TimelineChart m=m.clone() />
         <SeriesChart m=m.clone() />
         <GpuChart m=m.clone() />

@@ -10,7 +10,7 @@ use super::model::ReceiptModel;
 use super::summary::scroll_to;
 
 /// The cards, in the order the report lays them out: (label, the card's id).
-const CARDS: [(&str, &str); 16] = [
+const CARDS: [(&str, &str); 17] = [
     ("Verdict", "receipt-banner"),
     ("Standings", "receipt-standings"),
     ("Refusals", "receipt-refusals"),
@@ -20,6 +20,7 @@ const CARDS: [(&str, &str); 16] = [
     ("Client", "receipt-client"),
     ("Latency", "receipt-latency"),
     ("Distributions", "receipt-histograms"),
+    ("Over time", "receipt-over-time"),
     ("Timeline", "receipt-timeline"),
     ("/metrics", "receipt-metrics"),
     ("GPU", "receipt-gpu"),
