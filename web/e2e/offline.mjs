@@ -72,7 +72,7 @@ try {
     // The worker's cache holds every file the manifest lists, under the site's version.
     const cached = await page.evaluate(async () => {
       const keys = await caches.keys();
-      const cache = await caches.open(keys.find((k) => k.startsWith('loadproof-')));
+      const cache = await caches.open(keys.find((k) => k.startsWith('loadproof ')));
       return (await cache.keys()).map((r) => new URL(r.url).pathname);
     });
     const listed = fs.readFileSync(path.join(site, 'site.sha256'), 'utf8').trim().split('\n')
@@ -96,7 +96,7 @@ try {
   });
 
   await check('the service worker answers only for the site: another origin is not cached', async () => {
-    const other = await page.evaluate(async () => (await caches.keys()).filter((k) => !k.startsWith('loadproof-')));
+    const other = await page.evaluate(async () => (await caches.keys()).filter((k) => !k.startsWith('loadproof ')));
     if (other.length) throw new Error(`other caches: ${other}`);
     offline = false;
     await context.setOffline(false);

@@ -298,14 +298,19 @@ pub(super) fn service_worker(manifest: &[String]) -> String {
     format!(
         r#"// loadproof's service worker (written by `loadproof playbook publish`): the site reloads
 // offline. It caches this site's own files only, under the digest of their contents.
-const VERSION = 'loadproof-{version}';
+// Caches are the origin's, shared by every site on it: each is named by this site's scope too,
+// so a site drops only its own older caches, never another site's on the same origin.
+const PREFIX = 'loadproof ' + self.registration.scope + ' ';
+const VERSION = PREFIX + '{version}';
 const FILES = {files}.map((p) => p.split('/').map(encodeURIComponent).join('/'));
 self.addEventListener('install', (event) => {{
-  event.waitUntil(caches.open(VERSION).then((c) => c.addAll(FILES)).then(() => self.skipWaiting()));
+  // `reload`: the bytes the server holds now, never an HTTP cache's copy of a previous publish.
+  const fresh = FILES.map((p) => new Request(p, {{ cache: 'reload' }}));
+  event.waitUntil(caches.open(VERSION).then((c) => c.addAll(fresh)).then(() => self.skipWaiting()));
 }});
 self.addEventListener('activate', (event) => {{
   event.waitUntil(caches.keys()
-    .then((keys) => Promise.all(keys.filter((k) => k.startsWith('loadproof-') && k !== VERSION).map((k) => caches.delete(k))))
+    .then((keys) => Promise.all(keys.filter((k) => k.startsWith(PREFIX) && k !== VERSION).map((k) => caches.delete(k))))
     .then(() => self.clients.claim()));
 }});
 self.addEventListener('fetch', (event) => {{
@@ -322,6 +327,21 @@ self.addEventListener('fetch', (event) => {{
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sites_worker_drops_only_its_own_older_caches() {
+        let js = service_worker(&["ab  index.html\n".to_owned()]);
+        assert!(js.contains("const PREFIX = 'loadproof ' + self.registration.scope + ' ';"));
+        assert!(js.contains("k.startsWith(PREFIX) && k !== VERSION"));
+        assert!(!js.contains("startsWith('loadproof-')"));
+    }
+
+    #[test]
+    fn a_republished_sites_worker_caches_the_bytes_now_served_not_the_http_caches() {
+        let js = service_worker(&["ab  index.html\n".to_owned()]);
+        assert!(js.contains("new Request(p, { cache: 'reload' })"));
+        assert!(js.contains("c.addAll(fresh)"));
+    }
 
     #[test]
     fn only_an_unedited_page_of_ours_reads_as_ours() {
@@ -354,10 +374,15 @@ mod tests {
             "{sw}"
         );
         assert!(sw.contains(&format!(
-            "loadproof-{}",
+            "const VERSION = PREFIX + '{}';",
             sha256_hex(b"ab  index.html\ncd  receipts/a b.json\n")
         )));
         let other = service_worker(&["ef  index.html\n".to_owned()]);
-        assert_ne!(sw.lines().nth(2), other.lines().nth(2));
+        let version = |js: &str| {
+            js.lines()
+                .find(|l| l.starts_with("const VERSION"))
+                .map(str::to_owned)
+        };
+        assert_ne!(version(&sw), version(&other));
     }
 }

@@ -203,9 +203,14 @@ impl ArrivalGaps {
                 }
             })
             .collect();
+        // A window longer than the trace would hold it all in one count: no burstiness to read.
+        let span_ns = match (arrival_ns.first(), arrival_ns.last()) {
+            (Some(a), Some(b)) => b.saturating_sub(*a),
+            _ => 0,
+        };
         let suggested_window_s = grid_ns
             .map(|g| g.saturating_mul(WINDOW_TICKS))
-            .filter(|&w| w > 1_000_000_000)
+            .filter(|&w| w > 1_000_000_000 && w <= span_ns)
             .map(|w| w as f64 / 1e9);
         ArrivalGaps {
             grid_s: grid_ns.map(|g| g as f64 / 1e9),
@@ -310,7 +315,8 @@ mod tests {
             .collect();
         assert_eq!(bins, [(3.0, Some(6.0), 2), (6.0, Some(9.0), 1)]);
         assert_eq!(gaps.bin_width_s, 3.0);
-        assert_eq!(gaps.suggested_window_s, Some(30.0));
+        // Ten ticks (30 s) would be longer than this 12 s trace: none is suggested.
+        assert_eq!(gaps.suggested_window_s, None);
     }
 
     #[test]
@@ -330,6 +336,18 @@ mod tests {
         assert_eq!(gaps.bins.iter().map(|b| b.gaps).sum::<u64>(), 1000);
         assert_eq!(gaps.bins[0].from_s, 0.0);
         assert_eq!(gaps.bin_width_s, 10.0);
+    }
+
+    #[test]
+    fn the_suggested_window_is_never_longer_than_the_trace() {
+        // 0, 0.3 s, 1 h, 1 h 0.3 s sit on the hour's grid: ten hours is no window for it.
+        let arrivals = [0, 300 * super::MS, 3_600 * S, 3_600 * S + 300 * super::MS];
+        let gaps = ArrivalGaps::of_arrivals(&arrivals, Some(3_600 * S));
+        assert_eq!(gaps.suggested_window_s, None);
+        // Mooncake's 3 s grid over an hour: 30 s is offered.
+        let long: Vec<i64> = (0..1_200).map(|k| k * 3 * S).collect();
+        let gaps = ArrivalGaps::of_arrivals(&long, Some(3 * S));
+        assert_eq!(gaps.suggested_window_s, Some(30.0));
     }
 
     #[test]
