@@ -246,6 +246,43 @@ fn a_single_file_over_the_cap_is_refused_before_anything_is_written() {
 }
 
 #[test]
+fn the_single_file_cap_is_checked_before_any_receipt_is_encoded() {
+    let dir = scratch("cap-floor");
+    let app = dir.join("dist");
+    fake_app(&app);
+    let page = dir.join("report.html");
+    let receipt = receipt_fixture();
+    let bytes = std::fs::metadata(&receipt).unwrap().len();
+    let cap = (bytes / 2).to_string();
+    let out = single(
+        &examples(),
+        &app,
+        &page,
+        &["--receipt", s(&receipt), "--max-single-file-bytes", &cap],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("would be at least"), "{err}");
+    assert!(!page.exists());
+}
+
+#[test]
+fn a_target_larger_than_any_page_publish_writes_is_refused_unread() {
+    let dir = scratch("cap-target");
+    let app = dir.join("dist");
+    fake_app(&app);
+    let page = dir.join("report.html");
+    // A sparse file far over the cap: refused by its size, never read into memory.
+    let f = std::fs::File::create(&page).unwrap();
+    f.set_len(1 << 33).unwrap();
+    let out = single(&examples(), &app, &page, &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("larger than the cap"), "{err}");
+    assert_eq!(std::fs::metadata(&page).unwrap().len(), 1 << 33);
+}
+
+#[test]
 fn a_single_file_refuses_a_receipt_holding_a_lease_token() {
     use loadproof_core::receipt::{Evidence, Lease, Receipt, block};
     let dir = scratch("token");

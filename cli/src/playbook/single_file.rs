@@ -44,16 +44,28 @@ const SEAL: &str = "<!-- loadproof single-file sha256:";
 
 /// Writes the page to `target`; returns its size.
 pub(super) fn write(inputs: &Inputs<'_>, target: &Path) -> Result<u64> {
-    check_target(target)?;
-    let page = page(inputs)?;
-    let size = page.len() as u64;
-    if size > inputs.max_bytes {
-        return Err(BadInput(format!(
+    check_target(target, inputs.max_bytes)?;
+    let over_cap = |size: String| -> anyhow::Error {
+        BadInput(format!(
             "{}: the single file would be {size} bytes, over the cap of {} (--max-single-file-bytes); bundle fewer or smaller receipts, raise the cap, or publish a site with --out",
             target.display(),
             inputs.max_bytes
         ))
-        .into());
+        .into()
+    };
+    // The playbook and receipts alone, as base64, bound the page from below: a page that
+    // cannot fit is refused before anything is encoded (encoding takes several copies).
+    let floor: u64 = std::iter::once(inputs.playbook.len())
+        .chain(inputs.receipts.iter().map(|(_, bytes)| bytes.len()))
+        .map(|n| (n as u64).div_ceil(3).saturating_mul(4))
+        .fold(0, u64::saturating_add);
+    if floor > inputs.max_bytes {
+        return Err(over_cap(format!("at least {floor}")));
+    }
+    let page = page(inputs)?;
+    let size = page.len() as u64;
+    if size > inputs.max_bytes {
+        return Err(over_cap(size.to_string()));
     }
     let staged = staging_file(target)?;
     if let Err(e) = std::fs::write(&staged, &page) {
@@ -81,9 +93,9 @@ fn is_ours(bytes: &[u8]) -> bool {
         .is_some_and(|digest| digest == sha256_hex(body.as_bytes()))
 }
 
-/// Refuses a target that is a link, not a regular file, or a file publish did not write (or
-/// that was edited since).
-fn check_target(target: &Path) -> Result<()> {
+/// Refuses a target that is a link, not a regular file, larger than the cap (no page this
+/// writes is: it is refused unread), or a file publish did not write (or that was edited since).
+fn check_target(target: &Path, max_bytes: u64) -> Result<()> {
     let Ok(meta) = std::fs::symlink_metadata(target) else {
         return Ok(());
     };
@@ -99,6 +111,11 @@ fn check_target(target: &Path) -> Result<()> {
     }
     if !meta.is_file() {
         return refuse("exists and is not a regular file");
+    }
+    if meta.len() > max_bytes {
+        return refuse(
+            "exists and is larger than the cap, so not a page publish wrote under it (not read)",
+        );
     }
     let bytes = std::fs::read(target).with_context(|| format!("reading {}", target.display()))?;
     if !is_ours(&bytes) {
