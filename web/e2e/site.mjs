@@ -50,6 +50,15 @@ async function open(hash) {
   return page;
 }
 
+/** A screenshot of one part of a view (`selector`'s element) for the README, and a copy under target/. */
+async function shootPart(page, selector, name) {
+  const el = await page.waitForSelector(selector);
+  await el.scrollIntoViewIfNeeded();
+  await page.waitForTimeout(300);
+  await el.screenshot({ path: path.join(shots, `site-${name}.png`) });
+  fs.copyFileSync(path.join(shots, `site-${name}.png`), path.join(docs, `${name}.png`));
+}
+
 /** A screenshot of the view at 1280×800 for the README, and a copy under target/. */
 async function shoot(page, name) {
   await page.evaluate(() => window.scrollTo(0, 0));
@@ -71,6 +80,13 @@ try {
       await page.waitForFunction(() => window.loadproofReport?.source === 'synthetic-burstgpt.csv');
     }
     await shoot(page, 'trace');
+    // Mooncake's 3 s recording grid: same-timestamp arrivals apart, gaps binned on the grid.
+    const mooncake = path.join(shared, 'traces/mooncake/conversation_trace.jsonl');
+    if (fs.existsSync(mooncake)) {
+      await page.setInputFiles('#file', mooncake);
+      await page.waitForFunction((name) => window.loadproofReport?.source === name, path.basename(mooncake));
+      await shootPart(page, 'section[aria-labelledby="gaps-heading"]', 'trace-gaps-mooncake');
+    }
     await page.close();
   });
 
@@ -91,7 +107,25 @@ try {
     const gpuRows = await page.$$eval('#gpu-table tbody tr', (rows) => rows.length);
     if (gpuRows !== expected.gpu.exporters.length) throw new Error(`GPU table has ${gpuRows} rows`);
     await shoot(page, 'receipt');
+    await shootPart(page, '#receipt-over-time', 'receipt-over-time');
     await page.close();
+  });
+
+  await check('receipt view in the dark colour scheme: the page and its charts are dark', async () => {
+    const dark = await browser.newContext({ colorScheme: 'dark', viewport: { width: 1280, height: 800 } });
+    await dark.route('**/*', (route) => (new URL(route.request().url()).host === new URL(base).host ? route.continue() : route.abort()));
+    const page = await dark.newPage();
+    page.setDefaultTimeout(TIMEOUT_MS);
+    collectErrors(page, pageErrors, { prefix: 'dark: ' });
+    await page.goto(base + '#/receipt');
+    await page.waitForFunction(() => window.loadproofAudit != null);
+    const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const [r, g, b] = bg.match(/\d+/g).map(Number);
+    if (r + g + b > 200) throw new Error(`body background in dark mode is ${bg}`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(shots, 'site-receipt-view-dark.png') });
+    fs.copyFileSync(path.join(shots, 'site-receipt-view-dark.png'), path.join(docs, 'receipt-view-dark.png'));
+    await dark.close();
   });
 
   const aiperf = path.join(out, 'aiperf.receipt');
@@ -121,6 +155,7 @@ try {
     deepStrictEqual(await page.evaluate(() => window.loadproofComparison), expected);
     await page.waitForSelector('#compare-verdict');
     await shoot(page, 'compare');
+    await shootPart(page, '.compare-overlay[data-metric="ttft"]', 'compare-cdfs');
     await page.close();
   });
 
