@@ -284,21 +284,11 @@ fn a_target_larger_than_any_page_publish_writes_is_refused_unread() {
 
 #[test]
 fn a_single_file_refuses_a_receipt_holding_a_lease_token() {
-    use loadproof_core::receipt::{Evidence, Lease, Receipt, block};
     let dir = scratch("token");
     let app = dir.join("dist");
     fake_app(&app);
-    let mut r = Receipt::from_json(&std::fs::read(receipt_fixture()).unwrap()).unwrap();
-    let mut lease = Lease::from_json(&r.block(block::LEASE).unwrap()).unwrap();
     let token = "6a".repeat(32);
-    lease.token = Some(token.clone());
-    lease.token_sha256 = None;
-    r.evidence.insert(
-        block::LEASE.to_owned(),
-        Evidence::of(serde_json::to_string_pretty(&lease).unwrap().as_bytes()),
-    );
-    let old = dir.join("old.json");
-    std::fs::write(&old, r.to_json()).unwrap();
+    let old = common::receipt_holding_lease_token(&dir, &token);
     let page = dir.join("report.html");
     let out = single(&examples(), &app, &page, &["--receipt", s(&old)]);
     assert_eq!(out.status.code(), Some(2));

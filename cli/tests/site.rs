@@ -236,25 +236,13 @@ fn publish_never_follows_a_link_out_of_the_app_directory() {
 /// issue 20: receipts kept the lease's bearer token and publish copied them byte for byte.
 #[test]
 fn a_receipt_that_holds_a_lease_token_is_refused_unless_redacted() {
-    use loadproof_core::receipt::{Evidence, Lease, Receipt, block};
+    use loadproof_core::receipt::{Lease, Receipt, block};
     let dir = scratch("token");
     let app = dir.join("dist");
     fake_app(&app);
     // An older receipt: its lease block holds the token itself.
-    let mut r = Receipt::from_json(
-        &std::fs::read(repo("core/tests/data/receipt/native_sim.json")).unwrap(),
-    )
-    .unwrap();
-    let mut lease = Lease::from_json(&r.block(block::LEASE).unwrap()).unwrap();
     let token = "5f".repeat(32);
-    lease.token = Some(token.clone());
-    lease.token_sha256 = None;
-    r.evidence.insert(
-        block::LEASE.to_owned(),
-        Evidence::of(serde_json::to_string_pretty(&lease).unwrap().as_bytes()),
-    );
-    let old = dir.join("old.json");
-    std::fs::write(&old, r.to_json()).unwrap();
+    let old = common::receipt_holding_lease_token(&dir, &token);
     let site = dir.join("site");
     let out = publish(&site, &app, &[&old]);
     assert_eq!(out.status.code(), Some(2));

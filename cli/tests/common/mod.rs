@@ -328,3 +328,22 @@ pub fn hex_sha256(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// An older receipt (the native sim fixture) whose lease block holds the bearer `token` itself,
+/// written to `dir/old.json`: what `publish` must refuse to put on a site or in a page.
+pub fn receipt_holding_lease_token(dir: &Path, token: &str) -> PathBuf {
+    use loadproof_core::receipt::{Evidence, Lease, Receipt, block};
+    let fixture = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../core/tests/data/receipt/native_sim.json");
+    let mut r = Receipt::from_json(&std::fs::read(fixture).unwrap()).unwrap();
+    let mut lease = Lease::from_json(&r.block(block::LEASE).unwrap()).unwrap();
+    lease.token = Some(token.to_owned());
+    lease.token_sha256 = None;
+    r.evidence.insert(
+        block::LEASE.to_owned(),
+        Evidence::of(serde_json::to_string_pretty(&lease).unwrap().as_bytes()),
+    );
+    let old = dir.join("old.json");
+    std::fs::write(&old, r.to_json()).unwrap();
+    old
+}

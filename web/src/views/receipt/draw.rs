@@ -16,7 +16,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 use web_sys::HtmlCanvasElement;
 
 use super::model::{METRICS, MetricPoint, MetricSamples, MetricsSeries, Timeline, TimelineRow};
-use super::rates::counter_rates;
+use super::rates::token_rates;
 use crate::widgets::number::readable;
 use crate::widgets::plot::{
     self, Area, Chart, Font, area, draw_error, frame_of, hue, inked, legend, legend_line, text,
@@ -445,7 +445,7 @@ const PALETTE: [RGBColor; 6] = [BAR, SECOND, THIRD, DECODE, FAILED, RGBColor(14,
 type Panel = (String, Vec<(String, RGBColor, Vec<(f64, f64)>)>);
 
 /// The `/metrics` series of the engine URLs: requests and KV usage (gauges, as scraped) and
-/// tokens per second between scrapes (counters, as [`counter_rates`] derives them), one line
+/// tokens per second between scrapes (counters, as [`super::rates::counter_rates`] derives them), one line
 /// per replica when a fleet was scraped; records a probe per panel.
 pub fn draw_series(
     canvas: HtmlCanvasElement,
@@ -466,14 +466,7 @@ pub fn draw_series(
     if !engines.iter().any(|&u| timed(u)) {
         return say(&root, "no readable /metrics scrape with a time");
     }
-    let generated = counter_rates(series, |p| p.generation_tokens);
-    let prompt = counter_rates(series, |p| p.prompt_tokens);
-    let resets = generated
-        .iter()
-        .chain(&prompt)
-        .flatten()
-        .filter(|r| r.reset)
-        .count();
+    let (generated, prompt, resets) = token_rates(series);
     let fleet = engines.len() > 1;
     let name = |label: &str, k: usize| {
         if fleet {

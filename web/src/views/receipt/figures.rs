@@ -18,7 +18,7 @@ use super::draw as plots;
 use super::model::{
     MetricPoint, MetricSamples, MetricsSeries, ReceiptModel, Timeline, TimelineRow,
 };
-use super::rates::{Rate, counter_rates};
+use super::rates::{Rate, token_rates};
 use crate::widgets::canvas_figure::{FigureCard, Readout};
 use crate::widgets::probe::Probes;
 use crate::widgets::readout::{Col, exact, int, int_opt, list, num, td, thead};
@@ -398,14 +398,7 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
     let s: &MetricsSeries = &m.metrics;
     let o = &m.audit.occupancy;
     let policy = &m.audit.policy;
-    let generated = counter_rates(s, |p| p.generation_tokens);
-    let prompt = counter_rates(s, |p| p.prompt_tokens);
-    let resets = generated
-        .iter()
-        .chain(&prompt)
-        .flatten()
-        .filter(|r| r.reset)
-        .count();
+    let (generated, prompt, resets) = token_rates(s);
     let rows = s
         .points
         .iter()
