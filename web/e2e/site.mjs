@@ -122,9 +122,7 @@ try {
     const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     const [r, g, b] = bg.match(/\d+/g).map(Number);
     if (r + g + b > 200) throw new Error(`body background in dark mode is ${bg}`);
-    await page.evaluate(() => window.scrollTo(0, 0));
-    await page.screenshot({ path: path.join(shots, 'site-receipt-view-dark.png') });
-    fs.copyFileSync(path.join(shots, 'site-receipt-view-dark.png'), path.join(docs, 'receipt-view-dark.png'));
+    await shootPart(page, '#receipt-over-time', 'receipt-over-time-dark');
     await dark.close();
   });
 
