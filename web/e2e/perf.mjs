@@ -39,9 +39,12 @@ for (let i = 0; i < runs; i += 1) {
     gap: window.__maxGap,
     emitted: window.loadproofReport?.emitted,
   }));
-  const marks = await page.evaluate(() =>
-    performance.getEntriesByType('mark').filter((m) => m.name.startsWith('loadproof:')).map((m) => [m.name.slice(10), m.startTime]),
-  );
+  // The page's marks, and the worker's (absolute ms, put on the page's clock), in time order.
+  const marks = await page.evaluate(() => {
+    const own = performance.getEntriesByType('mark').filter((m) => m.name.startsWith('loadproof:')).map((m) => [m.name.slice(10), m.startTime]);
+    const worker = (window.loadproofWorkerMarks ?? []).map(([n, t]) => [`worker:${n}`, t - performance.timeOrigin]);
+    return [...own, ...worker].sort((a, b) => a[1] - b[1]);
+  });
   const first = marks.find(([n]) => n === 'file-chosen')?.[1] ?? marks.find(([n]) => n === 'read-start')?.[1] ?? 0;
   const stages = marks.filter(([, t]) => t >= first).map(([n, t]) => `${n} +${(t - first).toFixed(0)}ms`);
   const published = marks.filter(([n]) => n === 'report-published').map(([, t]) => t).pop();

@@ -71,9 +71,36 @@ pub async fn ingest_blob(
     on_progress: impl Fn(f64, f64),
     is_current: impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
+    ingest_blob_hashed_by(blob, None, on_progress, is_current).await
+}
+
+/// As [`ingest_blob`]; when `digest` is given (a promise of the file's SHA-256 as 32 bytes,
+/// computed on another thread), the file is only parsed here. WebCrypto's digest holds the
+/// thread that calls it for the whole file (~0.3 s on 232 MB), so hashing on a second thread
+/// is what lets two cores overlap the hash with the parse.
+pub async fn ingest_blob_hashed_by(
+    blob: &web_sys::Blob,
+    digest: Option<Promise>,
+    on_progress: impl Fn(f64, f64),
+    is_current: impl Fn() -> bool,
+) -> Result<Trace, ReadError> {
     let total = blob.size();
     mark("read-start");
     on_progress(0.0, total);
+    if let Some(digest) = digest {
+        let mut ingester = Ingester::new_unhashed(options());
+        ingester.reserve_for_source_bytes(total as u64);
+        read_slices(blob, &mut ingester, None, &on_progress, &is_current).await?;
+        let digest = JsFuture::from(digest)
+            .await
+            .map_err(|e| ReadError::Browser(format!("hashing the file: {}", js_text(&e))))?;
+        mark("digest-ready");
+        let trace = ingester
+            .finish_with_sha256(sha256_of(&digest)?)
+            .map_err(ReadError::Trace);
+        mark("trace-ready");
+        return trace;
+    }
     if total <= WHOLE_FILE_MAX
         && let Some(subtle) = subtle_crypto()
     {
@@ -106,7 +133,8 @@ pub async fn ingest_blob(
 
 /// The file is read slice by slice, [`READ_AHEAD`] slices ahead of the parser, and each slice
 /// is also copied into one whole-file buffer that WebCrypto hashes natively once parsing is
-/// done. Reading the file once matters: a second whole-file read competes with the slices;
+/// done (where no second thread hashes it, [`ingest_blob_hashed_by`]). Reading the file once
+/// matters: a second whole-file read competes with the slices;
 /// hashing only at the end keeps the page responsive (frames stay under ~70 ms) where hashing
 /// alongside the parse would take the second core the parser's I/O needs.
 async fn ingest_whole(
@@ -115,9 +143,34 @@ async fn ingest_whole(
     on_progress: impl Fn(f64, f64),
     is_current: impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
-    let total = blob.size();
-    let whole = Uint8Array::new_with_length(total as u32);
+    let whole = Uint8Array::new_with_length(blob.size() as u32);
     let mut ingester = Ingester::new_unhashed(options());
+    ingester.reserve_for_source_bytes(blob.size() as u64);
+    read_slices(blob, &mut ingester, Some(&whole), &on_progress, &is_current).await?;
+    let digest = subtle
+        .digest_with_str_and_buffer_source("SHA-256", &whole)
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    let digest = JsFuture::from(digest)
+        .await
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    mark("digest-ready");
+    let trace = ingester
+        .finish_with_sha256(sha256_of(&digest)?)
+        .map_err(ReadError::Trace);
+    mark("trace-ready");
+    trace
+}
+
+/// Pushes every slice of `blob` to `ingester`, [`READ_AHEAD`] slices read ahead of the
+/// parser, copying each into `whole` too when given; marks `parsed` at the end.
+async fn read_slices(
+    blob: &web_sys::Blob,
+    ingester: &mut Ingester,
+    whole: Option<&Uint8Array>,
+    on_progress: &impl Fn(f64, f64),
+    is_current: &impl Fn() -> bool,
+) -> Result<(), ReadError> {
+    let total = blob.size();
     let mut scratch: Vec<u8> = Vec::new();
     let mut pacer = Pacer::new();
     let mut offset = 0.0;
@@ -137,35 +190,27 @@ async fn ingest_whole(
             .await
             .map_err(|e| ReadError::Browser(js_text(&e)))?;
         let view = Uint8Array::new(&buffer);
-        whole.set(&view, offset as u32);
+        if let Some(whole) = whole {
+            whole.set(&view, offset as u32);
+        }
         scratch.resize(view.length() as usize, 0);
         view.copy_to(&mut scratch);
         ingester.push(&scratch).map_err(ReadError::Trace)?;
         offset += f64::from(view.length());
         pacer
-            .breathe(offset, total, &on_progress, &is_current)
+            .breathe(offset, total, on_progress, is_current)
             .await?;
     }
     on_progress(total, total);
     mark("parsed");
-    let digest = subtle
-        .digest_with_str_and_buffer_source("SHA-256", &whole)
-        .map_err(|e| ReadError::Browser(js_text(&e)))?;
-    let digest = JsFuture::from(digest)
-        .await
-        .map_err(|e| ReadError::Browser(js_text(&e)))?;
-    mark("digest-ready");
-    let bytes = Uint8Array::new(&digest).to_vec();
-    let Ok(sha256) = <[u8; 32]>::try_from(bytes.as_slice()) else {
-        return Err(ReadError::Browser(
-            "SHA-256 digest is not 32 bytes".to_owned(),
-        ));
-    };
-    let trace = ingester
-        .finish_with_sha256(sha256)
-        .map_err(ReadError::Trace);
-    mark("trace-ready");
-    trace
+    Ok(())
+}
+
+/// A WebCrypto digest (an `ArrayBuffer` or a byte array) as 32 bytes.
+fn sha256_of(digest: &JsValue) -> Result<[u8; 32], ReadError> {
+    let bytes = Uint8Array::new(digest).to_vec();
+    <[u8; 32]>::try_from(bytes.as_slice())
+        .map_err(|_| ReadError::Browser("SHA-256 digest is not 32 bytes".to_owned()))
 }
 
 /// Slices requested ahead of the one being parsed.

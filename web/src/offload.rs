@@ -61,6 +61,8 @@ impl Progress {
 pub struct Job {
     cancelled: Rc<Cell<bool>>,
     worker: Rc<RefCell<Option<web_sys::Worker>>>,
+    /// The hash worker of a trace job (it closes itself when done).
+    helper: Rc<RefCell<Option<web_sys::Worker>>>,
 }
 
 impl Job {
@@ -68,14 +70,18 @@ impl Job {
         Job {
             cancelled: Rc::new(Cell::new(false)),
             worker: Rc::new(RefCell::new(None)),
+            helper: Rc::new(RefCell::new(None)),
         }
     }
 
-    /// Stops the job (terminating its worker); its callbacks never run again.
+    /// Stops the job (terminating its workers); its callbacks never run again.
     pub fn cancel(&self) {
         self.cancelled.set(true);
         if let Some(worker) = self.worker.borrow_mut().take() {
             worker.terminate();
+        }
+        if let Some(helper) = self.helper.borrow_mut().take() {
+            helper.terminate();
         }
     }
 
@@ -264,6 +270,10 @@ fn publish_timing(data: &JsValue) {
 
 /// Parses the trace in `blob` off the page's thread. `on_progress(bytes_done, bytes_total)`.
 /// Errors are core's (line, field, columns seen) or the browser's, as [`ReadError`] shows them.
+///
+/// Where the page has WebCrypto, a second, script-only worker hashes the file while the first
+/// parses it, and hands the digest over on a `MessageChannel` of their own: on two cores the
+/// hash then costs no time (it held the parsing thread ~0.3 s on 5M rows).
 pub fn ingest_trace(
     blob: web_sys::Blob,
     on_progress: impl Fn(f64, f64) + 'static,
@@ -272,11 +282,15 @@ pub fn ingest_trace(
     let job = Job::new();
     let on_progress: Rc<dyn Fn(f64, f64)> = Rc::new(on_progress);
     let progress = on_progress.clone();
+    let mut fields: Vec<(&str, JsValue)> = Vec::new();
+    if let Some(port) = start_hasher(&job, &blob) {
+        fields.push(("port", port.into()));
+    }
     let started = start(
         &job,
         "trace",
         "",
-        &[],
+        &fields,
         &blob,
         move |data| {
             if let (Some(done), Some(total)) = (
@@ -286,7 +300,17 @@ pub fn ingest_trace(
                 progress(done, total);
             }
         },
-        |result: Result<JsValue, String>| result.and_then(|data| trace_from_parts(&data)),
+        |result: Result<JsValue, String>| {
+            crate::ingest::mark("trace-received");
+            result.and_then(|data| {
+                if let Some(marks) = field(&data, "marks") {
+                    crate::publish::publish("loadproofWorkerMarks", &marks);
+                }
+                let trace = trace_from_parts(&data);
+                crate::ingest::mark("trace-rebuilt");
+                trace
+            })
+        },
     );
     match started {
         Ok(done) => done.set(Box::new(on_done)),
@@ -313,13 +337,19 @@ pub fn ingest_trace(
 /// Runs in the worker: reads and parses the trace (progress as `on_progress(done, total)`),
 /// and answers `{ meta, arrival, input, output, session?, offsets?, ids? }` — the meta as
 /// JSON, the columns as typed arrays the worker script transfers.
+///
+/// `digest`, when not `undefined`: a promise of the file's SHA-256 (32 bytes) from the hash
+/// worker; without it the file is hashed here.
 #[wasm_bindgen]
 pub async fn worker_ingest_trace(
     blob: web_sys::Blob,
     on_progress: js_sys::Function,
+    digest: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let trace = ingest_blob(
+    let digest = digest.dyn_into::<js_sys::Promise>().ok();
+    let trace = crate::ingest::ingest_blob_hashed_by(
         &blob,
+        digest,
         |done, total| {
             let _ = on_progress.call2(
                 &JsValue::NULL,
@@ -401,6 +431,57 @@ fn trace_from_parts(data: &JsValue) -> Result<Trace, String> {
     Trace::new(meta, requests).map_err(|e| format!("the worker's trace does not reconcile: {e}"))
 }
 
+/// Starts the hash worker on `blob` (see [`ingest_trace`]) and returns the port on which the
+/// parsing worker receives `{ digest }` or `{ err }`; `None` where no parsing worker would
+/// start or the page has no WebCrypto (the parser then hashes the file itself). The page
+/// relays the answer, so a hash worker that fails to start still ends the job with an error.
+fn start_hasher(job: &Job, blob: &web_sys::Blob) -> Option<web_sys::MessagePort> {
+    if WORKER_BROKEN.with(Cell::get) || GLUE.with(|g| g.borrow().is_none()) {
+        return None;
+    }
+    crate::ingest::subtle_crypto()?;
+    let url = HASH_SCRIPT.with(|s| s.borrow().clone()).or_else(|| {
+        let url = blob_url(HASH_WORKER)?;
+        HASH_SCRIPT.with(|s| *s.borrow_mut() = Some(url.clone()));
+        Some(url)
+    })?;
+    let channel = web_sys::MessageChannel::new().ok()?;
+    let hasher = web_sys::Worker::new(&url).ok()?;
+    let to_parser = channel.port1();
+    let relay = to_parser.clone();
+    let on_message = Closure::once_into_js(move |event: web_sys::MessageEvent| {
+        let _ = relay.post_message(&event.data());
+    });
+    let on_error = Closure::once_into_js(move |_event: web_sys::Event| {
+        let answer = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(
+            &answer,
+            &JsValue::from_str("err"),
+            &JsValue::from_str("the hash worker could not start"),
+        );
+        let _ = to_parser.post_message(&answer);
+    });
+    hasher.set_onmessage(Some(on_message.unchecked_ref()));
+    hasher.set_onerror(Some(on_error.unchecked_ref()));
+    let message = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&message, &JsValue::from_str("blob"), blob);
+    hasher.post_message(&message).ok()?;
+    *job.helper.borrow_mut() = Some(hasher);
+    Some(channel.port2())
+}
+
+/// The hash worker: the whole file's SHA-256 by WebCrypto, on a thread of its own.
+const HASH_WORKER: &str = r#"self.onmessage = async (event) => {
+  try {
+    const digest = await crypto.subtle.digest('SHA-256', await event.data.blob.arrayBuffer());
+    self.postMessage({ digest }, [digest]);
+  } catch (err) {
+    self.postMessage({ err: 'hashing the file: ' + String(err && err.message ? err.message : err) });
+  }
+  self.close();
+};
+"#;
+
 // ---------------------------------------------------------------------------------------------
 // The worker pool and one job's plumbing
 
@@ -449,6 +530,7 @@ fn start<T: 'static>(
     let finish = {
         let cancelled = job.cancelled.clone();
         let slot = job.worker.clone();
+        let helper = job.helper.clone();
         let done = done.clone();
         let handler = handler.clone();
         let error_handler = error_handler.clone();
@@ -462,6 +544,10 @@ fn start<T: 'static>(
                     } else {
                         worker.terminate();
                     }
+                }
+                // A hash worker still running (the parse failed first) is not needed.
+                if let Some(helper) = helper.borrow_mut().take() {
+                    helper.terminate();
                 }
                 let callback = done.borrow_mut().take();
                 if let (Some(callback), Some(decode)) = (callback, decode.take())
@@ -547,7 +633,17 @@ fn start<T: 'static>(
         &wasm_bindgen::module(),
     );
     *job.worker.borrow_mut() = Some(worker.clone());
-    if worker.post_message(&message).is_err() {
+    // Ports (the hash worker's channel) are transferred, not cloned.
+    let transfer = js_sys::Array::new();
+    for (_, value) in fields {
+        if value.has_type::<web_sys::MessagePort>() {
+            transfer.push(value);
+        }
+    }
+    if worker
+        .post_message_with_transfer(&message, &transfer)
+        .is_err()
+    {
         // Could not hand the file over: detach, and let the caller run it here.
         WORKER_BROKEN.with(|b| b.set(true));
         (finish.borrow_mut())(Err(String::new()), false);
@@ -563,6 +659,8 @@ thread_local! {
     static GLUE: RefCell<Option<String>> = const { RefCell::new(None) };
     /// The worker's script URL (`blob:`), made once.
     static SCRIPT: RefCell<Option<String>> = const { RefCell::new(None) };
+    /// The hash worker's script URL (`blob:`), made once.
+    static HASH_SCRIPT: RefCell<Option<String>> = const { RefCell::new(None) };
     /// Set when a worker failed to start: later jobs run on the page's thread.
     static WORKER_BROKEN: Cell<bool> = const { Cell::new(false) };
 }
@@ -597,15 +695,24 @@ fn worker_script_url(glue: &str) -> Option<String> {
         r#"import init, {{ worker_audit_receipt, worker_ingest_trace }} from {glue:?};
 let ready = null;
 self.onmessage = async (event) => {{
-  const {{ kind, name, blob, module, policy }} = event.data;
+  const {{ kind, name, blob, module, policy, port }} = event.data;
   try {{
-    if (ready === null) ready = init({{ module_or_path: module }});
+    // The hash worker's answer, on the port the page gave both: {{ digest }} or {{ err }}.
+    const digest = port ? new Promise((resolve, reject) => {{
+      port.onmessage = (m) => {{ port.close(); if (m.data.digest) resolve(m.data.digest); else reject(m.data.err); }};
+    }}) : undefined;
+    if (ready === null) ready = init({{ module_or_path: module }}).catch((e) => {{ ready = null; throw e; }});
     await ready;
+    if (kind === 'warm') return;
     if (kind === 'trace') {{
-      const trace = await worker_ingest_trace(blob, (done, total) => self.postMessage({{ progress: true, done, total }}));
+      const trace = await worker_ingest_trace(blob, (done, total) => self.postMessage({{ progress: true, done, total }}), digest);
       const transfer = ['arrival', 'input', 'output', 'session', 'offsets', 'ids']
         .filter((k) => trace[k]).map((k) => trace[k].buffer);
-      self.postMessage({{ trace }}, transfer);
+      // The worker's own marks, on the page's clock (absolute ms), for web/e2e/perf.mjs.
+      const marks = performance.getEntriesByType('mark').filter((m) => m.name.startsWith('loadproof:'))
+        .map((m) => [m.name.slice(10), performance.timeOrigin + m.startTime]);
+      performance.clearMarks();
+      self.postMessage({{ trace, marks }}, transfer);
       return;
     }}
     self.postMessage({{ progress: true, stage: -1 }});
@@ -665,8 +772,33 @@ pub fn prepare() {
         };
         if let Some(url) = blob_url(&text) {
             GLUE.with(|g| *g.borrow_mut() = Some(url));
+            warm_one();
         }
     });
+}
+
+/// Starts one idle worker and has it instantiate the module now, so the first file dropped
+/// does not wait for it (~0.1 s of the 5M-row load).
+fn warm_one() {
+    let Some(worker) = take_worker() else {
+        return;
+    };
+    let message = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(
+        &message,
+        &JsValue::from_str("kind"),
+        &JsValue::from_str("warm"),
+    );
+    let _ = js_sys::Reflect::set(
+        &message,
+        &JsValue::from_str("module"),
+        &wasm_bindgen::module(),
+    );
+    if worker.post_message(&message).is_ok() {
+        give_back(worker);
+    } else {
+        worker.terminate();
+    }
 }
 
 /// The absolute URL of the first `<link>` matching `selector` (Trunk's preload links).

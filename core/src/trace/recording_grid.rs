@@ -16,8 +16,9 @@
 //! - a **zero gap** is two consecutive requests with the same timestamp; it is counted apart,
 //!   never binned.
 //! - positive gaps are rounded to the nearest multiple of the grid (of 1 ns with no grid) and
-//!   binned by multiple: one bin per multiple while there are at most [`MAX_GAP_BINS`], else
-//!   bins [`MAX_GAP_BINS`] − 1 bins of a round number of multiples up to the 99th percentile
+//!   binned by multiple: one bin per multiple while there are at most [`MAX_GAP_BINS`] (from
+//!   one tick, or from zero when a positive gap is under half a tick: two timestamps rounded
+//!   onto one tick), else [`MAX_GAP_BINS`] − 1 bins of a round number of multiples up to the 99th percentile
 //!   and one open-ended bin above.
 //! - the **suggested window** is ten ticks, when that is wider than the default 1 s window:
 //!   a window of ten ticks moves by at most a tenth when one tick's requests land a few ms
@@ -65,7 +66,7 @@ pub fn recording_grid(arrival_ns: &[i64], anchor_ns: i64) -> Option<i64> {
         arrival_ns.iter().filter_map(move |&t| {
             let new = prev != Some(t);
             prev = Some(t);
-            new.then_some(i128::from(anchor_ns) + i128::from(t))
+            new.then_some(t)
         })
     };
     let mut all = distinct();
@@ -75,27 +76,35 @@ pub fn recording_grid(arrival_ns: &[i64], anchor_ns: i64) -> Option<i64> {
     GRID_LADDER
         .iter()
         .rev()
-        .map(|&g| i128::from(g))
+        .copied()
         .filter(|&g| g > 1)
-        .find(|&g| on_grid(distinct(), g))
-        .and_then(|g| i64::try_from(g).ok())
+        .find(|&g| on_grid(distinct(), anchor_ns, g))
 }
 
-/// Whether every one of `distinct` (in order) is within 1 % of a multiple of `g`, on at least
-/// two ticks, with at most two distinct timestamps per tick on average: a recorder's rounding
-/// puts one tick's requests on one timestamp, or two when some land a few ms off. Without that
-/// last rule any trace shorter than 1 % of an hour would sit on the hour's grid.
-fn on_grid(distinct: impl Iterator<Item = i128>, g: i128) -> bool {
+/// Whether every one of `distinct` (offsets from `anchor`, in order) is within 1 % of a
+/// multiple of `g`, on at least two ticks, with at most two distinct timestamps per tick on
+/// average: a recorder's rounding puts one tick's requests on one timestamp, or two when some
+/// land a few ms off. Without that last rule any trace shorter than 1 % of an hour would sit
+/// on the hour's grid.
+///
+/// All in `i64`: the anchor and the offset are reduced modulo `g` apart, so their sum never
+/// overflows, and a tick is only compared with the one before (wrapping cannot make two
+/// different ticks equal). `i128` division is a library call: with it the pass took 64 ms
+/// on 5M rows natively, 37 ms without.
+fn on_grid(distinct: impl Iterator<Item = i64>, anchor: i64, g: i64) -> bool {
     let tolerance = g / 100;
+    let anchor_r = anchor.rem_euclid(g);
     let mut timestamps = 0u64;
     let mut ticks = 0u64;
     let mut last_tick = None;
     for t in distinct {
-        let r = t.rem_euclid(g);
+        // (anchor + t) mod g, and the tick it rounds to (up to a constant: the anchor's own).
+        let sum = anchor_r + t.rem_euclid(g);
+        let (r, carry) = if sum >= g { (sum - g, 1) } else { (sum, 0) };
         if r.min(g - r) > tolerance {
             return false;
         }
-        let tick = t.div_euclid(g) + i128::from(r > g / 2);
+        let tick = t.div_euclid(g).wrapping_add(carry + i64::from(r > g / 2));
         timestamps += 1;
         if last_tick != Some(tick) {
             ticks += 1;
@@ -155,13 +164,14 @@ impl ArrivalGaps {
         let gaps = arrival_ns.len().saturating_sub(1) as u64;
         // One pass for the largest multiple and a log2 histogram, to place the 99th percentile.
         let mut positive = 0u64;
+        let mut sub_tick = 0u64;
         let mut m_max = 0u64;
         let mut log2 = [0u64; 64];
         for m in multiples(unit) {
-            let m = m.max(1);
             positive += 1;
+            sub_tick += u64::from(m == 0);
             m_max = m_max.max(m);
-            if let Some(slot) = log2.get_mut(m.ilog2() as usize) {
+            if let Some(slot) = log2.get_mut(m.max(1).ilog2() as usize) {
                 *slot += 1;
             }
         }
@@ -170,7 +180,10 @@ impl ArrivalGaps {
             .filter(|pair| matches!(pair, [a, b] if a == b))
             .count() as u64;
         let width = bin_width(m_max, positive, &log2);
-        let first = u64::from(width == 1);
+        // One bin per multiple starts at one tick, unless some positive gap is under half a
+        // tick (two timestamps rounded onto one tick): those get the bin of multiple 0, never
+        // the one-tick bin they are not in.
+        let first = u64::from(width == 1 && sub_tick == 0);
         let end = m_max / width + 1;
         let limit = first + MAX_GAP_BINS as u64;
         let (regular_end, open) = if end <= limit {
@@ -278,6 +291,34 @@ mod tests {
         );
         assert_eq!(GRID_LADDER[0], 1);
         assert_eq!(GRID_LADDER[GRID_LADDER.len() - 1], 3600 * S);
+    }
+
+    #[test]
+    fn a_positive_gap_under_half_a_tick_is_not_binned_as_one_tick() {
+        let ms = 1_000_000;
+        // On a 3 s grid, 3000 → 3001 ms is 1 ms apart: the same tick, not 3 s.
+        let ticks = [0, 3000, 3001, 6000, 9000, 12000, 15000, 18000];
+        let arrivals: Vec<i64> = ticks.iter().map(|t| t * ms).collect();
+        let gaps = ArrivalGaps::of_arrivals(&arrivals, recording_grid(&arrivals, 0));
+        assert_eq!(gaps.grid_s, Some(3.0));
+        assert_eq!(gaps.bins[0].from_s, 0.0);
+        assert_eq!(gaps.bins[0].gaps, 1, "{gaps:?}");
+        assert_eq!(gaps.bins[1].from_s, 3.0);
+        assert_eq!(gaps.bins[1].gaps, 6, "{gaps:?}");
+        // Without such a gap the bins start at one tick.
+        let even: Vec<i64> = (0..8).map(|k| k * 3 * S).collect();
+        let gaps = ArrivalGaps::of_arrivals(&even, Some(3 * S));
+        assert_eq!(gaps.bins[0].from_s, 3.0);
+    }
+
+    #[test]
+    fn a_grid_is_found_from_an_anchor_near_the_end_of_the_clock() {
+        // Anchor + offset would overflow i64 arithmetic done naively; reduced modulo the grid
+        // first, it does not.
+        let arrivals: Vec<i64> = (0..8).map(|k| k * S).collect();
+        assert_eq!(recording_grid(&arrivals, (i64::MAX / S) * S), Some(S));
+        let arrivals: Vec<i64> = (0..8).map(|k| -k * S).collect();
+        assert_eq!(recording_grid(&arrivals, (i64::MIN / S) * S), Some(S));
     }
 
     #[test]

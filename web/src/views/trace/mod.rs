@@ -76,9 +76,11 @@ pub fn TraceView() -> impl IntoView {
             .unwrap_or(Window::ONE_SECOND)
     });
     let report = Memo::new(move |_| {
-        loaded
-            .get()
-            .map(|l| InspectReport::new(&l.source, &l.trace, window.get()))
+        loaded.get().map(|l| {
+            let report = InspectReport::new(&l.source, &l.trace, window.get());
+            crate::ingest::mark("report-computed");
+            report
+        })
     });
     // Syncs outside state: the report for tests and the console.
     Effect::new(move |_| {

@@ -91,6 +91,8 @@ pub fn gap_bin_labels(gaps: &ArrivalGaps) -> Vec<String> {
             let from = readable(bin.from_s);
             match bin.to_s {
                 None => format!("≥ {from} s"),
+                // Positive gaps rounded onto the tick before: distinct timestamps, one tick.
+                Some(_) if one_tick && bin.from_s == 0.0 => "0 s (same tick)".to_owned(),
                 Some(_) if one_tick => format!("{from} s"),
                 Some(to) => format!("{from}–{} s", readable(to)),
             }
