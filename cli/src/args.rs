@@ -861,11 +861,11 @@ pub struct PlaybookPublishArgs {
     /// replaced.
     #[arg(long, value_name = "OUT_HTML", conflicts_with = "out")]
     pub single_file: Option<PathBuf>,
-    /// The largest single file publish writes (bytes); a bigger one is refused before
-    /// anything is written [default: 64 MiB].
+    /// The largest single file publish writes (bytes, 64 MiB by default); a bigger one is
+    /// refused before anything is written.
     #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
     pub max_single_file_bytes: u64,
-    /// The built web app to copy (`bash web/build.sh` writes it) [default: dist].
+    /// The built web app to copy (`bash web/build.sh` writes it).
     #[arg(long, value_name = "DIST_DIR", default_value = "dist")]
     pub app: PathBuf,
     /// A receipt to bundle with the site (repeatable, in order): the Receipt view lists them and

@@ -270,19 +270,27 @@ function noPlaybookOnABareBuild(msg) {
 
 /**
  * Starts measuring, in `page`, the longest gap between animation frames (how long the page was
- * unresponsive at worst) into `window.__maxGap`, until `window[until]` is set.
+ * unresponsive at worst) into `window.__maxGap`, until `window[until]` is set and `afterMs`
+ * more have passed (the rendering that follows it); `window.__gapsDone` is set then.
+ * `window.__longFrames`: `[start, ms]` of every gap over 50 ms (`performance.now()` clock).
  */
-export function watchFrameGaps(page, until) {
-  return page.evaluate((name) => {
+export function watchFrameGaps(page, until, afterMs = 0) {
+  return page.evaluate(([name, after]) => {
     window.__maxGap = 0;
+    window.__gapsDone = false;
     let last = performance.now();
+    let seen = null;
+    window.__longFrames = [];
     const tick = (now) => {
       window.__maxGap = Math.max(window.__maxGap, now - last);
+      if (now - last > 50) window.__longFrames.push([Math.round(last), Math.round(now - last)]);
       last = now;
-      if (!window[name]) requestAnimationFrame(tick);
+      if (window[name] && seen === null) seen = now;
+      if (seen === null || now - seen < after) requestAnimationFrame(tick);
+      else window.__gapsDone = true;
     };
     requestAnimationFrame(tick);
-  }, until);
+  }, [until, afterMs]);
 }
 
 /** Throws with every error collected, if any (the last check of a script). */

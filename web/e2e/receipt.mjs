@@ -44,6 +44,12 @@ import {
   fromRoot, mustRun, noErrors, openSite, run, shots, startSim, waitForEqual,
 } from './harness.mjs';
 
+/** Opens the `<details>` `#id` (a long table whose rows the page builds on first opening). */
+async function openTable(page, id) {
+  if (!(await page.$eval(`#${id}`, (d) => d.open))) await page.click(`#${id} > summary`);
+  await page.waitForFunction((i) => document.querySelector(`#${i}`)?.open, id);
+}
+
 bailOnCrash();
 
 const docs = fromRoot('docs');
@@ -409,6 +415,7 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
   await check(`${label}: timeline has one row per request, failures as in the ledger`, async () => {
     expectEqual(await page.innerText('#timeline-summary tbody tr:first-child td'), String(cli.ledger.offered), 'requests');
     expectEqual(await page.innerText('#timeline-failed'), String(cli.ledger.failed), '#timeline-failed');
+    await openTable(page, 'timeline-every');
     const rows = await page.$$eval('#timeline-table tbody tr', (trs) => trs.length);
     expectEqual(rows, cli.ledger.offered, '#timeline-table rows');
   });
@@ -537,6 +544,7 @@ async function checkCharts(label, cli) {
     expectEqual(await redrawn(linear), before, 'log again draws the same picture');
   });
   await check(`${label}: /metrics counters drawn as rates: each rate is Δ/Δt of the scrapes, Σ Δ equals the CLI's token delta`, async () => {
+    await openTable(page, 'metrics-every');
     const rows = await page.$$eval('#metrics-table tbody tr', (trs) =>
       trs.map((tr) => {
         const cells = [...tr.querySelectorAll('td')];
@@ -579,6 +587,7 @@ async function checkCharts(label, cli) {
     const series = await sweepReadout(page, 'metrics', 0.8, [0.2, 0.9]);
     const r = /generated (\S+)/.exec(series);
     if (!r) throw new Error(`/metrics readout: ${JSON.stringify(series)}`);
+    await openTable(page, 'metrics-every');
     const rates = await page.$$eval('#metrics-table tbody tr td:nth-child(9)', (tds) => tds.map((td) => td.textContent));
     if (!rates.includes(r[1])) throw new Error(`rate ${r[1]} not in the table's generated tok/s column`);
     await page.mouse.move(0, 0);
@@ -688,6 +697,7 @@ try {
       expectEqual(await page.innerText('#ledger-offered'), String(cli.ledger.offered), '#ledger-offered');
       // One timeline row per record the tool wrote; a request it wrote no record of (GuideLLM
       // can lose its last one) is named by the audit, not drawn.
+      await openTable(page, 'timeline-every');
       const rows = await page.$$eval('#timeline-table tbody tr', (trs) => trs.length);
       const lost = cli.inconsistencies.map((i) => /(\d+) offered requests have no record/.exec(i)).find(Boolean);
       expectEqual(rows, cli.ledger.offered - (lost ? Number(lost[1]) : 0), '#timeline-table rows');

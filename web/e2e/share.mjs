@@ -151,6 +151,31 @@ try {
     await page.close();
   });
 
+  await check('printed from a dark screen, the charts are drawn on white paper, and dark again after', async () => {
+    const page = await open('#/receipt/baseline.json');
+    await page.waitForSelector('#receipt-download-audit');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    // The paper's colour: a corner pixel of the first chart's canvas.
+    const paper = () => page.evaluate(() => {
+      const c = document.querySelector('main canvas');
+      const [r, g, b] = c.getContext('2d').getImageData(1, 1, 1, 1).data;
+      return `${r},${g},${b}`;
+    });
+    const until = async (want, what) => {
+      for (let i = 0; i < 100; i += 1) {
+        if ((await paper()) === want) return;
+        await page.waitForTimeout(20);
+      }
+      throw new Error(`${what}: paper ${await paper()}, not ${want}`);
+    };
+    await until('22,27,34', 'on the dark screen');
+    await page.evaluate(() => window.dispatchEvent(new Event('beforeprint')));
+    await until('255,255,255', 'in print');
+    await page.evaluate(() => window.dispatchEvent(new Event('afterprint')));
+    await until('22,27,34', 'after printing');
+    await page.close();
+  });
+
   await check('the single file opens from disk with every request blocked: playbook and audit equal the CLI', async () => {
     const single = path.join(tmp, 'report.html');
     mustRun(['playbook', 'publish', examples, '--single-file', single, '--app', dist, '--receipt', receipts[0], '--receipt', receipts[1]]);

@@ -305,7 +305,7 @@ impl Pacer {
 
 /// Resolves on the next macrotask, so the browser can paint and handle input in between.
 /// A `MessageChannel` message is a macrotask without `setTimeout`'s 4 ms nesting clamp.
-async fn yield_to_event_loop() {
+pub(crate) async fn yield_to_event_loop() {
     let Ok(channel) = web_sys::MessageChannel::new() else {
         return;
     };

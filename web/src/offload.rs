@@ -142,18 +142,29 @@ pub fn audit_receipt(
             crate::ingest::mark("model-received");
             result.and_then(|data| {
                 publish_timing(&data);
-                let json = field(&data, "ok")
-                    .and_then(|v| v.as_string())
-                    .ok_or_else(|| format!("{name}: the worker's answer held no receipt"))?;
-                let model = serde_json::from_str::<ReceiptModel>(&json)
-                    .map_err(|e| format!("{name}: the worker's answer did not decode: {e}"));
-                crate::ingest::mark("model-decoded");
-                model
+                field(&data, "ok")
+                    .and_then(|v| v.dyn_into::<js_sys::Array>().ok())
+                    .ok_or_else(|| format!("{name}: the worker's answer held no receipt"))
             })
         },
     );
     match started {
-        Ok(done) => done.set(Box::new(on_done)),
+        Ok(done) => {
+            let cancelled = job.cancelled.clone();
+            let name = source.clone();
+            done.set(Box::new(move |parts: Result<js_sys::Array, String>| {
+                spawn_local(async move {
+                    let model = match parts {
+                        Ok(parts) => decode_model(&name, &parts).await,
+                        Err(e) => Err(e),
+                    };
+                    crate::ingest::mark("model-decoded");
+                    if !cancelled.get() {
+                        on_done(model);
+                    }
+                });
+            }));
+        }
         Err(()) => {
             let cancelled = job.cancelled.clone();
             let policy = policy.clone();
@@ -190,9 +201,9 @@ pub fn audit_receipt(
     job
 }
 
-/// Runs in the worker: the receipt's model as JSON, audited against `policy` (its JSON, read
-/// by core's `Policy::from_json`). `on_stage(i)` is called as stage `STAGES[i]` begins. An
-/// `Err` names the file and what is wrong.
+/// Runs in the worker: the receipt's model as JSON in five parts ([`model_parts`]), audited
+/// against `policy` (its JSON, read by core's `Policy::from_json`). `on_stage(i)` is called
+/// as stage `STAGES[i]` begins. An `Err` names the file and what is wrong.
 #[wasm_bindgen]
 pub async fn worker_audit_receipt(
     source: String,
@@ -200,7 +211,7 @@ pub async fn worker_audit_receipt(
     bytes: Vec<u8>,
     on_stage: js_sys::Function,
     on_verdict: js_sys::Function,
-) -> Result<String, JsValue> {
+) -> Result<js_sys::Array, JsValue> {
     let policy = Policy::from_json(policy.as_bytes())
         .map_err(|e| JsValue::from_str(&format!("the audit policy: {e}")))?;
     let model = build_hashing(
@@ -218,7 +229,47 @@ pub async fn worker_audit_receipt(
     )
     .await
     .map_err(|e| JsValue::from_str(&e))?;
-    serde_json::to_string(&model).map_err(|e| JsValue::from_str(&format!("{source}: {e}")))
+    let parts = model_parts(model).map_err(|e| JsValue::from_str(&format!("{source}: {e}")))?;
+    Ok(parts.iter().map(|p| JsValue::from_str(p)).collect())
+}
+
+/// The model as JSON in five parts: the model without its four long parts (the evidence
+/// blocks, the timeline, the latency samples, the `/metrics` series), then each of those.
+/// The page decodes them a task apiece ([`decode_model`]): decoding a ten-minute vLLM
+/// receipt's model in one go held a frame for ~70 ms.
+fn model_parts(mut model: ReceiptModel) -> Result<[String; 5], serde_json::Error> {
+    let blocks = serde_json::to_string(&std::mem::take(&mut model.blocks))?;
+    let timeline = serde_json::to_string(&std::mem::take(&mut model.timeline))?;
+    let latency = serde_json::to_string(&std::mem::take(&mut model.latency))?;
+    let metrics = serde_json::to_string(&std::mem::take(&mut model.metrics))?;
+    Ok([
+        serde_json::to_string(&model)?,
+        blocks,
+        timeline,
+        latency,
+        metrics,
+    ])
+}
+
+/// Rebuilds the model from [`model_parts`], yielding to the event loop between parts.
+async fn decode_model(name: &str, parts: &js_sys::Array) -> Result<ReceiptModel, String> {
+    let part = |i: u32| {
+        parts
+            .get(i)
+            .as_string()
+            .ok_or_else(|| format!("{name}: the worker's answer lacks part {i} of the receipt"))
+    };
+    let bad = |e: serde_json::Error| format!("{name}: the worker's answer did not decode: {e}");
+    let mut model: ReceiptModel = serde_json::from_str(&part(0)?).map_err(bad)?;
+    crate::ingest::yield_to_event_loop().await;
+    model.blocks = serde_json::from_str(&part(1)?).map_err(bad)?;
+    crate::ingest::yield_to_event_loop().await;
+    model.timeline = serde_json::from_str(&part(2)?).map_err(bad)?;
+    crate::ingest::yield_to_event_loop().await;
+    model.latency = serde_json::from_str(&part(3)?).map_err(bad)?;
+    crate::ingest::yield_to_event_loop().await;
+    model.metrics = serde_json::from_str(&part(4)?).map_err(bad)?;
+    Ok(model)
 }
 
 /// [`receipt_model::build`] with the scrape bodies hashed by WebCrypto while the audit reads

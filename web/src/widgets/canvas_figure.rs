@@ -27,8 +27,8 @@ thread_local! {
     static SCHEME_CHANGES: ArcRwSignal<u32> = scheme_changes();
 }
 
-/// A signal bumped on every change of `prefers-color-scheme` (one listener for the page; an
-/// `Arc` signal, so no view's owner disposes of it).
+/// A signal bumped on every change of `prefers-color-scheme` and around printing (one listener
+/// each for the page; an `Arc` signal, so no view's owner disposes of it).
 fn scheme_changes() -> ArcRwSignal<u32> {
     let changes = ArcRwSignal::new(0u32);
     let bump = changes.clone();
@@ -39,6 +39,19 @@ fn scheme_changes() -> ArcRwSignal<u32> {
         query.set_onchange(Some(on_change.as_ref().unchecked_ref()));
         // The listener lives as long as the page.
         on_change.forget();
+    }
+    // Printing draws on white paper (see `theme::set_printing`), and the screen's scheme after.
+    if let Some(window) = web_sys::window() {
+        for (event, printing) in [("beforeprint", true), ("afterprint", false)] {
+            let bump = changes.clone();
+            let on_print = Closure::<dyn Fn()>::new(move || {
+                super::theme::set_printing(printing);
+                bump.update(|n| *n += 1);
+            });
+            let _ =
+                window.add_event_listener_with_callback(event, on_print.as_ref().unchecked_ref());
+            on_print.forget();
+        }
     }
     changes
 }

@@ -44,8 +44,22 @@ impl Scheme {
     }
 }
 
-/// The scheme the page is shown in (light when the browser cannot say).
+thread_local! {
+    /// True between `beforeprint` and `afterprint`: paper is white, whatever the screen's scheme.
+    static PRINTING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Says the page is (or no longer is) being printed: [`page_scheme`] is light meanwhile, as
+/// the print stylesheet is, so a report printed from a dark screen has no dark slabs.
+pub fn set_printing(on: bool) {
+    PRINTING.with(|p| p.set(on));
+}
+
+/// The scheme the page is shown in (light when the browser cannot say, and in print).
 pub fn page_scheme() -> Scheme {
+    if PRINTING.with(std::cell::Cell::get) {
+        return Scheme::Light;
+    }
     let dark = web_sys::window()
         .and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
         .is_some_and(|q| q.matches());

@@ -223,7 +223,7 @@ fn CdfTable(metrics: Vec<MetricSamples>, audit: Audit) -> impl IntoView {
 }
 
 /// One row of the timeline table.
-fn timeline_row(r: &TimelineRow) -> impl IntoView {
+fn timeline_row(r: &TimelineRow) -> impl IntoView + use<> {
     let ms = |s: Option<f64>| s.map(|s| s * 1e3);
     view! {
         <tr data-index=r.index.to_string() data-disposition=r.disposition.clone() class:bad=!r.ok()>
@@ -266,12 +266,21 @@ pub fn TimelineChart(m: Arc<ReceiptModel>) -> impl IntoView {
         .take(TABLE_ROWS)
         .map(|r| failure_row(r))
         .collect_view();
-    let every = t
-        .rows
-        .iter()
-        .take(TABLE_ROWS)
-        .map(timeline_row)
-        .collect_view();
+    // Put in the page when first opened, like the other long tables.
+    let opened = RwSignal::new(t.rows.len() <= 8);
+    let for_rows = m.clone();
+    let every = move || {
+        opened.get().then(|| {
+            for_rows
+                .timeline
+                .rows
+                .iter()
+                .take(TABLE_ROWS)
+                .map(timeline_row)
+                .collect_view()
+        })
+    };
+    let open_at_start = t.rows.len() <= 8;
     let rows_note = if t.rows.len() > TABLE_ROWS {
         format!(
             "The first {TABLE_ROWS} of {} requests (the chart draws them all; the event log is in the raw evidence).",
@@ -328,7 +337,11 @@ pub fn TimelineChart(m: Arc<ReceiptModel>) -> impl IntoView {
             {(!t.rows.is_empty())
                 .then(|| {
                     view! {
-                        <details>
+                        <details
+                            id="timeline-every"
+                            open=open_at_start
+                            on:toggle=move |_| opened.set(true)
+                        >
                             <summary>"Every request"</summary>
                             <p class="hint">{rows_note}</p>
                             <div class="scroll tall">
@@ -368,7 +381,11 @@ fn rate_td(r: Option<Rate>) -> impl IntoView {
 
 /// One scrape of the `/metrics` table: the gauges and counters as scraped, then the counters'
 /// rates since the previous scrape of the same URL (what the chart draws).
-fn metrics_row(p: &MetricPoint, generated: Option<Rate>, prompt: Option<Rate>) -> impl IntoView {
+fn metrics_row(
+    p: &MetricPoint,
+    generated: Option<Rate>,
+    prompt: Option<Rate>,
+) -> impl IntoView + use<> {
     view! {
         <tr data-scrape=p.scrape.to_string() data-url=p.url.to_string()>
             <th scope="row" class="num">{p.scrape.to_string()}</th>
@@ -399,13 +416,22 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
     let o = &m.audit.occupancy;
     let policy = &m.audit.policy;
     let (generated, prompt, resets) = token_rates(s);
-    let rows = s
-        .points
-        .iter()
-        .zip(generated.iter().zip(&prompt))
-        .take(2_000)
-        .map(|(p, (g, pr))| metrics_row(p, *g, *pr))
-        .collect_view();
+    // Up to 2,000 rows: put in the page when the table is first opened (building them with
+    // the report took ~160 ms of one frame on a ten-minute vLLM receipt).
+    let opened = RwSignal::new(s.points.len() <= 8);
+    let for_rows = m.clone();
+    let rows = move || {
+        opened.get().then(|| {
+            for_rows
+                .metrics
+                .points
+                .iter()
+                .zip(generated.iter().zip(&prompt))
+                .take(2_000)
+                .map(|(p, (g, pr))| metrics_row(p, *g, *pr))
+                .collect_view()
+        })
+    };
     let probes = Probes::default();
     let readout = readout_of(&probes);
     let unread = s.unread.clone();
@@ -510,7 +536,11 @@ pub fn SeriesChart(m: Arc<ReceiptModel>) -> impl IntoView {
                     },
                 )}
             </p>
-            <details>
+            <details
+                id="metrics-every"
+                open=s.points.len() <= 8
+                on:toggle=move |_| opened.set(true)
+            >
                 <summary>{format!("Every readable scrape ({})", s.points.len())}</summary>
                 <div class="scroll tall">
                     <table id="metrics-table">

@@ -95,8 +95,17 @@ pub fn ReceiptView() -> impl IntoView {
     // The bundled receipt on screen (or being opened); `None` for a local file.
     let shown_bundled = RwSignal::new(None::<String>);
 
+    // The report on screen has every card built (they are built a frame at a time): the audit
+    // is published for tests and the console only then.
+    // `shown` counts the reports put on screen; `built` is the count of the last complete one.
+    let shown = StoredValue::new(0u64);
+    let built = RwSignal::new(0u64);
     Effect::new(move |_| {
+        let built = built.get();
         model.with(|m| {
+            if m.is_some() && built != shown.get_value() {
+                return;
+            }
             let m = m.as_deref();
             publish("loadproofAudit", &json_value(m.map(|m| &m.audit)));
             publish(
@@ -341,6 +350,8 @@ pub fn ReceiptView() -> impl IntoView {
             model
                 .get()
                 .map(|m| {
+                    shown.update_value(|n| *n += 1);
+                    let this_report = shown.get_value();
                     view! {
                         <section class="card wide export" aria-label="Export">
                             <button type="button" id="receipt-download-audit" on:click=download>
@@ -353,7 +364,10 @@ pub fn ReceiptView() -> impl IntoView {
                                 " writes for this receipt, byte for byte."
                             </span>
                         </section>
-                        <Report model=m />
+                        <Report
+                            model=m
+                            on_built=Callback::new(move |()| built.set(this_report))
+                        />
                     }
                 })
         }}

@@ -149,7 +149,7 @@ pub struct LeaseView {
 }
 
 /// Per-request rows, seconds since the run's start.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Timeline {
     /// Where the rows come from, or why there are none.
     pub source: String,
@@ -188,7 +188,7 @@ impl TimelineRow {
 }
 
 /// The samples behind the audit's latency distributions.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatencySamples {
     /// Where the samples come from, or why there are none (an aggregate-only receipt).
     pub source: String,
@@ -227,7 +227,7 @@ pub struct Bin {
 }
 
 /// The `/metrics` scrapes over the run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct MetricsSeries {
     /// The URLs scraped, in order of first appearance (`MetricPoint::url` indexes this).
     pub urls: Vec<String>,
