@@ -44,10 +44,13 @@ import {
   fromRoot, mustRun, noErrors, openSite, run, shots, startSim, waitForEqual,
 } from './harness.mjs';
 
-/** Opens the `<details>` `#id` (a long table whose rows the page builds on first opening). */
+/**
+ * Opens the `<details>` `#id` (a long table whose rows the page builds on first opening) and
+ * waits for its rows: the `toggle` that builds them fires after the click returns.
+ */
 async function openTable(page, id) {
   if (!(await page.$eval(`#${id}`, (d) => d.open))) await page.click(`#${id} > summary`);
-  await page.waitForFunction((i) => document.querySelector(`#${i}`)?.open, id);
+  await page.waitForFunction((i) => document.querySelector(`#${i}`)?.open && document.querySelector(`#${i} tbody tr`), id);
 }
 
 bailOnCrash();
