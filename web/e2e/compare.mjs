@@ -289,6 +289,23 @@ try {
     }
   });
 
+  await check('hover over each overlaid CDF reads both arms\' shares at or below the latency under the pointer', async () => {
+    for (const metric of ['ttft', 'e2el']) {
+      const id = `compare-cdf-${metric}`;
+      await page.$eval(`#${id}`, (c) => c.scrollIntoView({ block: 'center' }));
+      const box = await page.locator(`#${id}`).boundingBox();
+      let shown = '';
+      for (let x = box.x + box.width * 0.2; x < box.x + box.width * 0.9 && !shown; x += 4) {
+        await page.mouse.move(x, box.y + box.height * 0.5);
+        shown = await page.$eval(`#${id}-readout`, (r) => (r.hidden ? '' : r.textContent));
+      }
+      const m = /^(\S+) ms: baseline (\S+) · treatment (\S+) at or below$/.exec(shown);
+      if (!m) throw new Error(`${metric} readout: ${JSON.stringify(shown)}`);
+      for (const share of [m[2], m[3]]) if (!(Number(share) >= 0 && Number(share) <= 1)) throw new Error(`${metric}: share ${share}`);
+    }
+    await page.mouse.move(0, 0);
+  });
+
   await check('1280×800: the quantile tables and every table stay inside their card', async () => {
     const over = await page.evaluate(() => {
       const card = document.querySelector('.compare-result').getBoundingClientRect();

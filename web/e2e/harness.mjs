@@ -293,6 +293,20 @@ export function watchFrameGaps(page, until, afterMs = 0) {
   }, [until, afterMs]);
 }
 
+/** Sweeps the pointer along `y` (a share of the canvas's height) between the `from` and `to`
+ *  shares of the width of chart `slug` until its readout shows; resolves to the readout's text ('' if none showed). */
+export async function sweepReadout(page, slug, y, [from, to]) {
+  // In the middle of the window, clear of the contents strip that stays at its top.
+  await page.$eval(`#${slug}-chart`, (c) => c.scrollIntoView({ block: 'center' }));
+  const box = await page.locator(`#${slug}-chart`).boundingBox();
+  for (let x = box.x + box.width * from; x < box.x + box.width * to; x += 3) {
+    await page.mouse.move(x, box.y + box.height * y);
+    const shown = await page.$eval(`#${slug}-readout`, (r) => (r.hidden ? '' : r.textContent));
+    if (shown) return shown;
+  }
+  return '';
+}
+
 /** Throws with every error collected, if any (the last check of a script). */
 export function noErrors(errors) {
   if (errors.length > 0) throw new Error(errors.join('\n'));

@@ -41,7 +41,7 @@ import path from 'node:path';
 
 import {
   TIMEOUT_MS, bailOnCrash, check, cleanUp, cliJson, collectErrors, dist, expectEqual, expectIncludes, finish,
-  fromRoot, mustRun, noErrors, openSite, run, shots, startSim, waitForEqual,
+  fromRoot, mustRun, noErrors, openSite, run, shots, startSim, sweepReadout, waitForEqual,
 } from './harness.mjs';
 
 /**
@@ -503,20 +503,6 @@ const pixelsOf = (page, id) =>
     for (let i = 0; i < d.length; i += 12) h = (h * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2]) % 1000000007;
     return h;
   });
-
-/** Sweeps the pointer along `y` (a share of the canvas's height) over the left `xs` share of
- *  chart `slug` until its readout shows; resolves to the readout's text ('' if none showed). */
-async function sweepReadout(page, slug, y, [from, to]) {
-  // In the middle of the window, clear of the contents strip that stays at its top.
-  await page.$eval(`#${slug}-chart`, (c) => c.scrollIntoView({ block: 'center' }));
-  const box = await page.locator(`#${slug}-chart`).boundingBox();
-  for (let x = box.x + box.width * from; x < box.x + box.width * to; x += 3) {
-    await page.mouse.move(x, box.y + box.height * y);
-    const shown = await page.$eval(`#${slug}-readout`, (r) => (r.hidden ? '' : r.textContent));
-    if (shown) return shown;
-  }
-  return '';
-}
 
 /** The charts a reviewer reads: sharp, on a log axis by default, counters as rates that equal
  *  the scrapes' own values and the CLI's token delta, and a readout under the pointer that

@@ -19,7 +19,7 @@ import path from 'node:path';
 
 import {
   TIMEOUT_MS, bailOnCrash, check, cleanUp, cliJson, collectErrors, dist, expectEqual, finish, mustRun, noErrors,
-  fromRoot, openSite, run, shared, shots, startSim,
+  fromRoot, openSite, run, shared, shots, startSim, sweepReadout,
 } from './harness.mjs';
 
 bailOnCrash();
@@ -205,6 +205,23 @@ try {
         const painted = await canvasPainted(page, id);
         if (painted < 500) throw new Error(`#${id} has only ${painted} painted pixels`);
       }
+    });
+    await check(`${label}: hover readouts say what the tables beside the charts say`, async () => {
+      const bar = await sweepReadout(page, 'counts', 0.75, [0.1, 0.9]);
+      const b = /^(\S+) s: (\S+) requests$/.exec(bar);
+      if (!b) throw new Error(`counts readout: ${JSON.stringify(bar)}`);
+      const bars = await page.$$eval('#counts-table + details tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+      if (!bars.some((r) => r[0] === b[1] && r[1] === b[2])) throw new Error(`no bar ${b[1]} s of ${b[2]} in the counts table`);
+      const gap = await sweepReadout(page, 'gaps', 0.75, [0.1, 0.9]);
+      const g = /^(.+): (\S+) gaps$/.exec(gap);
+      if (!g) throw new Error(`gaps readout: ${JSON.stringify(gap)}`);
+      const gaps = await page.$$eval('#gaps-table tbody tr', (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[1].textContent]));
+      if (!gaps.some((r) => r[0] === g[1] && r[1] === g[2])) throw new Error(`no gaps row ${g[1]} of ${g[2]}`);
+      const cdf = await sweepReadout(page, 'cdf', 0.5, [0.2, 0.8]);
+      const c = /^input (\S+) tokens: (\S+) · output (\S+) tokens: (\S+) at or below$/.exec(cdf);
+      if (!c) throw new Error(`CDF readout: ${JSON.stringify(cdf)}`);
+      for (const share of [c[2], c[4]]) if (!(Number(share) >= 0 && Number(share) <= 1)) throw new Error(`share ${share}`);
+      await page.mouse.move(0, 0);
     });
     const stem = name.replace(/\.[^.]+$/, '');
     await page.screenshot({ path: path.join(shots, `trace-${stem}.png`) });

@@ -9,9 +9,10 @@ use web_sys::HtmlCanvasElement;
 use super::model::{Bar, Overlay, Tone};
 use crate::widgets::number::{percent_change, readable};
 use crate::widgets::plot::{
-    Font, area, bar_axes, draw_error, from_top, hue, ink, inked, legend, legend_line, row_labels,
-    say,
+    Font, area, bar_axes, draw_error, frame_of, from_top, hue, ink, inked, legend, legend_line,
+    row_labels, say,
 };
+use crate::widgets::probe::{Probe, Probes};
 
 const BETTER: RGBColor = RGBColor(6, 118, 71);
 const WORSE: RGBColor = RGBColor(180, 35, 24);
@@ -105,9 +106,11 @@ fn steps(cdf: &[(f64, f64)], log: bool) -> Vec<(f64, f64)> {
     out
 }
 
-/// Both arms' CDFs of one latency metric on one chart, with a legend naming each arm.
-pub fn draw_overlay(canvas: HtmlCanvasElement, o: &Overlay) -> Result<(), String> {
+/// Both arms' CDFs of one latency metric on one chart, with a legend naming each arm. The
+/// readout gives each arm's share at or below the pointer's latency (the CDF's step there).
+pub fn draw_overlay(canvas: HtmlCanvasElement, o: &Overlay, probes: &Probes) -> Result<(), String> {
     let root = area(canvas)?;
+    probes.set(Vec::new());
     let all = o.baseline.iter().chain(&o.treatment).map(|p| p.0);
     let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| {
         (a.min(x), b.max(x))
@@ -161,5 +164,31 @@ pub fn draw_overlay(canvas: HtmlCanvasElement, o: &Overlay) -> Result<(), String
             .legend(legend_line(color, 24, width));
     }
     legend(&mut chart, SeriesLabelPosition::LowerRight, CHART_FONT)?;
+    let arms = [
+        ("baseline", o.baseline.clone()),
+        ("treatment", o.treatment.clone()),
+    ];
+    probes.set(vec![Probe {
+        frame: frame_of(&chart),
+        log,
+        read: Box::new(move |ms| {
+            let shares: Vec<String> = arms
+                .iter()
+                .filter(|(_, cdf)| !cdf.is_empty())
+                .map(|(name, cdf)| format!("{name} {}", readable(share_at(cdf, ms))))
+                .collect();
+            (!shares.is_empty())
+                .then(|| format!("{} ms: {} at or below", readable(ms), shares.join(" · ")))
+        }),
+    }]);
     root.present().map_err(draw_error)
+}
+
+/// The share of a CDF's samples at or below `ms`: the last point at or before it (0 before
+/// the first).
+fn share_at(cdf: &[(f64, f64)], ms: f64) -> f64 {
+    cdf.iter()
+        .take_while(|(at, _)| *at <= ms)
+        .last()
+        .map_or(0.0, |(_, share)| *share)
 }

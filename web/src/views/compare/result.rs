@@ -17,8 +17,9 @@ use loadproof_core::compare::{Comparison, Difference, MetricChange, metric_label
 use super::draw::{draw_changes, draw_overlay};
 use super::model::{ArmLatency, OVERLAID, Overlay, Tone, bars, refusal, summary};
 use crate::views::receipt::model::ReceiptModel;
-use crate::widgets::canvas_figure::{CanvasFigure, DrawProblem};
+use crate::widgets::canvas_figure::{CanvasFigure, DrawProblem, Readout};
 use crate::widgets::number::{ABSENT, column_decimals, count, fixed, js, percent_change, signed};
+use crate::widgets::probe::Probes;
 use crate::widgets::readout::{Col, thead};
 
 /// The verdict, the differences, the table and the charts.
@@ -235,6 +236,11 @@ fn DifferenceTable(rows: Vec<Difference>, label: &'static str) -> impl IntoView 
 #[component]
 fn OverlayFigure(o: Overlay) -> impl IntoView {
     let problem = RwSignal::new(None::<String>);
+    let probes = Probes::default();
+    let readout: Readout = {
+        let probes = probes.clone();
+        std::rc::Rc::new(move |x, y| probes.read(x, y))
+    };
     let metric = o.metric;
     // One precision for the whole table: every value is in ms.
     let decimals = column_decimals(o.rows.iter().flat_map(|(_, v)| v.iter().flatten().copied()));
@@ -260,7 +266,8 @@ fn OverlayFigure(o: Overlay) -> impl IntoView {
                     height="340"
                     alt=alt
                     problem=problem
-                    draw=move |canvas| draw_overlay(canvas, &o)
+                    draw=move |canvas| draw_overlay(canvas, &o, &probes)
+                    readout=Some(readout)
                 />
                 <figcaption class="hint">{format!("{title}: baseline (blue, thin) and treatment (orange, thick)")}</figcaption>
                 <DrawProblem problem=problem />

@@ -549,8 +549,13 @@ pub fn draw_series(
 
 /// The GPU exporters' telemetry over the run: utilisation, memory, power and SM clock, one line
 /// per exporter.
-pub fn draw_gpu(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<(), String> {
+pub fn draw_gpu(
+    canvas: HtmlCanvasElement,
+    series: &MetricsSeries,
+    probes: &Probes,
+) -> Result<(), String> {
     let root = area(canvas)?;
+    probes.set(Vec::new());
     let exporters: Vec<usize> = (0..series.urls.len())
         .filter(|&u| series.exporters.get(u).is_some_and(|e| !e.is_engine()))
         .collect();
@@ -595,7 +600,7 @@ pub fn draw_gpu(canvas: HtmlCanvasElement, series: &MetricsSeries) -> Result<(),
     if times.is_empty() {
         return say(&root, "no readable DCGM scrape with a time");
     }
-    draw_panels(&root, times.into_iter(), panels)?;
+    probes.set(draw_panels(&root, times.into_iter(), panels)?);
     root.present().map_err(draw_error)
 }
 

@@ -575,6 +575,8 @@ pub fn GpuChart(m: Arc<ReceiptModel>) -> impl IntoView {
         return ().into_any();
     };
     let for_draw = m.clone();
+    let probes = Probes::default();
+    let readout = readout_of(&probes);
     let one = |v: Option<f64>| td(v);
     let rows = gpu
         .exporters
@@ -625,7 +627,8 @@ pub fn GpuChart(m: Arc<ReceiptModel>) -> impl IntoView {
             alt="GPU utilisation, framebuffer memory used, power and SM clock from each DCGM exporter over the run; the numbers are in the table beside it."
             width=FIGURE_W
             height="560"
-            draw=move |canvas| plots::draw_gpu(canvas, &for_draw.metrics)
+            draw=move |canvas| plots::draw_gpu(canvas, &for_draw.metrics, &probes)
+            readout=readout
         >
             {side}
         </FigureCard>

@@ -15,8 +15,9 @@ use loadproof_core::trace::ArrivalGaps;
 
 use super::draw::{draw_cdfs, draw_counts, draw_gaps};
 use super::model::{Loaded, TokenCdf, WindowCounts, gap_bin_labels, grid_words};
-use crate::widgets::canvas_figure::FigureCard;
+use crate::widgets::canvas_figure::{FigureCard, Readout};
 use crate::widgets::number::{js, readable};
+use crate::widgets::probe::Probes;
 use crate::widgets::readout::{Col, td, thead};
 /// Points on each token CDF curve.
 const CDF_POINTS: usize = 200;
@@ -53,6 +54,17 @@ pub fn Charts(
         })
     });
 
+    let (count_probes, gap_probes, cdf_probes) =
+        (Probes::default(), Probes::default(), Probes::default());
+    let readout = |p: &Probes| -> Readout {
+        let p = p.clone();
+        std::rc::Rc::new(move |x, y| p.read(x, y))
+    };
+    let (count_readout, gap_readout, cdf_readout) = (
+        readout(&count_probes),
+        readout(&gap_probes),
+        readout(&cdf_probes),
+    );
     view! {
         <FigureCard
             slug="counts"
@@ -60,7 +72,10 @@ pub fn Charts(
             alt="Bar chart of requests per window over time; the numbers are in the table beside it."
             width=CANVAS_W
             height=CANVAS_H
-            draw=move |canvas| counts.get().map_or(Ok(()), |series| draw_counts(canvas, &series))
+            draw=move |canvas| {
+                counts.get().map_or(Ok(()), |series| draw_counts(canvas, &series, &count_probes))
+            }
+            readout=count_readout
         >
             {move || counts.get().map(|c| view! { <CountsTable counts=c /> })}
         </FigureCard>
@@ -70,7 +85,8 @@ pub fn Charts(
             alt="Bar chart of gaps between consecutive requests: same-timestamp arrivals first, then the gaps on the recording grid; the numbers are in the table beside it."
             width=CANVAS_W
             height=CANVAS_H
-            draw=move |canvas| gaps.get().map_or(Ok(()), |g| draw_gaps(canvas, &g))
+            draw=move |canvas| gaps.get().map_or(Ok(()), |g| draw_gaps(canvas, &g, &gap_probes))
+            readout=gap_readout
         >
             {move || {
                 gaps.get().map(|g| view! { <GapsTable gaps=g window=window use_window=use_window /> })
@@ -83,8 +99,10 @@ pub fn Charts(
             width=CANVAS_W
             height=CANVAS_H
             draw=move |canvas| {
-                cdfs.get().map_or(Ok(()), |(input, output)| draw_cdfs(canvas, &input, &output))
+                cdfs.get()
+                    .map_or(Ok(()), |(input, output)| draw_cdfs(canvas, &input, &output, &cdf_probes))
             }
+            readout=cdf_readout
         >
             {move || {
                 cdfs.get()

@@ -14,8 +14,9 @@ use loadproof_core::trace::ArrivalGaps;
 use super::model::{TokenCdf, WindowCounts, gap_bin_labels, grid_words};
 use crate::widgets::number::{js, readable};
 use crate::widgets::plot::{
-    Area, Backend, Font, area, draw_error, hue, inked, legend, legend_line, say, text,
+    Area, Backend, Font, area, draw_error, frame_of, hue, inked, legend, legend_line, say, text,
 };
+use crate::widgets::probe::{Frame, Probe, Probes};
 
 const BAR: RGBColor = RGBColor(37, 99, 235);
 /// Same-timestamp arrivals: not a gap the recorder measured, so not the gaps' colour.
@@ -60,7 +61,13 @@ where
 }
 
 /// Requests per window over time, one bar per (possibly merged) window.
-pub fn draw_counts(canvas: HtmlCanvasElement, series: &WindowCounts) -> Result<(), String> {
+///
+/// The readout names the bar under the pointer as the "Every bar" table does.
+pub fn draw_counts(
+    canvas: HtmlCanvasElement,
+    series: &WindowCounts,
+    probes: &Probes,
+) -> Result<(), String> {
     let root = area(canvas)?;
     let bar_s = series.bar_s;
     let x_max = (series.counts.len() as f64 * bar_s).max(bar_s);
@@ -80,13 +87,34 @@ pub fn draw_counts(canvas: HtmlCanvasElement, series: &WindowCounts) -> Result<(
             Rectangle::new([(x0, 0.0), (x0 + bar_s, count as f64)], hue(BAR).filled())
         }))
         .map_err(draw_error)?;
+    let counts = series.counts.clone();
+    probes.set(vec![Probe {
+        frame: frame_of(&chart),
+        log: false,
+        read: Box::new(move |t| {
+            let bar = (t / bar_s).floor();
+            let count = counts.get(usize::try_from(bar as i64).ok()?)?;
+            Some(format!(
+                "{} s: {} requests",
+                readable(bar * bar_s),
+                readable(*count as f64)
+            ))
+        }),
+    }]);
     root.present().map_err(draw_error)
 }
 
 /// The inter-arrival chart: one bar of same-timestamp arrivals, then one per bin of positive
 /// gaps on the recording grid, each named under it (every other name when crowded).
-pub fn draw_gaps(canvas: HtmlCanvasElement, gaps: &ArrivalGaps) -> Result<(), String> {
+///
+/// The readout names the bar under the pointer as the gaps table does.
+pub fn draw_gaps(
+    canvas: HtmlCanvasElement,
+    gaps: &ArrivalGaps,
+    probes: &Probes,
+) -> Result<(), String> {
     let root = area(canvas)?;
+    probes.set(Vec::new());
     if gaps.gaps == 0 {
         return say(
             &root,
@@ -144,6 +172,18 @@ pub fn draw_gaps(canvas: HtmlCanvasElement, gaps: &ArrivalGaps) -> Result<(), St
             Rectangle::new([(x - 0.4, 0.0), (x + 0.4, count as f64)], color.filled())
         }))
         .map_err(draw_error)?;
+    let named: Vec<(String, u64)> = std::iter::once("same timestamp".to_owned())
+        .chain(gap_bin_labels(gaps))
+        .zip(counts.iter().copied())
+        .collect();
+    probes.set(vec![Probe {
+        frame: frame_of(&chart),
+        log: false,
+        read: Box::new(move |x| {
+            let (label, count) = named.get(usize::try_from(x.round() as i64).ok()?)?;
+            Some(format!("{label}: {} gaps", readable(*count as f64)))
+        }),
+    }]);
     // The same-timestamp bar says what it is, whatever its height.
     let (x, y) = chart.backend_coord(&(-0.4, gaps.zero_gaps as f64));
     root.draw(&Text::new(
@@ -155,11 +195,13 @@ pub fn draw_gaps(canvas: HtmlCanvasElement, gaps: &ArrivalGaps) -> Result<(), St
     root.present().map_err(draw_error)
 }
 
-/// Input and output token CDFs on a log token axis.
+/// Input and output token CDFs on a log token axis. The readout gives each curve's point
+/// nearest the pointer's token count.
 pub fn draw_cdfs(
     canvas: HtmlCanvasElement,
     input: &TokenCdf,
     output: &TokenCdf,
+    probes: &Probes,
 ) -> Result<(), String> {
     let root = area(canvas)?;
     let max_tokens = input
@@ -189,6 +231,41 @@ pub fn draw_cdfs(
             .legend(legend_line(color, 20, 2));
     }
     legend(&mut chart, SeriesLabelPosition::LowerRight, AXIS_FONT)?;
+    // The axis is log10 of tokens from 1 (plotters' log scale): the frame says so.
+    let (xs, ys) = chart.plotting_area().get_pixel_range();
+    let curves = [
+        ("input", input.curve.clone()),
+        ("output", output.curve.clone()),
+    ];
+    probes.set(vec![Probe {
+        frame: Frame {
+            left: xs.start,
+            right: xs.end,
+            top: ys.start,
+            bottom: ys.end,
+            from: 0.0,
+            to: max_tokens.max(2.0).log10(),
+        },
+        log: true,
+        read: Box::new(move |v| {
+            let at = |curve: &[(f64, f64)]| {
+                curve
+                    .iter()
+                    .min_by(|a, b| {
+                        let d = |p: &(f64, f64)| (p.0.max(1.0).log10() - v.log10()).abs();
+                        d(a).total_cmp(&d(b))
+                    })
+                    .map(|(tokens, share)| {
+                        format!("{} tokens: {}", readable(*tokens), readable(*share))
+                    })
+            };
+            let shown: Vec<String> = curves
+                .iter()
+                .filter_map(|(name, curve)| Some(format!("{name} {}", at(curve)?)))
+                .collect();
+            (!shown.is_empty()).then(|| format!("{} at or below", shown.join(" · ")))
+        }),
+    }]);
     root.present().map_err(draw_error)
 }
 
