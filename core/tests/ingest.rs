@@ -559,3 +559,23 @@ fn a_file_of_overlong_lines_is_named_as_such_and_messages_stay_short() {
     let e = ingest(nested.as_bytes()).unwrap_err().to_string();
     assert!(e.len() < 2_000, "{} bytes: {}", e.len(), &e[..200]);
 }
+
+#[test]
+fn a_reservation_from_the_file_size_changes_no_number_and_is_given_back() {
+    let bytes = data("burstgpt/dirty.csv");
+    let plain = ingest(&bytes).unwrap();
+    // Reserved as for a 1 GB file: the same trace, and no spare room kept in it.
+    let mut ingester = Ingester::new(opts());
+    ingester.reserve_for_source_bytes(1 << 30);
+    ingester.push(&bytes).unwrap();
+    let reserved = ingester.finish().unwrap();
+    assert_eq!(reserved.meta(), plain.meta());
+    assert_eq!(reserved.requests(), plain.requests());
+    let arrivals = &reserved.requests().arrival_ns;
+    assert_eq!(arrivals.capacity(), arrivals.len());
+    // An absurd size is a hint the allocator may refuse: never an abort.
+    let mut ingester = Ingester::new(opts());
+    ingester.reserve_for_source_bytes(u64::MAX);
+    ingester.push(&bytes).unwrap();
+    assert_eq!(ingester.finish().unwrap().requests(), plain.requests());
+}

@@ -59,7 +59,7 @@ pub fn ingest_bytes(bytes: &[u8]) -> Result<Trace, TraceError> {
 /// Files up to this size are read into one `ArrayBuffer` so the browser's native SHA-256
 /// (WebCrypto, off the main thread) can hash them while wasm parses; larger ones are streamed
 /// slice by slice and hashed in wasm.
-const WHOLE_FILE_MAX: f64 = (512u64 << 20) as f64;
+pub(crate) const WHOLE_FILE_MAX: f64 = (512u64 << 20) as f64;
 
 /// Parse at most this long before yielding, so the progress bar repaints and clicks register.
 const YIELD_EVERY_MS: f64 = 40.0;
@@ -74,8 +74,8 @@ pub async fn ingest_blob(
     ingest_blob_hashed_by(blob, None, on_progress, is_current).await
 }
 
-/// As [`ingest_blob`]; when `digest` is given (a promise of the file's SHA-256 as 32 bytes,
-/// computed on another thread), the file is only parsed here. WebCrypto's digest holds the
+/// As [`ingest_blob`]; when `digest` is given (a promise of `{ digest, bytes }`: the file's
+/// SHA-256 and the bytes hashed, computed on another thread), the file is only parsed here. WebCrypto's digest holds the
 /// thread that calls it for the whole file (~0.3 s on 232 MB), so hashing on a second thread
 /// is what lets two cores overlap the hash with the parse.
 pub async fn ingest_blob_hashed_by(
@@ -91,10 +91,24 @@ pub async fn ingest_blob_hashed_by(
         let mut ingester = Ingester::new_unhashed(options());
         ingester.reserve_for_source_bytes(total as u64);
         read_slices(blob, &mut ingester, None, &on_progress, &is_current).await?;
-        let digest = JsFuture::from(digest)
+        let answer = JsFuture::from(digest)
             .await
             .map_err(|e| ReadError::Browser(format!("hashing the file: {}", js_text(&e))))?;
         mark("digest-ready");
+        // The hash worker read the file on its own: its bytes must be as many as were parsed,
+        // or the file changed between the two reads and the digest is not of what was read.
+        let hashed = js_sys::Reflect::get(&answer, &JsValue::from_str("bytes"))
+            .ok()
+            .and_then(|v| v.as_f64());
+        if hashed != Some(ingester.bytes_seen() as f64) {
+            return Err(ReadError::Browser(format!(
+                "the file changed while it was read: {} bytes parsed, {} hashed",
+                ingester.bytes_seen(),
+                hashed.map_or_else(|| "?".to_owned(), |b| b.to_string())
+            )));
+        }
+        let digest = js_sys::Reflect::get(&answer, &JsValue::from_str("digest"))
+            .map_err(|e| ReadError::Browser(js_text(&e)))?;
         let trace = ingester
             .finish_with_sha256(sha256_of(&digest)?)
             .map_err(ReadError::Trace);

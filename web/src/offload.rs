@@ -366,6 +366,11 @@ pub fn ingest_trace(
     match started {
         Ok(done) => done.set(Box::new(on_done)),
         Err(()) => {
+            // No parsing worker after all: the page's thread hashes as it parses, so a hash
+            // worker already started is not needed.
+            if let Some(helper) = job.helper.borrow_mut().take() {
+                helper.terminate();
+            }
             let cancelled = job.cancelled.clone();
             spawn_local(async move {
                 let live = cancelled.clone();
@@ -389,8 +394,8 @@ pub fn ingest_trace(
 /// and answers `{ meta, arrival, input, output, session?, offsets?, ids? }` — the meta as
 /// JSON, the columns as typed arrays the worker script transfers.
 ///
-/// `digest`, when not `undefined`: a promise of the file's SHA-256 (32 bytes) from the hash
-/// worker; without it the file is hashed here.
+/// `digest`, when not `undefined`: a promise of `{ digest, bytes }` from the hash worker (the
+/// file's SHA-256 and how many bytes it hashed); without it the file is hashed here.
 #[wasm_bindgen]
 pub async fn worker_ingest_trace(
     blob: web_sys::Blob,
@@ -484,10 +489,16 @@ fn trace_from_parts(data: &JsValue) -> Result<Trace, String> {
 
 /// Starts the hash worker on `blob` (see [`ingest_trace`]) and returns the port on which the
 /// parsing worker receives `{ digest }` or `{ err }`; `None` where no parsing worker would
-/// start or the page has no WebCrypto (the parser then hashes the file itself). The page
-/// relays the answer, so a hash worker that fails to start still ends the job with an error.
+/// start, the page has no WebCrypto or the file is over 512 MiB (the parser then hashes the
+/// file itself). The page relays the answer, so a hash worker that fails to start still ends
+/// the job with an error.
 fn start_hasher(job: &Job, blob: &web_sys::Blob) -> Option<web_sys::MessagePort> {
     if WORKER_BROKEN.with(Cell::get) || GLUE.with(|g| g.borrow().is_none()) {
+        return None;
+    }
+    // WebCrypto hashes one buffer of the whole file: past this size the parser streams it
+    // through wasm's sha256 instead, as before, rather than ask the browser for gigabytes.
+    if blob.size() > crate::ingest::WHOLE_FILE_MAX {
         return None;
     }
     crate::ingest::subtle_crypto()?;
@@ -516,7 +527,10 @@ fn start_hasher(job: &Job, blob: &web_sys::Blob) -> Option<web_sys::MessagePort>
     hasher.set_onerror(Some(on_error.unchecked_ref()));
     let message = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&message, &JsValue::from_str("blob"), blob);
-    hasher.post_message(&message).ok()?;
+    if hasher.post_message(&message).is_err() {
+        hasher.terminate();
+        return None;
+    }
     *job.helper.borrow_mut() = Some(hasher);
     Some(channel.port2())
 }
@@ -524,10 +538,11 @@ fn start_hasher(job: &Job, blob: &web_sys::Blob) -> Option<web_sys::MessagePort>
 /// The hash worker: the whole file's SHA-256 by WebCrypto, on a thread of its own.
 const HASH_WORKER: &str = r#"self.onmessage = async (event) => {
   try {
-    const digest = await crypto.subtle.digest('SHA-256', await event.data.blob.arrayBuffer());
-    self.postMessage({ digest }, [digest]);
+    const buffer = await event.data.blob.arrayBuffer();
+    const digest = await crypto.subtle.digest('SHA-256', buffer);
+    self.postMessage({ digest, bytes: buffer.byteLength }, [digest]);
   } catch (err) {
-    self.postMessage({ err: 'hashing the file: ' + String(err && err.message ? err.message : err) });
+    self.postMessage({ err: String(err && err.message ? err.message : err) });
   }
   self.close();
 };
@@ -750,8 +765,10 @@ self.onmessage = async (event) => {{
   try {{
     // The hash worker's answer, on the port the page gave both: {{ digest }} or {{ err }}.
     const digest = port ? new Promise((resolve, reject) => {{
-      port.onmessage = (m) => {{ port.close(); if (m.data.digest) resolve(m.data.digest); else reject(m.data.err); }};
+      port.onmessage = (m) => {{ port.close(); if (m.data.digest) resolve(m.data); else reject(m.data.err); }};
     }}) : undefined;
+    // Awaited by the parser once it is done; a failure before then is not unhandled.
+    if (digest) digest.catch(() => {{}});
     if (ready === null) ready = init({{ module_or_path: module }}).catch((e) => {{ ready = null; throw e; }});
     await ready;
     if (kind === 'warm') return;

@@ -175,16 +175,22 @@ impl Ingester {
     }
 
     /// Reserves the columns for the rows a source of `bytes` bytes likely holds (one per 40
-    /// bytes, about a BurstGPT row, at most [`RESERVE_ROWS_MAX`]). A hint: rows beyond it still
-    /// fit. Growing the columns row by row copies them ~20 times over on a 5M-row file,
-    /// ~60 ms of the page's parse in wasm.
+    /// bytes, about a BurstGPT row; at most [`RESERVE_ROWS_MAX`] and the caller's row limit).
+    /// A hint: rows beyond it still fit, and a reservation the allocator refuses is skipped,
+    /// never an abort; [`Ingester::finish`] gives back what was not used. Growing the columns
+    /// row by row copies them ~20 times over on a 5M-row file, ~60 ms of the page's parse in
+    /// wasm.
     pub fn reserve_for_source_bytes(&mut self, bytes: u64) {
-        let rows = usize::try_from((bytes / 40).min(RESERVE_ROWS_MAX)).unwrap_or(0);
+        let cap = self.opts.filter.max_rows.unwrap_or(u64::MAX);
+        let rows = usize::try_from((bytes / 40).min(RESERVE_ROWS_MAX).min(cap)).unwrap_or(0);
         let acc = &mut self.acc;
-        acc.arrivals_raw
-            .reserve(rows.saturating_sub(acc.arrivals_raw.len()));
-        acc.input.reserve(rows.saturating_sub(acc.input.len()));
-        acc.output.reserve(rows.saturating_sub(acc.output.len()));
+        let _ = acc
+            .arrivals_raw
+            .try_reserve(rows.saturating_sub(acc.arrivals_raw.len()));
+        let _ = acc.input.try_reserve(rows.saturating_sub(acc.input.len()));
+        let _ = acc
+            .output
+            .try_reserve(rows.saturating_sub(acc.output.len()));
     }
 
     /// Bytes pushed so far (for progress).
@@ -294,7 +300,11 @@ impl Ingester {
             }
             Adapter::Mooncake => Format::Mooncake,
         };
-        let acc = self.acc;
+        let mut acc = self.acc;
+        // A reservation larger than the rows kept (`reserve_for_source_bytes`) is given back.
+        acc.arrivals_raw.shrink_to_fit();
+        acc.input.shrink_to_fit();
+        acc.output.shrink_to_fit();
         let anchor = acc.arrivals_raw.first().copied();
         // Rebase in place: no second column of arrivals is ever held.
         let mut arrival_ns = acc.arrivals_raw;

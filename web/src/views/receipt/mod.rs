@@ -103,7 +103,11 @@ pub fn ReceiptView() -> impl IntoView {
     Effect::new(move |_| {
         let built = built.get();
         model.with(|m| {
+            // A report still being built (a new receipt, or the same one audited again under
+            // another policy) publishes nothing yet: never the audit of the report it replaces.
             if m.is_some() && built != shown.get_value() {
+                publish("loadproofAudit", &JsValue::NULL);
+                publish("loadproofAuditSource", &JsValue::NULL);
                 return;
             }
             let m = m.as_deref();
