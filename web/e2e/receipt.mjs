@@ -870,8 +870,22 @@ try {
     deepStrictEqual(cli.policy, STRICT_POLICY);
     expectEqual(cli.standings.arrival.positive, false, 'the CLI: arrival positive under the strict policy');
     await page.fill('#receipt-policy-max_send_lag_ms', '0.000001');
+    // Every frame until the new audit is published: the new verdict on screen must never sit
+    // beside the old policy's audit in window.loadproofAudit (a report being built publishes
+    // none).
+    await page.evaluate(() => {
+      window.__stale = 0;
+      window.__staleDone = false;
+      const tick = () => {
+        const verdict = document.querySelector('#receipt-verdict')?.textContent ?? '';
+        if (/UNQUALIFIED/.test(verdict) && window.loadproofAudit?.policy?.max_send_lag_ms === 10) window.__stale += 1;
+        if (!window.__staleDone) requestAnimationFrame(tick);
+      };
+      requestAnimationFrame(tick);
+    });
     await page.press('#receipt-policy-max_send_lag_ms', 'Enter');
     const a = await waitForEqual(page, auditNow, cli);
+    expectEqual(await page.evaluate(() => { window.__staleDone = true; return window.__stale; }), 0, 'frames showing the new verdict beside the old audit');
     expectEqual(await page.evaluate(() => window.loadproofAuditSource), 'baseline.receipt', 'loadproofAuditSource');
     deepStrictEqual(a.policy, STRICT_POLICY);
     expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'yours', '#receipt-policy data-whose');
