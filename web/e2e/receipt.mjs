@@ -876,9 +876,11 @@ try {
     await page.evaluate(() => {
       window.__stale = 0;
       window.__staleDone = false;
+      // The report on screen before: a new report is a new banner element.
+      const before = document.querySelector('#receipt-verdict');
       const tick = () => {
-        const verdict = document.querySelector('#receipt-verdict')?.textContent ?? '';
-        if (/UNQUALIFIED/.test(verdict) && window.loadproofAudit?.policy?.max_send_lag_ms === 10) window.__stale += 1;
+        const shown = document.querySelector('#receipt-verdict');
+        if (shown && shown !== before && window.loadproofAudit?.policy?.max_send_lag_ms === 10) window.__stale += 1;
         if (!window.__staleDone) requestAnimationFrame(tick);
       };
       requestAnimationFrame(tick);

@@ -3,9 +3,11 @@
 //! A trace can be hundreds of megabytes. Parsing it in one go would freeze the page, so it is
 //! pushed to the `Ingester` in slices and the loop yields to the event loop every few tens of
 //! milliseconds, so the progress bar repaints and clicks still register. Files up to 512 MiB are
-//! also gathered into one `ArrayBuffer` for the browser's native SHA-256 (WebCrypto), several
-//! times faster than hashing in wasm; larger files (or a context without WebCrypto) are hashed
-//! in wasm as they stream. All parsing and accounting is core's; this module only moves bytes.
+//! hashed by the browser's native SHA-256 (WebCrypto), several times faster than wasm: in a
+//! second worker while this one parses when the page started one ([`ingest_blob_hashed_by`]),
+//! else from one `ArrayBuffer` gathered from the slices; larger files (or a context without
+//! WebCrypto) are hashed in wasm as they stream. All parsing and accounting is core's; this
+//! module only moves bytes.
 
 use std::fmt;
 
@@ -75,9 +77,9 @@ pub async fn ingest_blob(
 }
 
 /// As [`ingest_blob`]; when `digest` is given (a promise of `{ digest, bytes }`: the file's
-/// SHA-256 and the bytes hashed, computed on another thread), the file is only parsed here. WebCrypto's digest holds the
-/// thread that calls it for the whole file (~0.3 s on 232 MB), so hashing on a second thread
-/// is what lets two cores overlap the hash with the parse.
+/// SHA-256 and the bytes hashed, computed on another thread), the file is only parsed here.
+/// WebCrypto's digest holds the thread that calls it for the whole file (~0.3 s on 232 MB),
+/// so hashing on a second thread is what lets two cores overlap the hash with the parse.
 pub async fn ingest_blob_hashed_by(
     blob: &web_sys::Blob,
     digest: Option<Promise>,
@@ -148,9 +150,8 @@ pub async fn ingest_blob_hashed_by(
 /// The file is read slice by slice, [`READ_AHEAD`] slices ahead of the parser, and each slice
 /// is also copied into one whole-file buffer that WebCrypto hashes natively once parsing is
 /// done (where no second thread hashes it, [`ingest_blob_hashed_by`]). Reading the file once
-/// matters: a second whole-file read competes with the slices;
-/// hashing only at the end keeps the page responsive (frames stay under ~70 ms) where hashing
-/// alongside the parse would take the second core the parser's I/O needs.
+/// matters here: a second whole-file read in this thread competes with the slices, and
+/// hashing alongside the parse on this thread would stall it.
 async fn ingest_whole(
     blob: &web_sys::Blob,
     subtle: &web_sys::SubtleCrypto,
