@@ -230,12 +230,17 @@ try {
     const line = (await page.innerText('#compare-summary')).trim();
     if (!line.startsWith('Treatment vs baseline: ')) throw new Error(line);
     if (!line.endsWith('one receipt each: an observation, not a measured effect.')) throw new Error(line);
+    // As the page writes a change: one decimal, `+` when positive, and a tiny negative that
+    // rounds to zero read as 0.0% (never "-0.0%").
+    const pct = (r) => {
+      const text = (r * 100).toFixed(1);
+      return `${r > 0 ? '+' : ''}${text === '-0.0' ? '0.0' : text}%`;
+    };
     const r = pair.json.metrics.find((m) => m.metric === 'throughput_tok_s').relative_change;
-    const pct = `${r > 0 ? '+' : ''}${(r * 100).toFixed(1)}%`;
-    expectIncludes(line, `output throughput ${pct}`, '#compare-summary');
+    expectIncludes(line, `output throughput ${pct(r)}`, '#compare-summary');
     for (const key of ['ttft_p50_ms', 'ttft_p99_ms', 'e2el_p99_ms']) {
       const rc = pair.json.metrics.find((m) => m.metric === key).relative_change;
-      if (rc !== null) expectIncludes(line, `${rc > 0 ? '+' : ''}${(rc * 100).toFixed(1)}%`, `#compare-summary ${key}`);
+      if (rc !== null) expectIncludes(line, pct(rc), `#compare-summary ${key}`);
     }
   });
 
