@@ -18,10 +18,9 @@
 //! `fuzz/seeds/` holds the project's fixtures with such a header in front.
 
 use loadproof_core::decimal::{Decimal, NumberError};
-use loadproof_core::trace::Sha256Stream;
+use loadproof_core::trace::{Sha256Stream, ShardError, ShardIngester};
 use loadproof_core::{
-    CallerFilter, Format, IngestOptions, Ingester, InspectReport, Limits, Trace, TraceError,
-    Window,
+    CallerFilter, Format, IngestOptions, Ingester, InspectReport, Limits, Trace, TraceError, Window,
 };
 
 /// Bytes before the body in an ingest input.
@@ -67,9 +66,36 @@ fn ingest_chunked(opts: &IngestOptions, chunks: &[&[u8]]) -> Result<Trace, Trace
     ingester.finish_with_sha256(sha.finalize())
 }
 
+/// `body` in two parts, cut just after the first newline at or after `at`: the first pushed to
+/// an ingester, the second read by a shard ingester (told the first part as the head) and
+/// joined, as the page's two workers read a large file. `None` where there is no such
+/// newline or the first part holds no header.
+fn ingest_in_parts(
+    opts: &IngestOptions,
+    body: &[u8],
+    at: usize,
+) -> Option<Result<Trace, TraceError>> {
+    let cut = at + body.get(at..)?.iter().position(|&b| b == b'\n')? + 1;
+    let (first, second) = body.split_at(cut);
+    let mut ingester = Ingester::new_unhashed(opts.clone());
+    let mut sha = Sha256Stream::default();
+    sha.update(body);
+    let read = (|| {
+        ingester.push(first)?;
+        let mut shard = ShardIngester::new(first, opts.clone())?;
+        shard.push(second)?;
+        ingester.join(shard.finish()?)?;
+        ingester.finish_with_sha256(sha.finalize())
+    })();
+    match read {
+        Err(TraceError::Shard(ShardError::NoHeaderInHead)) => None,
+        other => Some(other),
+    }
+}
+
 /// Ingests `data` (see the module docs for its layout) in three chunks (caller-hashed, as the
-/// CLI does) and in one (ingester-hashed), and checks:
-/// no panic; both give the same result; on `Ok`, every row read is accounted for; the inspect
+/// CLI does), in one (ingester-hashed) and in two parts joined as a shard, and checks:
+/// no panic; all give the same result; on `Ok`, every row read is accounted for; the inspect
 /// report (regime, percentiles, JSON) builds.
 pub fn check_ingest(data: &[u8], format: Option<Format>) {
     let header = |i: usize| data.get(i).copied().unwrap_or(0);
@@ -87,10 +113,17 @@ pub fn check_ingest(data: &[u8], format: Option<Format>) {
     let chunked = ingest_chunked(&opts, &[first, second, third]);
     let whole = ingest_whole(&opts, body);
     assert_eq!(
-        chunked, whole,
+        chunked,
+        whole,
         "chunks cut at {lo} and {hi} of {} bytes change the result",
         body.len()
     );
+    if let Some(in_parts) = ingest_in_parts(&opts, body, lo) {
+        assert_eq!(
+            in_parts, whole,
+            "read in two parts (cut at the line end after {lo}) differs from read whole"
+        );
+    }
 
     if let Ok(trace) = chunked {
         let m = trace.meta();
@@ -240,7 +273,11 @@ pub fn check_plan_round_trip(data: &[u8]) {
     reader.push(&file);
     let back = reader.finish().expect("the plan's own file reads");
     let fidelity = plan.verify(&back, &bench);
-    assert!(fidelity.pass, "{:?}", fidelity.failures().collect::<Vec<_>>());
+    assert!(
+        fidelity.pass,
+        "{:?}",
+        fidelity.failures().collect::<Vec<_>>()
+    );
 }
 
 /// Reads `data` (layout: `[flags, body…]`) as a `vllm bench serve` stdout and as a result JSON.
@@ -359,7 +396,13 @@ pub fn check_prometheus(data: &[u8]) {
     // the halves swapped.
     let edited: Vec<u8> = data
         .iter()
-        .map(|&b| if b.is_ascii_digit() { b'0' + (b - b'0' + 1) % 10 } else { b })
+        .map(|&b| {
+            if b.is_ascii_digit() {
+                b'0' + (b - b'0' + 1) % 10
+            } else {
+                b
+            }
+        })
         .collect();
     let mut swapped = data.to_vec();
     let half = half.min(swapped.len());
@@ -377,7 +420,7 @@ pub fn check_prometheus(data: &[u8]) {
             );
             return;
         }
-                Ok(parsed) => parsed,
+        Ok(parsed) => parsed,
     };
     // The same body read as a DCGM exporter's: every GPU once, every model name non-empty.
     let _ = loadproof_core::formats::dcgm::simulated(&parsed);
@@ -386,7 +429,10 @@ pub fn check_prometheus(data: &[u8]) {
         ids.sort_unstable();
         ids.dedup();
         assert_eq!(ids.len(), gpus.len(), "a GPU read twice");
-        assert!(gpus.iter().all(|g| g.model_name.as_deref().is_none_or(|m| !m.trim().is_empty())));
+        assert!(
+            gpus.iter()
+                .all(|g| g.model_name.as_deref().is_none_or(|m| !m.trim().is_empty()))
+        );
         let _ = loadproof_core::formats::dcgm::model_names(&gpus);
     }
     let mut names: Vec<&str> = Vec::new();

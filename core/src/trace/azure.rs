@@ -64,6 +64,17 @@ impl AzureColumns {
         notes
     }
 
+    /// Timestamps read so far `(with, without)` a UTC offset.
+    pub(crate) fn stamps(&self) -> (u64, u64) {
+        (self.with_offset.get(), self.without_offset.get())
+    }
+
+    /// Sets the counts of [`AzureColumns::stamps`] (a shard starts at 0; a join adds its own).
+    pub(crate) fn set_stamps(&self, (with, without): (u64, u64)) {
+        self.with_offset.set(with);
+        self.without_offset.set(without);
+    }
+
     pub(crate) fn read<'a>(&self, line: &'a [u8], cells: &'a mut Cells) -> Result<Row<'a>, Defect> {
         cells.split_row(line, self.n_cols)?;
         let cells: &'a Cells = cells;

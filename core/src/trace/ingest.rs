@@ -16,6 +16,7 @@ use super::burstgpt::BurstgptColumns;
 use super::csv_line::Cells;
 use super::mooncake;
 use super::row::{Defect, Row};
+use super::shard::{EXCLUDED_LOG_TYPE, EXCLUDED_MODEL, Shard, ShardError, ShardMeta, ShardRows};
 use super::{
     DropReason, FilterReason, Format, PrefixBlocks, Requests, RowIssue, Trace, TraceError,
     TraceMeta,
@@ -90,6 +91,7 @@ const JSON_PRELUDE_MAX: u64 = 100;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
+#[derive(Clone)]
 enum Adapter {
     AwaitingHeader,
     Burstgpt(BurstgptColumns),
@@ -118,7 +120,29 @@ pub struct Ingester {
     layout: String,
     cells: Cells,
     acc: Accumulator,
+    /// Set for a [`ShardIngester`]: sound rows are recorded for a later join, not accounted.
+    recorder: Option<Box<Recorder>>,
     fatal: Option<TraceError>,
+}
+
+/// A sound row as the accounting sees it: the adapter's values, with the cell filters
+/// (`--model`, `--log-type`) already applied, so a row read on another thread carries what
+/// they decided.
+struct Sound<'a> {
+    ts_ns: i64,
+    input: u32,
+    output: u32,
+    excluded: Option<FilterReason>,
+    session: Option<&'a [u8]>,
+    hash_ids: Option<&'a [u64]>,
+}
+
+/// What a [`ShardIngester`] keeps of its sound rows.
+#[derive(Default)]
+struct Recorder {
+    rows: ShardRows,
+    names: HashMap<Box<[u8]>, u32>,
+    skips: Vec<(u64, u64)>,
 }
 
 #[derive(Default)]
@@ -160,6 +184,7 @@ impl Ingester {
             layout: String::new(),
             cells: Cells::default(),
             acc: Accumulator::default(),
+            recorder: None,
             fatal: None,
         }
     }
@@ -407,7 +432,7 @@ impl Ingester {
             Adapter::Mooncake => mooncake::read(line),
         };
         match outcome {
-            Ok(row) => self.account(row),
+            Ok(row) => self.accept(row),
             // Only a row that failed is compared with the header: the happy path pays nothing.
             Err(_) if self.is_repeated_header(line) => self.record_drop(Defect::new(
                 DropReason::DuplicateHeader,
@@ -562,7 +587,42 @@ impl Ingester {
         }
     }
 
-    fn account(&mut self, row: Row<'_>) {
+    /// A row the adapter read: accounted now, or recorded for a join (a shard).
+    fn accept(&mut self, row: Row<'_>) {
+        let filter = &self.opts.filter;
+        let excluded = if filter
+            .model
+            .as_ref()
+            .is_some_and(|m| row.model.map(<[u8]>::trim_ascii) != Some(m.as_bytes()))
+        {
+            Some(FilterReason::Model)
+        } else if filter
+            .log_type
+            .as_ref()
+            .is_some_and(|t| row.log_type.map(<[u8]>::trim_ascii) != Some(t.as_bytes()))
+        {
+            Some(FilterReason::LogType)
+        } else {
+            None
+        };
+        let sound = Sound {
+            ts_ns: row.ts_ns,
+            input: row.input,
+            output: row.output,
+            excluded,
+            session: row.session,
+            hash_ids: row.hash_ids.as_deref(),
+        };
+        match self.recorder.as_deref_mut() {
+            Some(recorder) => {
+                let cell_filtered = filter.model.is_some() || filter.log_type.is_some();
+                recorder.record(&sound, self.line_no, cell_filtered);
+            }
+            None => self.account(sound),
+        }
+    }
+
+    fn account(&mut self, row: Sound<'_>) {
         let acc = &mut self.acc;
         if let Some(last) = acc.last_ts
             && row.ts_ns < last
@@ -592,18 +652,8 @@ impl Ingester {
         let anchor = *acc.window_anchor.get_or_insert(row.ts_ns);
         let filter = &self.opts.filter;
         let offset = row.ts_ns.saturating_sub(anchor);
-        let filtered = if filter
-            .model
-            .as_ref()
-            .is_some_and(|m| row.model.map(<[u8]>::trim_ascii) != Some(m.as_bytes()))
-        {
-            Some(FilterReason::Model)
-        } else if filter
-            .log_type
-            .as_ref()
-            .is_some_and(|t| row.log_type.map(<[u8]>::trim_ascii) != Some(t.as_bytes()))
-        {
-            Some(FilterReason::LogType)
+        let filtered = if row.excluded.is_some() {
+            row.excluded
         } else if filter.start_ns.is_some_and(|s| offset < s)
             || filter.end_ns.is_some_and(|e| offset >= e)
         {
@@ -664,7 +714,7 @@ impl Ingester {
         }
         if let Some(prefix) = &mut acc.prefix {
             match row.hash_ids {
-                Some(ids) if !ids.is_empty() => prefix.ids.extend_from_slice(&ids),
+                Some(ids) if !ids.is_empty() => prefix.ids.extend_from_slice(ids),
                 _ => acc.rows_without_prefix += 1,
             }
             prefix.offsets.push(prefix.ids.len() as u64);
@@ -682,6 +732,337 @@ impl Ingester {
                 detail: defect.detail.into_owned(),
             });
         }
+    }
+}
+
+impl Recorder {
+    /// Keeps one sound row read on line `line` (of the shard) for a later join.
+    fn record(&mut self, row: &Sound<'_>, line: u64, cell_filtered: bool) {
+        let rows = &mut self.rows;
+        let index = rows.arrival_ns.len() as u64;
+        let skip = line.saturating_sub(index + 1);
+        if skip != self.skips.last().map_or(0, |&(_, s)| s) {
+            self.skips.push((index, skip));
+        }
+        rows.arrival_ns.push(row.ts_ns);
+        rows.input_tokens.push(row.input);
+        rows.output_tokens.push(row.output);
+        if cell_filtered {
+            rows.excluded.push(match row.excluded {
+                Some(FilterReason::Model) => EXCLUDED_MODEL,
+                Some(FilterReason::LogType) => EXCLUDED_LOG_TYPE,
+                _ => 0,
+            });
+        }
+        if let Some(sessions) = &mut rows.session {
+            let idx = match row
+                .session
+                .map(<[u8]>::trim_ascii)
+                .filter(|s| !s.is_empty())
+            {
+                Some(id) => match self.names.get(id) {
+                    Some(&idx) => idx,
+                    None => {
+                        let idx = rows.session_ends.len() as u32;
+                        rows.session_names.extend_from_slice(id);
+                        rows.session_ends.push(rows.session_names.len() as u64);
+                        self.names.insert(id.into(), idx);
+                        idx
+                    }
+                },
+                None => Requests::NO_SESSION,
+            };
+            sessions.push(idx);
+        }
+        if let Some(prefix) = &mut rows.prefix {
+            if let Some(ids) = row.hash_ids {
+                prefix.ids.extend_from_slice(ids);
+            }
+            prefix.offsets.push(prefix.ids.len() as u64);
+        }
+    }
+}
+
+/// Reads a later part of a source — from a line boundary on — into a [`Shard`] for the
+/// ingester of the part before it to [`Ingester::join`]. It is told the layout by the
+/// source's head (its first bytes, through the header), so it reads its lines exactly as a
+/// single ingester reading the whole source would; only the accounting waits for the join.
+pub struct ShardIngester(Ingester);
+
+impl ShardIngester {
+    /// A shard reader for a source whose first bytes are `head` (at least through its header,
+    /// or its first JSON record), read with `opts` — the options the joining ingester has.
+    /// A head that is not a trace fails as [`Ingester`] would fail on it.
+    pub fn new(head: &[u8], opts: IngestOptions) -> Result<ShardIngester, TraceError> {
+        let mut probe = Ingester::new_unhashed(opts.clone());
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', head) {
+            probe.push(head.get(start..=nl).unwrap_or_default())?;
+            start = nl + 1;
+            if !matches!(probe.adapter, Adapter::AwaitingHeader) {
+                break;
+            }
+        }
+        if matches!(probe.adapter, Adapter::AwaitingHeader) {
+            return Err(ShardError::NoHeaderInHead.into());
+        }
+        if let Adapter::Azure(cols) = &probe.adapter {
+            cols.set_stamps((0, 0));
+        }
+        let has_sessions = probe.acc.session.is_some();
+        let has_prefix = probe.acc.prefix.is_some();
+        let mut shard = Ingester::new_unhashed(opts);
+        shard.adapter = probe.adapter;
+        shard.columns = probe.columns;
+        shard.layout = probe.layout;
+        let mut recorder = Recorder::default();
+        recorder.rows.session = has_sessions.then(Vec::new);
+        recorder.rows.prefix = has_prefix.then(|| PrefixBlocks {
+            offsets: vec![0],
+            ids: Vec::new(),
+        });
+        shard.recorder = Some(Box::new(recorder));
+        Ok(ShardIngester(shard))
+    }
+
+    /// Feeds the next chunk of the part (see [`Ingester::push`]).
+    pub fn push(&mut self, chunk: &[u8]) -> Result<(), TraceError> {
+        self.0.push(chunk)
+    }
+
+    /// As [`Ingester::reserve_for_source_bytes`], for the part's size.
+    pub fn reserve_for_source_bytes(&mut self, bytes: u64) {
+        let rows = usize::try_from((bytes / 40).min(RESERVE_ROWS_MAX)).unwrap_or(0);
+        if let Some(recorder) = self.0.recorder.as_deref_mut() {
+            let r = &mut recorder.rows;
+            let _ = r.arrival_ns.try_reserve(rows);
+            let _ = r.input_tokens.try_reserve(rows);
+            let _ = r.output_tokens.try_reserve(rows);
+        }
+    }
+
+    /// Bytes pushed so far (for progress).
+    pub fn bytes_seen(&self) -> u64 {
+        self.0.bytes
+    }
+
+    /// Ends the part: reads its final unterminated line (the source's last line, when the
+    /// part is the source's end) and hands over what was read.
+    pub fn finish(self) -> Result<Shard, TraceError> {
+        let mut ing = self.0;
+        if let Some(err) = ing.fatal.take() {
+            return Err(err);
+        }
+        if ing.skipping_long_line {
+            ing.line_no += 1;
+        } else if !ing.carry.is_empty() {
+            let last = std::mem::take(&mut ing.carry);
+            ing.line_no += 1;
+            ing.handle_line(&last);
+        }
+        let format = adapter_format(&ing.adapter).ok_or(ShardError::NoHeaderInHead)?;
+        let azure_stamps = match &ing.adapter {
+            Adapter::Azure(cols) => cols.stamps(),
+            _ => (0, 0),
+        };
+        let recorder = *ing.recorder.take().ok_or(ShardError::Misaligned)?;
+        let mut rows = recorder.rows;
+        rows.arrival_ns.shrink_to_fit();
+        rows.input_tokens.shrink_to_fit();
+        rows.output_tokens.shrink_to_fit();
+        let meta = ShardMeta {
+            format,
+            columns: ing.columns,
+            cell_filter: (ing.opts.filter.model, ing.opts.filter.log_type),
+            bytes: ing.bytes,
+            lines: ing.line_no,
+            rows_read: ing.acc.rows_read,
+            blank_lines: ing.acc.blank_lines,
+            dropped: ing.acc.dropped,
+            examples: ing.acc.examples,
+            skips: recorder.skips,
+            azure_stamps,
+        };
+        Ok(Shard::from_parts(meta, rows)?)
+    }
+}
+
+impl Ingester {
+    /// Takes over a [`Shard`]: the part of the source that follows everything pushed so far,
+    /// read on another thread. Its rows go through the same accounting, in order, so the
+    /// trace is the one this ingester would have made had it been pushed the shard's bytes.
+    /// What was pushed must end at a line boundary, and the ingester must not hash (the
+    /// caller hashes the whole source and ends with [`Ingester::finish_with_sha256`]).
+    pub fn join(&mut self, shard: Shard) -> Result<(), TraceError> {
+        if let Some(err) = &self.fatal {
+            return Err(err.clone());
+        }
+        if self.hasher.is_some() {
+            return Err(ShardError::Hashed.into());
+        }
+        if self.recorder.is_some() || !self.carry.is_empty() || self.skipping_long_line {
+            return Err(ShardError::Misaligned.into());
+        }
+        if adapter_format(&self.adapter) != Some(shard.meta.format)
+            || self.columns != shard.meta.columns
+        {
+            return Err(ShardError::Mismatch("layout").into());
+        }
+        let filter = &self.opts.filter;
+        if (&filter.model, &filter.log_type)
+            != (&shard.meta.cell_filter.0, &shard.meta.cell_filter.1)
+        {
+            return Err(ShardError::Mismatch("cell filter").into());
+        }
+        if self.acc.session.is_some() != shard.rows.session.is_some()
+            || self.acc.prefix.is_some() != shard.rows.prefix.is_some()
+        {
+            return Err(ShardError::Mismatch("layout").into());
+        }
+        let offset = self.line_no;
+        if shard.rows.session.is_none()
+            && shard.rows.prefix.is_none()
+            && shard.rows.excluded.is_empty()
+            && filter.start_ns.is_none()
+            && filter.end_ns.is_none()
+            && filter.max_rows.is_none()
+        {
+            self.replay_plain(&shard, offset);
+        } else {
+            self.replay(&shard, offset);
+        }
+        let meta = shard.meta;
+        let acc = &mut self.acc;
+        acc.rows_read += meta.rows_read;
+        acc.blank_lines += meta.blank_lines;
+        for (reason, count) in meta.dropped {
+            *acc.dropped.entry(reason).or_insert(0) += count;
+        }
+        // The examples kept are the first of each reason in the file: this part's, then the
+        // replay's, then the shard's own, merged by line.
+        let max = self.opts.limits.max_examples_per_reason;
+        for (reason, examples) in meta.examples {
+            let kept = acc.examples.entry(reason).or_default();
+            kept.extend(examples.into_iter().map(|mut e| {
+                e.line += offset;
+                e
+            }));
+            kept.sort_by_key(|e| e.line);
+            kept.truncate(max);
+        }
+        if let Adapter::Azure(cols) = &self.adapter {
+            let (with, without) = cols.stamps();
+            let (w, wo) = meta.azure_stamps;
+            cols.set_stamps((with + w, without + wo));
+        }
+        self.line_no = offset + meta.lines;
+        self.bytes += meta.bytes;
+        Ok(())
+    }
+}
+
+impl Ingester {
+    /// Puts every row of `shard` through [`Ingester::account`], on its own line (the shard's
+    /// first line is `offset + 1`).
+    fn replay(&mut self, shard: &Shard, offset: u64) {
+        let rows = &shard.rows;
+        let mut skips = shard.meta.skips.iter().peekable();
+        let mut skip = 0;
+        for i in 0..rows.arrival_ns.len() {
+            while let Some(&&(row, s)) = skips.peek()
+                && row as usize <= i
+            {
+                skip = s;
+                skips.next();
+            }
+            self.line_no = offset + i as u64 + 1 + skip;
+            let excluded = match rows.excluded.get(i) {
+                Some(&EXCLUDED_MODEL) => Some(FilterReason::Model),
+                Some(&EXCLUDED_LOG_TYPE) => Some(FilterReason::LogType),
+                _ => None,
+            };
+            let session = rows
+                .session
+                .as_ref()
+                .and_then(|s| s.get(i))
+                .and_then(|&idx| shard.session_name(idx));
+            let hash_ids = rows.prefix.as_ref().and_then(|p| {
+                let start = usize::try_from(*p.offsets.get(i)?).ok()?;
+                let end = usize::try_from(*p.offsets.get(i + 1)?).ok()?;
+                p.ids.get(start..end)
+            });
+            let (Some(&ts_ns), Some(&input), Some(&output)) = (
+                rows.arrival_ns.get(i),
+                rows.input_tokens.get(i),
+                rows.output_tokens.get(i),
+            ) else {
+                break;
+            };
+            self.account(Sound {
+                ts_ns,
+                input,
+                output,
+                excluded,
+                session,
+                hash_ids,
+            });
+        }
+    }
+
+    /// [`Ingester::replay`] for the common shard — no sessions, prefixes or filters — in a
+    /// tight loop: a row in order with tokens both ways only moves the clock and is pushed;
+    /// any other goes through [`Ingester::account`] on its own line, as always.
+    fn replay_plain(&mut self, shard: &Shard, offset: u64) {
+        let rows = &shard.rows;
+        let n = rows.arrival_ns.len();
+        let acc = &mut self.acc;
+        acc.arrivals_raw.reserve(n);
+        acc.input.reserve(n);
+        acc.output.reserve(n);
+        let columns = rows
+            .arrival_ns
+            .iter()
+            .zip(&rows.input_tokens)
+            .zip(&rows.output_tokens);
+        for (i, ((&ts_ns, &input), &output)) in columns.enumerate() {
+            let acc = &mut self.acc;
+            let in_order = acc.last_ts.is_none_or(|last| ts_ns >= last);
+            if in_order && input > 0 && output > 0 {
+                match acc.last_ts {
+                    None => acc.distinct_timestamps = 1,
+                    Some(prev) if ts_ns > prev => {
+                        acc.distinct_timestamps += 1;
+                        let gap = ts_ns - prev;
+                        acc.min_gap_ns = Some(acc.min_gap_ns.map_or(gap, |m| m.min(gap)));
+                    }
+                    Some(_) => {}
+                }
+                acc.last_ts = Some(ts_ns);
+                acc.window_anchor.get_or_insert(ts_ns);
+                acc.arrivals_raw.push(ts_ns);
+                acc.input.push(input);
+                acc.output.push(output);
+            } else {
+                self.line_no = offset + shard.line_of(i as u64);
+                self.account(Sound {
+                    ts_ns,
+                    input,
+                    output,
+                    excluded: None,
+                    session: None,
+                    hash_ids: None,
+                });
+            }
+        }
+    }
+}
+
+fn adapter_format(adapter: &Adapter) -> Option<Format> {
+    match adapter {
+        Adapter::AwaitingHeader => None,
+        Adapter::Burstgpt(_) => Some(Format::Burstgpt),
+        Adapter::Azure(_) => Some(Format::Azure),
+        Adapter::Mooncake => Some(Format::Mooncake),
     }
 }
 

@@ -13,6 +13,7 @@ mod ingest;
 mod mooncake;
 mod recording_grid;
 mod row;
+mod shard;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -20,10 +21,11 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use ingest::hex;
-pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream};
+pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream, ShardIngester};
 pub use recording_grid::{
     ArrivalGaps, GRID_LADDER, GapBin, MAX_GAP_BINS, WINDOW_TICKS, recording_grid,
 };
+pub use shard::{Shard, ShardError, ShardMeta, ShardRows};
 
 /// A source layout loadproof can read. Detected from the header; `--format` forces one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -482,6 +484,9 @@ pub enum TraceError {
         /// The format the file was read as.
         format: Format,
     },
+    /// A source read in parts could not be joined (see [`Shard`]).
+    #[error(transparent)]
+    Shard(#[from] ShardError),
     /// An unhashed ingester was finished without the caller's digest.
     #[error("the source digest was not supplied (use finish_with_sha256)")]
     DigestMissing,
