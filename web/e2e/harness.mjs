@@ -283,7 +283,7 @@ export function watchFrameGaps(page, until, afterMs = 0) {
     window.__longFrames = [];
     const tick = (now) => {
       window.__maxGap = Math.max(window.__maxGap, now - last);
-      if (now - last > 50) window.__longFrames.push([Math.round(last), Math.round(now - last)]);
+      if (now - last > (window.__longFrameMs ?? 50)) window.__longFrames.push([Math.round(last), Math.round(now - last)]);
       last = now;
       if (window[name] && seen === null) seen = now;
       if (seen === null || now - seen < after) requestAnimationFrame(tick);

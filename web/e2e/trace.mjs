@@ -295,16 +295,70 @@ try {
     await page.close();
   });
 
-  await check('multi-chunk file (over 4 MiB) equals the CLI', async () => {
+  // Files from 8 MiB are read in two halves on two workers and joined (web/src/halves.rs):
+  // the worker's marks say the second half's rows were joined, and the report is the CLI's.
+  const readInHalves = async (page) => {
+    const marks = await page.evaluate(() => (window.loadproofWorkerMarks ?? []).map(([n]) => n));
+    if (!marks.includes('shard-joined')) throw new Error(`not read in halves: worker marks ${marks.join(', ')}`);
+  };
+
+  await check('multi-chunk file (over 8 MiB) read in two halves equals the CLI', async () => {
     const bigFile = path.join(tmp, 'big-synthetic.csv');
     mustRun(['trace', 'synth', '--out', bigFile, '--rows', '250000', '--seed', '7']);
     const size = fs.statSync(bigFile).size;
-    if (size <= 4 << 20) throw new Error(`test file is only ${size} bytes`);
+    if (size <= 8 << 20) throw new Error(`test file is only ${size} bytes`);
     fs.rmSync(bigFile + '.synth.json', { force: true });
     const expected = cli(bigFile);
     const page = await freshPage();
     await page.setInputFiles('#file', bigFile);
     deepStrictEqual(await waitForReport(page, 'big-synthetic.csv'), expected);
+    await readInHalves(page);
+    await page.close();
+  });
+
+  await check('defects on both sides of the halves\' cut: every count, example and line number equals the CLI', async () => {
+    const clean = path.join(tmp, 'halves-clean.csv');
+    mustRun(['trace', 'synth', '--out', clean, '--rows', '250000', '--seed', '11', '--failure-share', '0.05']);
+    const text = fs.readFileSync(clean, 'utf8');
+    const lines = text.split('\n');
+    const header = lines[0];
+    // Broken rows, a repeated header, a blank line, CRLF and an arrival from the past, placed
+    // around the middle (where the cut falls) and late in the second half.
+    const dirt = (at) => [
+      'not,a,row',
+      header,
+      '',
+      `${lines[at].split(',')[0]},ChatGPT,12,3,15,Conversation log\r`,
+      '0.5,ChatGPT,10,4,14,Conversation log',
+      '12.5,ChatGPT,x,4,14,Conversation log',
+    ];
+    const mid = Math.floor(lines.length / 2);
+    const late = Math.floor(lines.length * 0.9);
+    const dirty = [...lines.slice(0, mid), ...dirt(mid), ...lines.slice(mid, late), ...dirt(late), ...lines.slice(late)];
+    const file = path.join(tmp, 'halves-dirty.csv');
+    fs.writeFileSync(file, dirty.join('\n'));
+    const expected = cli(file);
+    for (const reason of ['malformed_row', 'duplicate_header', 'non_monotonic_arrival', 'non_numeric', 'zero_input_tokens']) {
+      if (!(expected.dropped[reason] > 0)) throw new Error(`the test file lacks ${reason}: ${JSON.stringify(expected.dropped)}`);
+    }
+    const page = await freshPage();
+    await page.setInputFiles('#file', file);
+    deepStrictEqual(await waitForReport(page, 'halves-dirty.csv'), expected);
+    await readInHalves(page);
+    await page.close();
+  });
+
+  await check('Mooncake prefix blocks read in two halves equal the CLI', async () => {
+    const file = path.join(tmp, 'halves-mooncake.jsonl');
+    mustRun(['trace', 'synth', '--layout', 'mooncake', '--out', file, '--rows', '120000', '--seed', '3', '--prefix-share', '0.5']);
+    fs.rmSync(file + '.synth.json', { force: true });
+    const size = fs.statSync(file).size;
+    if (size <= 8 << 20) throw new Error(`test file is only ${size} bytes`);
+    const expected = cli(file);
+    const page = await freshPage();
+    await page.setInputFiles('#file', file);
+    deepStrictEqual(await waitForReport(page, 'halves-mooncake.jsonl'), expected);
+    await readInHalves(page);
     await page.close();
   });
 

@@ -93,29 +93,7 @@ pub async fn ingest_blob_hashed_by(
         let mut ingester = Ingester::new_unhashed(options());
         ingester.reserve_for_source_bytes(total as u64);
         read_slices(blob, &mut ingester, None, &on_progress, &is_current).await?;
-        let answer = JsFuture::from(digest)
-            .await
-            .map_err(|e| ReadError::Browser(format!("hashing the file: {}", js_text(&e))))?;
-        mark("digest-ready");
-        // The hash worker read the file on its own: its bytes must be as many as were parsed,
-        // or the file changed between the two reads and the digest is not of what was read.
-        let hashed = js_sys::Reflect::get(&answer, &JsValue::from_str("bytes"))
-            .ok()
-            .and_then(|v| v.as_f64());
-        if hashed != Some(ingester.bytes_seen() as f64) {
-            return Err(ReadError::Browser(format!(
-                "the file changed while it was read: {} bytes parsed, {} hashed",
-                ingester.bytes_seen(),
-                hashed.map_or_else(|| "?".to_owned(), |b| b.to_string())
-            )));
-        }
-        let digest = js_sys::Reflect::get(&answer, &JsValue::from_str("digest"))
-            .map_err(|e| ReadError::Browser(js_text(&e)))?;
-        let trace = ingester
-            .finish_with_sha256(sha256_of(&digest)?)
-            .map_err(ReadError::Trace);
-        mark("trace-ready");
-        return trace;
+        return finish_hashed_by(ingester, digest).await;
     }
     if total <= WHOLE_FILE_MAX
         && let Some(subtle) = subtle_crypto()
@@ -145,6 +123,36 @@ pub async fn ingest_blob_hashed_by(
     }
     on_progress(total, total);
     ingester.finish().map_err(ReadError::Trace)
+}
+
+/// Ends `ingester` with the digest the hash worker answers `digest` with (`{ digest, bytes }`).
+pub(crate) async fn finish_hashed_by(
+    ingester: Ingester,
+    digest: Promise,
+) -> Result<Trace, ReadError> {
+    let answer = JsFuture::from(digest)
+        .await
+        .map_err(|e| ReadError::Browser(format!("hashing the file: {}", js_text(&e))))?;
+    mark("digest-ready");
+    // The hash worker read the file on its own: its bytes must be as many as were parsed,
+    // or the file changed between the two reads and the digest is not of what was read.
+    let hashed = js_sys::Reflect::get(&answer, &JsValue::from_str("bytes"))
+        .ok()
+        .and_then(|v| v.as_f64());
+    if hashed != Some(ingester.bytes_seen() as f64) {
+        return Err(ReadError::Browser(format!(
+            "the file changed while it was read: {} bytes parsed, {} hashed",
+            ingester.bytes_seen(),
+            hashed.map_or_else(|| "?".to_owned(), |b| b.to_string())
+        )));
+    }
+    let digest = js_sys::Reflect::get(&answer, &JsValue::from_str("digest"))
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    let trace = ingester
+        .finish_with_sha256(sha256_of(&digest)?)
+        .map_err(ReadError::Trace);
+    mark("trace-ready");
+    trace
 }
 
 /// The file is read slice by slice, [`READ_AHEAD`] slices ahead of the parser, and each slice
@@ -186,17 +194,45 @@ async fn read_slices(
     is_current: &impl Fn() -> bool,
 ) -> Result<(), ReadError> {
     let total = blob.size();
+    read_range(
+        blob,
+        0.0,
+        total,
+        &mut |bytes| ingester.push(bytes),
+        whole,
+        on_progress,
+        is_current,
+    )
+    .await?;
+    on_progress(total, total);
+    mark("parsed");
+    Ok(())
+}
+
+/// Pushes bytes `start..end` of `blob` to `push` slice by slice, [`READ_AHEAD`] slices read
+/// ahead, copying each into `whole` (at its offset in the file) too when given.
+/// `on_progress(bytes of the range done, file size)` runs as the pacer allows.
+pub(crate) async fn read_range(
+    blob: &web_sys::Blob,
+    start: f64,
+    end: f64,
+    push: &mut dyn FnMut(&[u8]) -> Result<(), TraceError>,
+    whole: Option<&Uint8Array>,
+    on_progress: &impl Fn(f64, f64),
+    is_current: &impl Fn() -> bool,
+) -> Result<(), ReadError> {
+    let total = blob.size();
     let mut scratch: Vec<u8> = Vec::new();
     let mut pacer = Pacer::new();
-    let mut offset = 0.0;
+    let mut offset = start;
     let mut ahead: std::collections::VecDeque<Promise> = std::collections::VecDeque::new();
-    let mut requested = 0.0;
-    while offset < total {
+    let mut requested = start;
+    while offset < end {
         while ahead.len() < READ_AHEAD
-            && let Some(p) = read_slice(blob, requested, total)?
+            && let Some(p) = read_slice(blob, requested, end)?
         {
             ahead.push_back(p);
-            requested = (requested + CHUNK_BYTES).min(total);
+            requested = (requested + CHUNK_BYTES).min(end);
         }
         let Some(pending) = ahead.pop_front() else {
             break;
@@ -210,15 +246,28 @@ async fn read_slices(
         }
         scratch.resize(view.length() as usize, 0);
         view.copy_to(&mut scratch);
-        ingester.push(&scratch).map_err(ReadError::Trace)?;
+        push(&scratch).map_err(ReadError::Trace)?;
         offset += f64::from(view.length());
         pacer
-            .breathe(offset, total, on_progress, is_current)
+            .breathe(offset - start, total, on_progress, is_current)
             .await?;
     }
-    on_progress(total, total);
-    mark("parsed");
     Ok(())
+}
+
+/// Bytes `start..end` of `blob`, read in one go (a small slice: a head, a line's end).
+pub(crate) async fn read_bytes(
+    blob: &web_sys::Blob,
+    start: f64,
+    end: f64,
+) -> Result<Vec<u8>, ReadError> {
+    let slice = blob
+        .slice_with_f64_and_f64(start, end)
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    let buffer = JsFuture::from(slice.array_buffer())
+        .await
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    Ok(Uint8Array::new(&buffer).to_vec())
 }
 
 /// A WebCrypto digest (an `ArrayBuffer` or a byte array) as 32 bytes.
@@ -335,7 +384,7 @@ pub(crate) async fn yield_to_event_loop() {
 }
 
 /// The message of a JavaScript exception, or its string form.
-fn js_text(value: &JsValue) -> String {
+pub(crate) fn js_text(value: &JsValue) -> String {
     value
         .dyn_ref::<js_sys::Error>()
         .map(|e| String::from(e.message()))

@@ -61,8 +61,9 @@ impl Progress {
 pub struct Job {
     cancelled: Rc<Cell<bool>>,
     worker: Rc<RefCell<Option<web_sys::Worker>>>,
-    /// The hash worker of a trace job (it closes itself when done).
-    helper: Rc<RefCell<Option<web_sys::Worker>>>,
+    /// A trace job's helpers: the hash worker (it closes itself when done) and the worker
+    /// reading the second half (back to the pool when done).
+    helpers: Rc<RefCell<Vec<web_sys::Worker>>>,
 }
 
 impl Job {
@@ -70,7 +71,7 @@ impl Job {
         Job {
             cancelled: Rc::new(Cell::new(false)),
             worker: Rc::new(RefCell::new(None)),
-            helper: Rc::new(RefCell::new(None)),
+            helpers: Rc::new(RefCell::new(Vec::new())),
         }
     }
 
@@ -80,7 +81,7 @@ impl Job {
         if let Some(worker) = self.worker.borrow_mut().take() {
             worker.terminate();
         }
-        if let Some(helper) = self.helper.borrow_mut().take() {
+        for helper in self.helpers.borrow_mut().drain(..) {
             helper.terminate();
         }
     }
@@ -261,12 +262,16 @@ async fn decode_model(name: &str, parts: &js_sys::Array) -> Result<ReceiptModel,
     };
     let bad = |e: serde_json::Error| format!("{name}: the worker's answer did not decode: {e}");
     let mut model: ReceiptModel = serde_json::from_str(&part(0)?).map_err(bad)?;
+    crate::ingest::mark("decoded-0");
     crate::ingest::yield_to_event_loop().await;
     model.blocks = serde_json::from_str(&part(1)?).map_err(bad)?;
+    crate::ingest::mark("decoded-1");
     crate::ingest::yield_to_event_loop().await;
     model.timeline = serde_json::from_str(&part(2)?).map_err(bad)?;
+    crate::ingest::mark("decoded-2");
     crate::ingest::yield_to_event_loop().await;
     model.latency = serde_json::from_str(&part(3)?).map_err(bad)?;
+    crate::ingest::mark("decoded-3");
     crate::ingest::yield_to_event_loop().await;
     model.metrics = serde_json::from_str(&part(4)?).map_err(bad)?;
     Ok(model)
@@ -332,11 +337,27 @@ pub fn ingest_trace(
 ) -> Job {
     let job = Job::new();
     let on_progress: Rc<dyn Fn(f64, f64)> = Rc::new(on_progress);
-    let progress = on_progress.clone();
+    let total = blob.size();
+    // Bytes done by the first worker and by the second-half worker, shown as one bar.
+    let done_by = Rc::new(Cell::new((0.0, 0.0)));
     let mut fields: Vec<(&str, JsValue)> = Vec::new();
     if let Some(port) = start_hasher(&job, &blob) {
         fields.push(("port", port.into()));
+        if total >= crate::halves::HALVES_MIN_BYTES && cores() >= 2.0 && halves_allowed() {
+            let mid = crate::halves::midpoint(total);
+            let (progress, done_by) = (on_progress.clone(), done_by.clone());
+            let second = move |done: f64| {
+                let (first, _) = done_by.get();
+                done_by.set((first, done));
+                progress(first + done, total);
+            };
+            if let Some(port) = start_second_half(&job, &blob, mid, second) {
+                fields.push(("halfPort", port.into()));
+                fields.push(("mid", JsValue::from_f64(mid)));
+            }
+        }
     }
+    let progress = on_progress.clone();
     let started = start(
         &job,
         "trace",
@@ -348,7 +369,9 @@ pub fn ingest_trace(
                 field(data, "done").and_then(|v| v.as_f64()),
                 field(data, "total").and_then(|v| v.as_f64()),
             ) {
-                progress(done, total);
+                let (_, second) = done_by.get();
+                done_by.set((done, second));
+                progress((done + second).min(total), total);
             }
         },
         |result: Result<JsValue, String>| {
@@ -368,7 +391,7 @@ pub fn ingest_trace(
         Err(()) => {
             // No parsing worker after all: the page's thread hashes as it parses, so a hash
             // worker already started is not needed.
-            if let Some(helper) = job.helper.borrow_mut().take() {
+            for helper in job.helpers.borrow_mut().drain(..) {
                 helper.terminate();
             }
             let cancelled = job.cancelled.clone();
@@ -396,26 +419,33 @@ pub fn ingest_trace(
 ///
 /// `digest`, when not `undefined`: a promise of `{ digest, bytes }` from the hash worker (the
 /// file's SHA-256 and how many bytes it hashed); without it the file is hashed here.
+///
+/// `shard`, when not `undefined` (with `digest`): a promise of the second half's rows from the
+/// worker reading `mid..` ([`worker_read_second_half`]); this worker then parses the first
+/// half and joins them ([`crate::halves`]).
 #[wasm_bindgen]
 pub async fn worker_ingest_trace(
     blob: web_sys::Blob,
     on_progress: js_sys::Function,
     digest: JsValue,
+    shard: JsValue,
+    mid: f64,
 ) -> Result<JsValue, JsValue> {
     let digest = digest.dyn_into::<js_sys::Promise>().ok();
-    let trace = crate::ingest::ingest_blob_hashed_by(
-        &blob,
-        digest,
-        |done, total| {
-            let _ = on_progress.call2(
-                &JsValue::NULL,
-                &JsValue::from_f64(done),
-                &JsValue::from_f64(total),
-            );
-        },
-        || true,
-    )
-    .await
+    let shard = shard.dyn_into::<js_sys::Promise>().ok();
+    let progress = |done: f64, total: f64| {
+        let _ = on_progress.call2(
+            &JsValue::NULL,
+            &JsValue::from_f64(done),
+            &JsValue::from_f64(total),
+        );
+    };
+    let trace = match (digest, shard) {
+        (Some(digest), Some(shard)) => {
+            crate::halves::read_first_half(&blob, mid, shard, digest, progress).await
+        }
+        (digest, _) => crate::ingest::ingest_blob_hashed_by(&blob, digest, progress, || true).await,
+    }
     .map_err(|e| JsValue::from_str(&e.to_string()))?;
     let (meta, requests) = trace.into_parts();
     let meta = serde_json::to_string(&meta).map_err(|e| JsValue::from_str(&e.to_string()))?;
@@ -444,6 +474,151 @@ pub async fn worker_ingest_trace(
         set("ids", &BigUint64Array::from(prefix.ids.as_slice()));
     }
     Ok(out.into())
+}
+
+/// Runs in the second-half worker: the rows of the file from the line end after `mid` on, as
+/// [`crate::halves::shard_to_message`] writes them (progress as `on_progress(done, total)`).
+#[wasm_bindgen]
+pub async fn worker_read_second_half(
+    blob: web_sys::Blob,
+    mid: f64,
+    on_progress: js_sys::Function,
+) -> Result<JsValue, JsValue> {
+    let shard = crate::halves::read_second_half(&blob, mid, |done, total| {
+        let _ = on_progress.call2(
+            &JsValue::NULL,
+            &JsValue::from_f64(done),
+            &JsValue::from_f64(total),
+        );
+    })
+    .await
+    .map_err(|e| JsValue::from_str(&e.to_string()))?;
+    crate::halves::shard_to_message(shard).map_err(|e| JsValue::from_str(&e))
+}
+
+/// Starts a worker reading the second half of `blob` from `mid` (see [`crate::halves`]) and
+/// returns the port on which the first worker receives `{ shard }` or `{ err }`, relayed by
+/// the page so that a worker that dies still answers. `on_progress(bytes done)`.
+fn start_second_half(
+    job: &Job,
+    blob: &web_sys::Blob,
+    mid: f64,
+    on_progress: impl Fn(f64) + 'static,
+) -> Option<web_sys::MessagePort> {
+    let worker = take_worker()?;
+    let channel = web_sys::MessageChannel::new().ok()?;
+    let to_first = channel.port1();
+    let handler: Rc<RefCell<Option<Handler>>> = Rc::new(RefCell::new(None));
+    let error_handler: Rc<RefCell<Option<ErrorHandler>>> = Rc::new(RefCell::new(None));
+    // Ends the relay once: the answer (or an error) to the first worker, the worker back to
+    // the pool when healthy, the handlers dropped from a later task.
+    let finish = {
+        let (worker, helpers) = (worker.clone(), job.helpers.clone());
+        let (handler, error_handler) = (handler.clone(), error_handler.clone());
+        let to_first = to_first.clone();
+        Rc::new(RefCell::new(Some(move |answer: JsValue, healthy: bool| {
+            if let Some(marks) = field(&answer, "marks") {
+                crate::publish::publish("loadproofHalfMarks", &marks);
+            }
+            let transfer = js_sys::Array::new();
+            if let Some(shard) = field(&answer, "shard") {
+                for key in HALF_COLUMNS {
+                    if let Some(buffer) = field(&shard, key).and_then(|c| field(&c, "buffer")) {
+                        transfer.push(&buffer);
+                    }
+                }
+            }
+            let _ = to_first.post_message_with_transferable(&answer, &transfer);
+            worker.set_onmessage(None);
+            worker.set_onerror(None);
+            let mut helpers = helpers.borrow_mut();
+            // Cancelled meanwhile: the job already terminated it.
+            if helpers.iter().any(|w| w == &worker) {
+                helpers.retain(|w| w != &worker);
+                if healthy {
+                    give_back(worker);
+                } else {
+                    worker.terminate();
+                }
+            }
+            spawn_local(async move {
+                drop(handler.borrow_mut().take());
+                drop(error_handler.borrow_mut().take());
+            });
+        })))
+    };
+    let on_message = {
+        let finish = finish.clone();
+        Handler::new(move |event: web_sys::MessageEvent| {
+            let data = event.data();
+            if field(&data, "progress").is_some() {
+                if let Some(done) = field(&data, "done").and_then(|v| v.as_f64()) {
+                    on_progress(done);
+                }
+                return;
+            }
+            if let Some(finish) = finish.borrow_mut().take() {
+                finish(data, true);
+            }
+        })
+    };
+    let on_error = {
+        let finish = finish.clone();
+        ErrorHandler::new(move |_event: web_sys::Event| {
+            let answer = js_sys::Object::new();
+            let _ = js_sys::Reflect::set(
+                &answer,
+                &JsValue::from_str("err"),
+                &JsValue::from_str("the second-half worker failed"),
+            );
+            if let Some(finish) = finish.borrow_mut().take() {
+                finish(answer.into(), false);
+            }
+        })
+    };
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    *handler.borrow_mut() = Some(on_message);
+    *error_handler.borrow_mut() = Some(on_error);
+    let message = js_sys::Object::new();
+    for (key, value) in [
+        ("kind", JsValue::from_str("half")),
+        ("blob", blob.into()),
+        ("mid", JsValue::from_f64(mid)),
+        ("module", wasm_bindgen::module()),
+    ] {
+        let _ = js_sys::Reflect::set(&message, &JsValue::from_str(key), &value);
+    }
+    if worker.post_message(&message).is_err() {
+        worker.set_onmessage(None);
+        worker.set_onerror(None);
+        worker.terminate();
+        return None;
+    }
+    job.helpers.borrow_mut().push(worker);
+    Some(channel.port2())
+}
+
+/// The typed-array columns of a second half's answer (their buffers are transferred).
+const HALF_COLUMNS: [&str; 9] = [
+    "arrival", "input", "output", "excluded", "session", "names", "ends", "offsets", "ids",
+];
+
+/// False where the page was told `window.loadproofHalves = false` (`web/e2e/perf.mjs` times
+/// one worker against two on one machine, in one run).
+fn halves_allowed() -> bool {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("loadproofHalves"))
+        .ok()
+        .is_none_or(|v| v != JsValue::FALSE)
+}
+
+/// Logical cores the browser reports (1 where it does not say).
+fn cores() -> f64 {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("navigator"))
+        .ok()
+        .and_then(|n| js_sys::Reflect::get(&n, &JsValue::from_str("hardwareConcurrency")).ok())
+        .and_then(|c| c.as_f64())
+        .unwrap_or(1.0)
 }
 
 /// Rebuilds a trace from the worker's answer through `Trace::new` (counts re-checked).
@@ -531,7 +706,7 @@ fn start_hasher(job: &Job, blob: &web_sys::Blob) -> Option<web_sys::MessagePort>
         hasher.terminate();
         return None;
     }
-    *job.helper.borrow_mut() = Some(hasher);
+    job.helpers.borrow_mut().push(hasher);
     Some(channel.port2())
 }
 
@@ -596,7 +771,7 @@ fn start<T: 'static>(
     let finish = {
         let cancelled = job.cancelled.clone();
         let slot = job.worker.clone();
-        let helper = job.helper.clone();
+        let helpers = job.helpers.clone();
         let done = done.clone();
         let handler = handler.clone();
         let error_handler = error_handler.clone();
@@ -611,8 +786,8 @@ fn start<T: 'static>(
                         worker.terminate();
                     }
                 }
-                // A hash worker still running (the parse failed first) is not needed.
-                if let Some(helper) = helper.borrow_mut().take() {
+                // Helpers still running (the parse failed first) are not needed.
+                for helper in helpers.borrow_mut().drain(..) {
                     helper.terminate();
                 }
                 let callback = done.borrow_mut().take();
@@ -757,11 +932,12 @@ fn take_worker() -> Option<web_sys::Worker> {
 
 /// The worker's script as a `blob:` URL importing the glue from `glue` (a `blob:` URL too).
 fn worker_script_url(glue: &str) -> Option<String> {
+    let columns = serde_json::to_string(&HALF_COLUMNS).ok()?;
     let script = format!(
-        r#"import init, {{ worker_audit_receipt, worker_ingest_trace }} from {glue:?};
+        r#"import init, {{ worker_audit_receipt, worker_ingest_trace, worker_read_second_half }} from {glue:?};
 let ready = null;
 self.onmessage = async (event) => {{
-  const {{ kind, name, blob, module, policy, port }} = event.data;
+  const {{ kind, name, blob, module, policy, port, halfPort, mid }} = event.data;
   try {{
     // The hash worker's answer, on the port the page gave both: {{ digest }} or {{ err }}.
     const digest = port ? new Promise((resolve, reject) => {{
@@ -769,11 +945,25 @@ self.onmessage = async (event) => {{
     }}) : undefined;
     // Awaited by the parser once it is done; a failure before then is not unhandled.
     if (digest) digest.catch(() => {{}});
+    // The second half's rows, from the worker reading it, relayed by the page: {{ shard }} or {{ err }}.
+    const shard = halfPort ? new Promise((resolve, reject) => {{
+      halfPort.onmessage = (m) => {{ halfPort.close(); if (m.data.shard) resolve(m.data.shard); else reject(m.data.err); }};
+    }}) : undefined;
+    if (shard) shard.catch(() => {{}});
     if (ready === null) ready = init({{ module_or_path: module }}).catch((e) => {{ ready = null; throw e; }});
     await ready;
     if (kind === 'warm') return;
+    if (kind === 'half') {{
+      const shard = await worker_read_second_half(blob, mid, (done, total) => self.postMessage({{ progress: true, done, total }}));
+      const transfer = {columns}.filter((k) => shard[k]).map((k) => shard[k].buffer);
+      const marks = performance.getEntriesByType('mark').filter((m) => m.name.startsWith('loadproof:'))
+        .map((m) => [m.name.slice(10), performance.timeOrigin + m.startTime]);
+      performance.clearMarks();
+      self.postMessage({{ shard, marks }}, transfer);
+      return;
+    }}
     if (kind === 'trace') {{
-      const trace = await worker_ingest_trace(blob, (done, total) => self.postMessage({{ progress: true, done, total }}), digest);
+      const trace = await worker_ingest_trace(blob, (done, total) => self.postMessage({{ progress: true, done, total }}), digest, shard, mid ?? 0);
       const transfer = ['arrival', 'input', 'output', 'session', 'offsets', 'ids']
         .filter((k) => trace[k]).map((k) => trace[k].buffer);
       // The worker's own marks, on the page's clock (absolute ms), for web/e2e/perf.mjs.
@@ -840,32 +1030,32 @@ pub fn prepare() {
         };
         if let Some(url) = blob_url(&text) {
             GLUE.with(|g| *g.borrow_mut() = Some(url));
-            warm_one();
+            warm_workers();
         }
     });
 }
 
-/// Starts one idle worker and has it instantiate the module now, so the first file dropped
-/// does not wait for it (~0.1 s of the 5M-row load).
-fn warm_one() {
-    let Some(worker) = take_worker() else {
-        return;
-    };
-    let message = js_sys::Object::new();
-    let _ = js_sys::Reflect::set(
-        &message,
-        &JsValue::from_str("kind"),
-        &JsValue::from_str("warm"),
-    );
-    let _ = js_sys::Reflect::set(
-        &message,
-        &JsValue::from_str("module"),
-        &wasm_bindgen::module(),
-    );
-    if worker.post_message(&message).is_ok() {
-        give_back(worker);
-    } else {
-        worker.terminate();
+/// Starts two idle workers and has them instantiate the module now, so the first file dropped
+/// does not wait for them (~0.1 s of the 5M-row load); a large trace uses both, one per half.
+fn warm_workers() {
+    let workers: Vec<web_sys::Worker> = (0..2).filter_map(|_| take_worker()).collect();
+    for worker in workers {
+        let message = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(
+            &message,
+            &JsValue::from_str("kind"),
+            &JsValue::from_str("warm"),
+        );
+        let _ = js_sys::Reflect::set(
+            &message,
+            &JsValue::from_str("module"),
+            &wasm_bindgen::module(),
+        );
+        if worker.post_message(&message).is_ok() {
+            give_back(worker);
+        } else {
+            worker.terminate();
+        }
     }
 }
 

@@ -112,11 +112,24 @@ fn canvas_figure(
     });
     on_cleanup(move || resize.remove());
     let scheme = SCHEME_CHANGES.with(ArcRwSignal::clone);
+    // The first drawing waits for the next animation frame: building a card and painting its
+    // chart in one frame held a ten-minute receipt's page for 60–80 ms (the receipt view
+    // builds its cards a frame apart, and a chart's card two).
+    let ready = RwSignal::new(false);
+    request_animation_frame(move || {
+        ready.try_set(true);
+    });
     Effect::new(move |_| {
         resized.track();
         scheme.track();
+        if !ready.get() {
+            return;
+        }
         if let Some(element) = canvas.get() {
+            let id = element.id();
+            crate::ingest::mark(&format!("draw-start-{id}"));
             problem.set(draw(element).err());
+            crate::ingest::mark(&format!("draw-end-{id}"));
         }
     });
     let min_h = height.parse::<u32>().map_or(200, |h| h.min(260));

@@ -51,12 +51,7 @@ pub fn area(canvas: HtmlCanvasElement) -> Result<Area, String> {
     let dpr = device_pixel_ratio();
     canvas.set_width(backing(css.0, dpr));
     canvas.set_height(backing(css.1, dpr));
-    let context: CanvasRenderingContext2d = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into().ok())
-        .ok_or_else(|| "this browser gives the canvas no 2D context".to_owned())?;
+    let context = context_of(&canvas)?;
     // Resizing the canvas reset the context; scale it so one unit is one CSS pixel.
     context
         .set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)
@@ -67,6 +62,56 @@ pub fn area(canvas: HtmlCanvasElement) -> Result<Area, String> {
     let root = Backend { inner, css }.into_drawing_area();
     root.fill(&paper()).map_err(draw_error)?;
     Ok(root)
+}
+
+/// The canvas's 2D context, for what is drawn faster on it directly than through plotters
+/// ([`stroke_segments`]); get it before [`area`] takes the canvas.
+pub fn context_of(canvas: &HtmlCanvasElement) -> Result<CanvasRenderingContext2d, String> {
+    canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into().ok())
+        .ok_or_else(|| "this browser gives the canvas no 2D context".to_owned())
+}
+
+/// Strokes every segment (backend coordinates: CSS pixels, as plotters maps a chart's values
+/// with `backend_coord`) as one path in `color`: thousands of lines in one call, where
+/// plotters would set the style and stroke each on its own. Drawn over what is there.
+pub fn stroke_segments(
+    context: &CanvasRenderingContext2d,
+    segments: impl Iterator<Item = (BackendCoord, BackendCoord)>,
+    color: RGBColor,
+    width: f64,
+) {
+    let RGBColor(r, g, b) = color;
+    context.begin_path();
+    for ((x0, y0), (x1, y1)) in segments {
+        context.move_to(f64::from(x0), f64::from(y0));
+        context.line_to(f64::from(x1), f64::from(y1));
+    }
+    context.set_stroke_style_str(&format!("rgb({r},{g},{b})"));
+    context.set_line_width(width);
+    context.stroke();
+}
+
+/// Fills a dot of `radius` CSS pixels at every point (backend coordinates, as
+/// [`stroke_segments`] takes them) as one path in `color`.
+pub fn fill_dots(
+    context: &CanvasRenderingContext2d,
+    points: impl Iterator<Item = BackendCoord>,
+    color: RGBColor,
+    radius: f64,
+) {
+    let RGBColor(r, g, b) = color;
+    context.begin_path();
+    for (x, y) in points {
+        let (x, y) = (f64::from(x), f64::from(y));
+        context.move_to(x + radius, y);
+        let _ = context.arc(x, y, radius, 0.0, std::f64::consts::TAU);
+    }
+    context.set_fill_style_str(&format!("rgb({r},{g},{b})"));
+    context.fill();
 }
 
 /// Backing-store pixels for `css` CSS pixels at `dpr`.

@@ -333,6 +333,7 @@ fn nearest<T>(items: &[T], distance: impl Fn(&T) -> f64) -> Option<&T> {
 /// Every request as a horizontal line at its index: schedule → send (lag), send → first
 /// token, first token → end; failed requests in red with a cross at their end (or send).
 pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(), String> {
+    let context = plot::context_of(&canvas)?;
     let root = area(canvas)?;
     if timeline.rows.is_empty() {
         return say(&root, &timeline.source);
@@ -387,25 +388,32 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
     let mut labelled = false;
     for (leg, color, label) in legs {
         let color = hue(color);
-        let paths: Vec<_> = timeline
+        let segments: Vec<((f64, f64), (f64, f64))> = timeline
             .rows
             .iter()
             .filter(|r| r.ok())
             .filter_map(|r| {
                 let (from, to) = leg(r);
-                segment(from, to, r.index as f64)
+                let y = r.index as f64;
+                Some(((from?, y), (to?, y)))
             })
             .collect();
         // A leg no request has (vLLM's arrays keep no schedule) gets no legend entry.
-        if paths.is_empty() {
+        if segments.is_empty() {
             continue;
         }
+        // Ten thousand requests are thirty thousand segments: one canvas path per leg, not
+        // one plotters element each (45 ms of one frame on a ten-minute receipt).
+        plot::stroke_segments(
+            &context,
+            segments
+                .iter()
+                .map(|&(a, b)| (chart.backend_coord(&a), chart.backend_coord(&b))),
+            color,
+            f64::from(width),
+        );
         chart
-            .draw_series(
-                paths
-                    .into_iter()
-                    .map(|p| PathElement::new(p, color.stroke_width(width))),
-            )
+            .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
             .map_err(draw_error)?
             .label(label)
             .legend(legend_line(color, 18, 3));
@@ -452,6 +460,7 @@ pub fn draw_series(
     series: &MetricsSeries,
     probes: &Probes,
 ) -> Result<(), String> {
+    let context = plot::context_of(&canvas)?;
     let root = area(canvas)?;
     probes.set(Vec::new());
     let engines: Vec<usize> = (0..series.urls.len())
@@ -536,6 +545,7 @@ pub fn draw_series(
     });
     let found = draw_panels(
         &root,
+        &context,
         times,
         vec![
             ("requests (gauges)".to_owned(), requests),
@@ -554,6 +564,7 @@ pub fn draw_gpu(
     series: &MetricsSeries,
     probes: &Probes,
 ) -> Result<(), String> {
+    let context = plot::context_of(&canvas)?;
     let root = area(canvas)?;
     probes.set(Vec::new());
     let exporters: Vec<usize> = (0..series.urls.len())
@@ -600,7 +611,7 @@ pub fn draw_gpu(
     if times.is_empty() {
         return say(&root, "no readable DCGM scrape with a time");
     }
-    probes.set(draw_panels(&root, times.into_iter(), panels)?);
+    probes.set(draw_panels(&root, &context, times.into_iter(), panels)?);
     root.present().map_err(draw_error)
 }
 
@@ -608,6 +619,7 @@ pub fn draw_gpu(
 /// reads each line's scrape nearest the pointer's time.
 fn draw_panels(
     root: &Area,
+    context: &web_sys::CanvasRenderingContext2d,
     times: impl Iterator<Item = f64>,
     specs: Vec<Panel>,
 ) -> Result<Vec<Probe>, String> {
@@ -657,9 +669,14 @@ fn draw_panels(
                 series
                     .label(label.clone())
                     .legend(legend_line(color, 18, 3));
-                chart
-                    .draw_series(pts.iter().map(|&p| Circle::new(p, 2, color.filled())))
-                    .map_err(draw_error)?;
+                // A dot per scrape, all in one canvas path (thousands of plotters circles,
+                // each filled on its own, held a ten-minute receipt's frame ~30 ms).
+                plot::fill_dots(
+                    context,
+                    pts.iter().map(|p| chart.backend_coord(p)),
+                    color,
+                    2.0,
+                );
                 Ok((label, pts))
             })
             .collect::<Result<_, String>>()?;

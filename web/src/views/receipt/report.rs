@@ -42,17 +42,20 @@ pub fn Report(model: Arc<ReceiptModel>, on_built: Callback<()>) -> impl IntoView
         let m = m.clone();
         Box::new(move || f(m.clone()))
     };
-    let later: Vec<Card> = vec![
-        card(|m| view! { <Digests m=m /> }.into_any()),
-        card(|m| view! { <Execution m=m /> }.into_any()),
-        card(|m| view! { <Ledger m=m /> }.into_any()),
-        card(|m| view! { <Client m=m /> }.into_any()),
-        card(|m| view! { <Latency m=m /> }.into_any()),
-        card(|m| view! { <LatencyCharts m=m /> }.into_any()),
-        card(|m| view! { <OverTimeCard m=m /> }.into_any()),
-        card(|m| view! { <TimelineChart m=m /> }.into_any()),
-        card(|m| view! { <SeriesChart m=m /> }.into_any()),
-        card(|m| view! { <GpuChart m=m /> }.into_any()),
+    // (card, whether it draws a chart: its first drawing gets a frame of its own)
+    let later: Vec<(Card, bool)> = vec![
+        (card(|m| view! { <Digests m=m /> }.into_any()), false),
+        (card(|m| view! { <Execution m=m /> }.into_any()), false),
+        (card(|m| view! { <Ledger m=m /> }.into_any()), false),
+        (card(|m| view! { <Client m=m /> }.into_any()), false),
+        (card(|m| view! { <Latency m=m /> }.into_any()), false),
+        (card(|m| view! { <LatencyCharts m=m /> }.into_any()), true),
+        (card(|m| view! { <OverTimeCard m=m /> }.into_any()), true),
+        (card(|m| view! { <TimelineChart m=m /> }.into_any()), true),
+        (card(|m| view! { <SeriesChart m=m /> }.into_any()), true),
+        (card(|m| view! { <GpuChart m=m /> }.into_any()), true),
+    ];
+    let rest: Vec<Card> = vec![
         card(|m| view! { <Engine m=m /> }.into_any()),
         card(|m| view! { <Agreement m=m /> }.into_any()),
         card(|m| view! { <Standings m=m /> }.into_any()),
@@ -62,6 +65,11 @@ pub fn Report(model: Arc<ReceiptModel>, on_built: Callback<()>) -> impl IntoView
         card(|m| view! { <LeaseCard m=m /> }.into_any()),
         card(|m| view! { <EvidenceCard m=m /> }.into_any()),
     ];
+    let later: Vec<(Card, bool)> = later
+        .into_iter()
+        .chain(rest.into_iter().map(|c| (c, false)))
+        .collect();
+    let charts: Vec<bool> = later.iter().map(|(_, chart)| *chart).collect();
     let stage = RwSignal::new(0usize);
     let last = later.len();
     Effect::new(move |_| {
@@ -69,15 +77,22 @@ pub fn Report(model: Arc<ReceiptModel>, on_built: Callback<()>) -> impl IntoView
         crate::ingest::mark(&format!("report-stage-{k}"));
         if k < last {
             // `try_set`: a report replaced before its last card simply stops.
-            request_animation_frame(move || {
+            let next = move || {
                 stage.try_set(k + 1);
-            });
+            };
+            // Card k-1 was built in this frame; a chart's first drawing takes the next one.
+            if k > 0 && charts.get(k - 1).copied().unwrap_or(false) {
+                request_animation_frame(move || request_animation_frame(next));
+            } else {
+                request_animation_frame(next);
+            }
         } else {
             on_built.run(());
         }
     });
     let cards = later
         .into_iter()
+        .map(|(build, _)| build)
         .enumerate()
         .map(|(i, build)| {
             let due = Memo::new(move |_| stage.get() > i);
