@@ -192,18 +192,24 @@ pub fn dispersion_index(arrivals: &[i64], window_ns: i64) -> Option<f64> {
     let n = arrivals.len() as u128;
     let mut sum_sq: u128 = 0;
     let mut current: Option<i64> = None;
-    let mut run: u128 = 0;
+    let mut run: u64 = 0;
+    // A window's count squared in u64 where it fits (always, below 2^32 arrivals): a u128
+    // product is a library call in wasm32.
+    let square = |c: u64| {
+        c.checked_mul(c)
+            .map_or_else(|| u128::from(c) * u128::from(c), u128::from)
+    };
     for &t in arrivals {
         let k = t / window_ns;
         if current == Some(k) {
             run += 1;
         } else {
-            sum_sq += run * run;
+            sum_sq += square(run);
             current = Some(k);
             run = 1;
         }
     }
-    sum_sq += run * run;
+    sum_sq += square(run);
     let numerator = windows.checked_mul(sum_sq)?.checked_sub(n * n)?;
     let denominator = windows.checked_mul(n)?;
     Some(numerator as f64 / denominator as f64)

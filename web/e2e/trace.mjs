@@ -156,9 +156,12 @@ const pageErrors = [];
 
 // `quiet`: while true, console errors are not collected (a routed-to view asks this bare site
 // for its receipts.json / playbook.json and the server answers 404, as it should).
-async function freshPage({ quiet = () => false } = {}) {
+// `halves`: read files from 8 MiB in two halves whatever the machine's cores (the page does
+// so from 2 cores on).
+async function freshPage({ quiet = () => false, halves = undefined } = {}) {
   const page = await context.newPage();
   page.setDefaultTimeout(TIMEOUT_MS);
+  if (halves !== undefined) await page.addInitScript((h) => { window.loadproofHalves = h; }, halves);
   collectErrors(page, pageErrors, { quiet });
   await page.goto(base);
   await page.waitForSelector('#file', { state: 'attached' });
@@ -295,8 +298,9 @@ try {
     await page.close();
   });
 
-  // Files from 8 MiB are read in two halves on two workers and joined (web/src/halves.rs):
-  // the worker's marks say the second half's rows were joined, and the report is the CLI's.
+  // Files from 8 MiB are read in two halves on two workers and joined (web/src/halves.rs),
+  // asked for here whatever the cores: the worker's marks say the second half's rows were
+  // joined, and the report is the CLI's.
   const readInHalves = async (page) => {
     const marks = await page.evaluate(() => (window.loadproofWorkerMarks ?? []).map(([n]) => n));
     if (!marks.includes('shard-joined')) throw new Error(`not read in halves: worker marks ${marks.join(', ')}`);
@@ -309,7 +313,7 @@ try {
     if (size <= 8 << 20) throw new Error(`test file is only ${size} bytes`);
     fs.rmSync(bigFile + '.synth.json', { force: true });
     const expected = cli(bigFile);
-    const page = await freshPage();
+    const page = await freshPage({ halves: true });
     await page.setInputFiles('#file', bigFile);
     deepStrictEqual(await waitForReport(page, 'big-synthetic.csv'), expected);
     await readInHalves(page);
@@ -341,10 +345,24 @@ try {
     for (const reason of ['malformed_row', 'duplicate_header', 'non_monotonic_arrival', 'non_numeric', 'zero_input_tokens']) {
       if (!(expected.dropped[reason] > 0)) throw new Error(`the test file lacks ${reason}: ${JSON.stringify(expected.dropped)}`);
     }
-    const page = await freshPage();
+    const page = await freshPage({ halves: true });
     await page.setInputFiles('#file', file);
     deepStrictEqual(await waitForReport(page, 'halves-dirty.csv'), expected);
     await readInHalves(page);
+    await page.close();
+  });
+
+  await check('a second half that cannot be read (its worker finds no header in the file\'s first MiB) is read by the first worker: the report still equals the CLI', async () => {
+    const src = path.join(tmp, 'big-synthetic.csv');
+    const file = path.join(tmp, 'halves-late-header.csv');
+    fs.writeFileSync(file, Buffer.concat([Buffer.alloc(1_200_000, 0x0a), fs.readFileSync(src)]));
+    const expected = cli(file);
+    if (expected.blank_lines < 1_200_000) throw new Error(`blank lines: ${expected.blank_lines}`);
+    const page = await freshPage({ halves: true });
+    await page.setInputFiles('#file', file);
+    deepStrictEqual(await waitForReport(page, 'halves-late-header.csv'), expected);
+    const marks = await page.evaluate(() => (window.loadproofWorkerMarks ?? []).map(([n]) => n));
+    if (!marks.includes('shard-not-used')) throw new Error(`the second half was used: worker marks ${marks.join(', ')}`);
     await page.close();
   });
 
@@ -355,7 +373,7 @@ try {
     const size = fs.statSync(file).size;
     if (size <= 8 << 20) throw new Error(`test file is only ${size} bytes`);
     const expected = cli(file);
-    const page = await freshPage();
+    const page = await freshPage({ halves: true });
     await page.setInputFiles('#file', file);
     deepStrictEqual(await waitForReport(page, 'halves-mooncake.jsonl'), expected);
     await readInHalves(page);

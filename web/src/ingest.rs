@@ -16,9 +16,26 @@ use loadproof_core::trace::{CallerFilter, IngestOptions, Ingester, Limits, Trace
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-/// Bytes read per slice: large enough that per-slice overhead vanishes, small enough that one
-/// slice parses in a few tens of milliseconds.
+/// Bytes read per slice on the page's thread: large enough that per-slice overhead vanishes,
+/// small enough that one slice parses in a few tens of milliseconds.
 pub const CHUNK_BYTES: f64 = (8 << 20) as f64;
+
+/// Bytes read per slice in a worker, where no frame waits on a slice: each `Blob` read is a
+/// round trip to the browser's process, and 32 MiB slices read the 5M-row file's 232 MB in
+/// about half the time 8 MiB ones took.
+pub const WORKER_CHUNK_BYTES: f64 = (32 << 20) as f64;
+
+/// The slice size for the thread this runs on.
+fn slice_bytes() -> f64 {
+    if js_sys::global()
+        .dyn_into::<web_sys::WorkerGlobalScope>()
+        .is_ok()
+    {
+        WORKER_CHUNK_BYTES
+    } else {
+        CHUNK_BYTES
+    }
+}
 
 /// Why a source could not be turned into a trace.
 #[derive(Debug)]
@@ -227,12 +244,13 @@ pub(crate) async fn read_range(
     let mut offset = start;
     let mut ahead: std::collections::VecDeque<Promise> = std::collections::VecDeque::new();
     let mut requested = start;
+    let chunk = slice_bytes();
     while offset < end {
         while ahead.len() < READ_AHEAD
-            && let Some(p) = read_slice(blob, requested, end)?
+            && let Some(p) = read_slice(blob, requested, end, chunk)?
         {
             ahead.push_back(p);
-            requested = (requested + CHUNK_BYTES).min(end);
+            requested = (requested + chunk).min(end);
         }
         let Some(pending) = ahead.pop_front() else {
             break;
@@ -281,11 +299,16 @@ fn sha256_of(digest: &JsValue) -> Result<[u8; 32], ReadError> {
 const READ_AHEAD: usize = 2;
 
 /// Starts reading the slice at `offset`, or `None` past the end.
-fn read_slice(blob: &web_sys::Blob, offset: f64, total: f64) -> Result<Option<Promise>, ReadError> {
+fn read_slice(
+    blob: &web_sys::Blob,
+    offset: f64,
+    total: f64,
+    chunk: f64,
+) -> Result<Option<Promise>, ReadError> {
     if offset >= total {
         return Ok(None);
     }
-    let end = (offset + CHUNK_BYTES).min(total);
+    let end = (offset + chunk).min(total);
     let slice = blob
         .slice_with_f64_and_f64(offset, end)
         .map_err(|e| ReadError::Browser(js_text(&e)))?;

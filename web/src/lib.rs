@@ -25,6 +25,7 @@ pub mod publish;
 pub mod route;
 pub mod site;
 pub mod views;
+pub mod warm;
 pub mod widgets;
 
 pub use app::App;

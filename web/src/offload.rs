@@ -343,7 +343,7 @@ pub fn ingest_trace(
     let mut fields: Vec<(&str, JsValue)> = Vec::new();
     if let Some(port) = start_hasher(&job, &blob) {
         fields.push(("port", port.into()));
-        if total >= crate::halves::HALVES_MIN_BYTES && cores() >= 2.0 && halves_allowed() {
+        if total >= crate::halves::HALVES_MIN_BYTES && halves_wanted() {
             let mid = crate::halves::midpoint(total);
             let (progress, done_by) = (on_progress.clone(), done_by.clone());
             let second = move |done: f64| {
@@ -604,12 +604,19 @@ const HALF_COLUMNS: [&str; 9] = [
     "arrival", "input", "output", "excluded", "session", "names", "ends", "offsets", "ids",
 ];
 
-/// False where the page was told `window.loadproofHalves = false` (`web/e2e/perf.mjs` times
-/// one worker against two on one machine, in one run).
-fn halves_allowed() -> bool {
-    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("loadproofHalves"))
+/// Cores from which a large trace is read in halves: each half's parse, the hash worker and
+/// the page share them. On this project's 2-core machine the halves were 1.06–1.11× faster
+/// on 5M rows, best of 4–5 alternated runs (`web/e2e/perf.mjs --one-worker`; 1.45 vs 1.56 s).
+const HALVES_MIN_CORES: f64 = 2.0;
+
+/// Whether a large trace is read in halves: with [`HALVES_MIN_CORES`] cores, or as the page
+/// was told (`window.loadproofHalves = true` or `false`: the browser tests read in halves on
+/// any machine, and `web/e2e/perf.mjs` times one worker against two).
+fn halves_wanted() -> bool {
+    let told = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("loadproofHalves"))
         .ok()
-        .is_none_or(|v| v != JsValue::FALSE)
+        .and_then(|v| v.as_bool());
+    told.unwrap_or_else(|| cores() >= HALVES_MIN_CORES)
 }
 
 /// Logical cores the browser reports (1 where it does not say).
@@ -619,6 +626,12 @@ fn cores() -> f64 {
         .and_then(|n| js_sys::Reflect::get(&n, &JsValue::from_str("hardwareConcurrency")).ok())
         .and_then(|c| c.as_f64())
         .unwrap_or(1.0)
+}
+
+/// Runs in a worker as it starts: optimized code for the hot paths ([`crate::warm`]).
+#[wasm_bindgen]
+pub fn worker_warm_up() {
+    crate::warm::warm_up();
 }
 
 /// Rebuilds a trace from the worker's answer through `Trace::new` (counts re-checked).
@@ -934,7 +947,7 @@ fn take_worker() -> Option<web_sys::Worker> {
 fn worker_script_url(glue: &str) -> Option<String> {
     let columns = serde_json::to_string(&HALF_COLUMNS).ok()?;
     let script = format!(
-        r#"import init, {{ worker_audit_receipt, worker_ingest_trace, worker_read_second_half }} from {glue:?};
+        r#"import init, {{ worker_audit_receipt, worker_ingest_trace, worker_read_second_half, worker_warm_up }} from {glue:?};
 let ready = null;
 self.onmessage = async (event) => {{
   const {{ kind, name, blob, module, policy, port, halfPort, mid }} = event.data;
@@ -952,7 +965,7 @@ self.onmessage = async (event) => {{
     if (shard) shard.catch(() => {{}});
     if (ready === null) ready = init({{ module_or_path: module }}).catch((e) => {{ ready = null; throw e; }});
     await ready;
-    if (kind === 'warm') return;
+    if (kind === 'warm') {{ if (event.data.tierUp) worker_warm_up(); return; }}
     if (kind === 'half') {{
       const shard = await worker_read_second_half(blob, mid, (done, total) => self.postMessage({{ progress: true, done, total }}));
       const transfer = {columns}.filter((k) => shard[k]).map((k) => shard[k].buffer);
@@ -1037,10 +1050,17 @@ pub fn prepare() {
 
 /// Starts two idle workers and has them instantiate the module now, so the first file dropped
 /// does not wait for them (~0.1 s of the 5M-row load); a large trace uses both, one per half.
+/// The first also warms the hot paths up ([`crate::warm`]).
 fn warm_workers() {
     let workers: Vec<web_sys::Worker> = (0..2).filter_map(|_| take_worker()).collect();
-    for worker in workers {
+    for (i, worker) in workers.into_iter().enumerate() {
         let message = js_sys::Object::new();
+        // One of them also runs the hot paths until they are optimized ([`crate::warm`]).
+        let _ = js_sys::Reflect::set(
+            &message,
+            &JsValue::from_str("tierUp"),
+            &JsValue::from_bool(i == 0),
+        );
         let _ = js_sys::Reflect::set(
             &message,
             &JsValue::from_str("kind"),
