@@ -236,18 +236,18 @@ impl Ingester {
         if let Some(h) = &mut self.hasher {
             h.update(chunk);
         }
-        self.bytes += chunk.len() as u64;
+        self.bytes = self.bytes.saturating_add(chunk.len() as u64);
         let mut line_start = 0usize;
         for nl in memchr::memchr_iter(b'\n', chunk) {
             let line = chunk.get(line_start..nl).unwrap_or_default();
             line_start = nl + 1;
             if self.skipping_long_line {
                 self.skipping_long_line = false;
-                self.line_no += 1;
+                self.line_no = self.line_no.saturating_add(1);
                 continue;
             }
             if self.carry.is_empty() {
-                self.line_no += 1;
+                self.line_no = self.line_no.saturating_add(1);
                 if line.len() > self.opts.limits.max_line_bytes {
                     self.drop_long_line();
                 } else {
@@ -256,7 +256,7 @@ impl Ingester {
             } else {
                 let mut carried = std::mem::take(&mut self.carry);
                 carried.extend_from_slice(line);
-                self.line_no += 1;
+                self.line_no = self.line_no.saturating_add(1);
                 if carried.len() > self.opts.limits.max_line_bytes {
                     self.drop_long_line();
                 } else {
@@ -301,10 +301,10 @@ impl Ingester {
             return Err(err);
         }
         if self.skipping_long_line {
-            self.line_no += 1;
+            self.line_no = self.line_no.saturating_add(1);
         } else if !self.carry.is_empty() {
             let last = std::mem::take(&mut self.carry);
-            self.line_no += 1;
+            self.line_no = self.line_no.saturating_add(1);
             self.handle_line(&last);
             if let Some(err) = self.fatal.take() {
                 return Err(err);
@@ -331,6 +331,13 @@ impl Ingester {
         acc.input.shrink_to_fit();
         acc.output.shrink_to_fit();
         let anchor = acc.arrivals_raw.first().copied();
+        // Arrivals are in order, so the last is the farthest from the first: a span past i64
+        // nanoseconds (292 years) would rebase by saturating, merging distinct arrivals.
+        if let (Some(first), Some(&last)) = (anchor, acc.arrivals_raw.last())
+            && last.checked_sub(first).is_none()
+        {
+            return Err(TraceError::SpanTooLong { first, last });
+        }
         // Rebase in place: no second column of arrivals is ever held.
         let mut arrival_ns = acc.arrivals_raw;
         if let Some(a) = anchor {
@@ -390,9 +397,9 @@ impl Ingester {
 
     fn drop_long_line_pending(&mut self) {
         // The line number of the pending line is the next one.
-        self.line_no += 1;
+        self.line_no = self.line_no.saturating_add(1);
         self.drop_long_line();
-        self.line_no -= 1;
+        self.line_no = self.line_no.saturating_sub(1);
     }
 
     fn handle_line(&mut self, line: &[u8]) {
@@ -643,7 +650,7 @@ impl Ingester {
             None => acc.distinct_timestamps = 1,
             Some(prev) if row.ts_ns > prev => {
                 acc.distinct_timestamps += 1;
-                let gap = row.ts_ns - prev;
+                let gap = row.ts_ns.saturating_sub(prev);
                 acc.min_gap_ns = Some(acc.min_gap_ns.map_or(gap, |m| m.min(gap)));
             }
             Some(_) => {}
@@ -854,10 +861,10 @@ impl ShardIngester {
             return Err(err);
         }
         if ing.skipping_long_line {
-            ing.line_no += 1;
+            ing.line_no = ing.line_no.saturating_add(1);
         } else if !ing.carry.is_empty() {
             let last = std::mem::take(&mut ing.carry);
-            ing.line_no += 1;
+            ing.line_no = ing.line_no.saturating_add(1);
             ing.handle_line(&last);
         }
         let format = adapter_format(&ing.adapter).ok_or(ShardError::NoHeaderInHead)?;
@@ -920,6 +927,29 @@ impl Ingester {
             return Err(ShardError::Mismatch("layout").into());
         }
         let offset = self.line_no;
+        // Every count the join adds is checked before anything moves: a shard's claims that
+        // overflow a counter are refused whole, never wrapped or half-joined.
+        let meta = &shard.meta;
+        let fits = |a: u64, b: u64| a.checked_add(b).is_some();
+        let stamps_fit = match &self.adapter {
+            Adapter::Azure(cols) => {
+                let (with, without) = cols.stamps();
+                fits(with, meta.azure_stamps.0) && fits(without, meta.azure_stamps.1)
+            }
+            _ => true,
+        };
+        let counts_fit = fits(offset, meta.lines)
+            && fits(self.bytes, meta.bytes)
+            && fits(self.acc.rows_read, meta.rows_read)
+            && fits(self.acc.blank_lines, meta.blank_lines)
+            && meta
+                .dropped
+                .iter()
+                .all(|(r, &n)| fits(self.acc.dropped.get(r).copied().unwrap_or(0), n))
+            && stamps_fit;
+        if !counts_fit {
+            return Err(ShardError::Inconsistent("a count overflows when joined").into());
+        }
         if shard.rows.session.is_none()
             && shard.rows.prefix.is_none()
             && shard.rows.excluded.is_empty()
@@ -933,10 +963,11 @@ impl Ingester {
         }
         let meta = shard.meta;
         let acc = &mut self.acc;
-        acc.rows_read += meta.rows_read;
-        acc.blank_lines += meta.blank_lines;
+        acc.rows_read = acc.rows_read.saturating_add(meta.rows_read);
+        acc.blank_lines = acc.blank_lines.saturating_add(meta.blank_lines);
         for (reason, count) in meta.dropped {
-            *acc.dropped.entry(reason).or_insert(0) += count;
+            let n = acc.dropped.entry(reason).or_insert(0);
+            *n = n.saturating_add(count);
         }
         // The examples kept are the first of each reason in the file: this part's, then the
         // replay's, then the shard's own, merged by line.
@@ -944,7 +975,7 @@ impl Ingester {
         for (reason, examples) in meta.examples {
             let kept = acc.examples.entry(reason).or_default();
             kept.extend(examples.into_iter().map(|mut e| {
-                e.line += offset;
+                e.line = e.line.saturating_add(offset);
                 e
             }));
             kept.sort_by_key(|e| e.line);
@@ -953,10 +984,10 @@ impl Ingester {
         if let Adapter::Azure(cols) = &self.adapter {
             let (with, without) = cols.stamps();
             let (w, wo) = meta.azure_stamps;
-            cols.set_stamps((with + w, without + wo));
+            cols.set_stamps((with.saturating_add(w), without.saturating_add(wo)));
         }
-        self.line_no = offset + meta.lines;
-        self.bytes += meta.bytes;
+        self.line_no = offset.saturating_add(meta.lines);
+        self.bytes = self.bytes.saturating_add(meta.bytes);
         Ok(())
     }
 }
@@ -975,7 +1006,8 @@ impl Ingester {
                 skip = s;
                 skips.next();
             }
-            self.line_no = offset + i as u64 + 1 + skip;
+            // Inside the shard's lines (`Shard::from_parts`), whose end fits (checked above).
+            self.line_no = offset.saturating_add(i as u64 + 1 + skip);
             let excluded = match rows.excluded.get(i) {
                 Some(&EXCLUDED_MODEL) => Some(FilterReason::Model),
                 Some(&EXCLUDED_LOG_TYPE) => Some(FilterReason::LogType),
@@ -1032,7 +1064,7 @@ impl Ingester {
                     None => acc.distinct_timestamps = 1,
                     Some(prev) if ts_ns > prev => {
                         acc.distinct_timestamps += 1;
-                        let gap = ts_ns - prev;
+                        let gap = ts_ns.saturating_sub(prev);
                         acc.min_gap_ns = Some(acc.min_gap_ns.map_or(gap, |m| m.min(gap)));
                     }
                     Some(_) => {}
@@ -1043,7 +1075,7 @@ impl Ingester {
                 acc.input.push(input);
                 acc.output.push(output);
             } else {
-                self.line_no = offset + shard.line_of(i as u64);
+                self.line_no = offset.saturating_add(shard.line_of(i as u64));
                 self.account(Sound {
                     ts_ns,
                     input,

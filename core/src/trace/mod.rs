@@ -484,6 +484,17 @@ pub enum TraceError {
         /// The format the file was read as.
         format: Format,
     },
+    /// The emitted arrivals span more nanoseconds than an `i64` holds (~292 years): rebased,
+    /// distinct arrivals would merge.
+    #[error(
+        "the arrivals span from {first} ns to {last} ns, more than 292 years: they cannot be rebased to the first without merging distinct arrivals"
+    )]
+    SpanTooLong {
+        /// The first emitted arrival, ns in the source's clock.
+        first: i64,
+        /// The last emitted arrival, ns in the source's clock.
+        last: i64,
+    },
     /// A source read in parts could not be joined (see [`Shard`]).
     #[error(transparent)]
     Shard(#[from] ShardError),

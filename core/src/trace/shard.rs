@@ -123,11 +123,14 @@ impl Shard {
         if rows.input_tokens.len() != n || rows.output_tokens.len() != n {
             return Err(Inconsistent("token columns differ in length"));
         }
-        if !rows.excluded.is_empty()
-            && (rows.excluded.len() != n
-                || rows.excluded.iter().any(|&e| e > EXCLUDED_LOG_TYPE)
-                || (meta.cell_filter.0.is_none() && meta.cell_filter.1.is_none()))
-        {
+        // A cell filter decided every row (a column of one length); without one, none.
+        let cell_filtered = meta.cell_filter.0.is_some() || meta.cell_filter.1.is_some();
+        let excluded_ok = if cell_filtered {
+            rows.excluded.len() == n && rows.excluded.iter().all(|&e| e <= EXCLUDED_LOG_TYPE)
+        } else {
+            rows.excluded.is_empty()
+        };
+        if !excluded_ok {
             return Err(Inconsistent("the excluded column"));
         }
         let names = rows.session_ends.len();
@@ -163,6 +166,9 @@ impl Shard {
                 return Err(Inconsistent("prefix offsets do not index the ids"));
             }
         }
+        if meta.dropped.values().any(|&d| d == 0) {
+            return Err(Inconsistent("a drop reason with no drops"));
+        }
         let dropped = meta
             .dropped
             .values()
@@ -185,8 +191,20 @@ impl Shard {
         }
         // The last row is on a line of the shard.
         let last_skip = meta.skips.last().map_or(0, |&(_, s)| s);
-        if n as u64 + last_skip > meta.lines {
+        if (n as u64)
+            .checked_add(last_skip)
+            .is_none_or(|l| l > meta.lines)
+        {
             return Err(Inconsistent("the line index"));
+        }
+        // Each sound Azure row is exactly one timestamp read, with or without its offset.
+        let stamps = meta.azure_stamps.0.checked_add(meta.azure_stamps.1);
+        let stamps_ok = match meta.format {
+            Format::Azure => stamps == Some(n as u64),
+            _ => meta.azure_stamps == (0, 0),
+        };
+        if !stamps_ok {
+            return Err(Inconsistent("the Azure timestamp counts"));
         }
         let lines_inside = meta
             .examples
