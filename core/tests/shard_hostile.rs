@@ -2,7 +2,9 @@
 //! and hostile trace bytes read in parts. The rule: core never panics on any input (debug
 //! builds check overflow, so an overflow is a panic), and whatever is accepted reconciles.
 //!
-//! Tests named after a rule that currently FAIL are findings; the rest are regression tests.
+//! Each test is named after the rule it holds; the ones an adversarial pass first wrote as
+//! failing findings (overflows in the join, claims from_parts let through) pass since the
+//! fixes in `trace/shard.rs` and `trace/ingest.rs`.
 
 mod common;
 

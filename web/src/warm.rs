@@ -4,9 +4,10 @@
 //! only once the function has run for a while — and a call in progress keeps the code it began
 //! with. The page calls the arrival-gap pass and the regime once per trace, on every row at
 //! once: on 5M rows that one call ran in baseline code, 100 ms where the optimized code takes
-//! 44 (measured in Node's V8 on this machine: the same call, cold and after a warm-up). So each
-//! idle worker, when it starts, reads a small synthetic trace and reports on it a few times;
-//! the page and its workers share one compiled module, so the optimized code serves them all.
+//! 44 (measured in Node's V8 on this machine: the same call, cold and after a warm-up). So a
+//! worker of its own, a second after the page is ready, reads a small synthetic trace and
+//! reports on it a few times (`offload::schedule_tier_up`); the page and its workers share one
+//! compiled module, so the optimized code serves them all.
 
 use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
@@ -23,7 +24,8 @@ const WARM_ROWS: u64 = 20_000;
 const WARM_ROUNDS: usize = 3;
 
 /// Reads a small synthetic trace and builds everything the trace view computes from it, a few
-/// times over. Runs in a worker as it starts (`kind: 'warm'`); its results are dropped.
+/// times over. Runs in a worker of its own (`kind: 'warm', tierUp: true`); its results are
+/// dropped.
 pub fn warm_up() {
     let spec = SynthSpec {
         stop: Stop::Rows(WARM_ROWS),
