@@ -605,8 +605,9 @@ const HALF_COLUMNS: [&str; 9] = [
 ];
 
 /// Cores from which a large trace is read in halves: each half's parse, the hash worker and
-/// the page share them. On this project's 2-core machine the halves were 1.06–1.11× faster
-/// on 5M rows, best of 4–5 alternated runs (`web/e2e/perf.mjs --one-worker`; 1.45 vs 1.56 s).
+/// the page share them. On this project's 2-core machine the halves and one worker were even
+/// within its noise (one worker / two: 0.95–1.11× over alternated runs on 5M rows,
+/// `web/e2e/perf.mjs --one-worker`); with more cores each half has one of its own.
 const HALVES_MIN_CORES: f64 = 2.0;
 
 /// Whether a large trace is read in halves: with [`HALVES_MIN_CORES`] cores, or as the page
