@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{data, ingest_with, opts, shared};
+use common::{data, ingest_with, line_starts, opts, shared};
 use loadproof_core::trace::{Shard, ShardError, ShardIngester, ShardMeta, ShardRows};
 use loadproof_core::{CallerFilter, IngestOptions, Ingester, Trace, TraceError};
 use proptest::prelude::*;
@@ -41,16 +41,6 @@ fn read_in_parts(
     }
     let digest: [u8; 32] = Sha256::digest(bytes).into();
     ing.finish_with_sha256(digest).map(Some)
-}
-
-/// Offsets just after each newline (every place a source may be cut), the last excluded.
-fn line_starts(bytes: &[u8]) -> Vec<usize> {
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b == b'\n' && i + 1 < bytes.len())
-        .map(|(i, _)| i + 1)
-        .collect()
 }
 
 fn assert_parts_equal_whole(name: &str, bytes: &[u8], cuts: &[usize], opts: IngestOptions) {

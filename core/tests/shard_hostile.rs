@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{data, ingest_with, opts};
+use common::{data, ingest_with, line_starts, opts};
 use loadproof_core::trace::{PrefixBlocks, Shard, ShardError, ShardIngester, ShardMeta, ShardRows};
 use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, Limits, Trace, TraceError};
 use proptest::prelude::*;
@@ -18,16 +18,6 @@ use sha2::{Digest, Sha256};
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
-
-/// Offsets just after each newline, the end of the bytes excluded.
-fn line_starts(bytes: &[u8]) -> Vec<usize> {
-    bytes
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b == b'\n' && i + 1 < bytes.len())
-        .map(|(i, _)| i + 1)
-        .collect()
-}
 
 /// An unhashed ingester that has read `head`, and the JSON of an empty shard of the same
 /// source (the right format, columns and cell filter) with the matching empty rows.

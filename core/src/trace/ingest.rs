@@ -297,19 +297,7 @@ impl Ingester {
 
     /// As [`Ingester::finish`], with the sha256 of every pushed byte computed by the caller.
     pub fn finish_with_sha256(mut self, sha256: [u8; 32]) -> Result<Trace, TraceError> {
-        if let Some(err) = self.fatal.take() {
-            return Err(err);
-        }
-        if self.skipping_long_line {
-            self.line_no = self.line_no.saturating_add(1);
-        } else if !self.carry.is_empty() {
-            let last = std::mem::take(&mut self.carry);
-            self.line_no = self.line_no.saturating_add(1);
-            self.handle_line(&last);
-            if let Some(err) = self.fatal.take() {
-                return Err(err);
-            }
-        }
+        self.end_input()?;
         let format = match &self.adapter {
             Adapter::AwaitingHeader if self.acc.rows_read > 0 => {
                 return Err(TraceError::OnlyLongLines {
@@ -383,6 +371,25 @@ impl Ingester {
             prefix: acc.prefix,
         };
         Ok(Trace::new(meta, requests)?)
+    }
+
+    /// The input is over: counts a long line still being skipped, reads the final
+    /// unterminated line, and returns a fatal error if there was one.
+    fn end_input(&mut self) -> Result<(), TraceError> {
+        if let Some(err) = self.fatal.take() {
+            return Err(err);
+        }
+        if self.skipping_long_line {
+            self.line_no = self.line_no.saturating_add(1);
+        } else if !self.carry.is_empty() {
+            let last = std::mem::take(&mut self.carry);
+            self.line_no = self.line_no.saturating_add(1);
+            self.handle_line(&last);
+        }
+        match self.fatal.take() {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
     }
 
     fn drop_long_line(&mut self) {
@@ -857,16 +864,7 @@ impl ShardIngester {
     /// part is the source's end) and hands over what was read.
     pub fn finish(self) -> Result<Shard, TraceError> {
         let mut ing = self.0;
-        if let Some(err) = ing.fatal.take() {
-            return Err(err);
-        }
-        if ing.skipping_long_line {
-            ing.line_no = ing.line_no.saturating_add(1);
-        } else if !ing.carry.is_empty() {
-            let last = std::mem::take(&mut ing.carry);
-            ing.line_no = ing.line_no.saturating_add(1);
-            ing.handle_line(&last);
-        }
+        ing.end_input()?;
         let format = adapter_format(&ing.adapter).ok_or(ShardError::NoHeaderInHead)?;
         let azure_stamps = match &ing.adapter {
             Adapter::Azure(cols) => cols.stamps(),

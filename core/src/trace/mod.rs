@@ -269,6 +269,20 @@ pub struct PrefixBlocks {
     pub ids: Vec<u64>,
 }
 
+impl PrefixBlocks {
+    /// True when the offsets index the ids for `rows` requests: `rows + 1` offsets, from 0 to
+    /// the number of ids, never decreasing.
+    pub fn indexes(&self, rows: usize) -> bool {
+        self.offsets.len() == rows + 1
+            && self.offsets.first() == Some(&0)
+            && self.offsets.last() == Some(&(self.ids.len() as u64))
+            && self
+                .offsets
+                .windows(2)
+                .all(|w| matches!(w, [a, b] if a <= b))
+    }
+}
+
 /// The emitted requests, column by column (memory grows with rows, not file size).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Requests {
@@ -359,19 +373,10 @@ impl Trace {
         if requests.session.as_ref().is_some_and(|s| s.len() != n) {
             return Err(ReconcileError::Columns("session column differs in length"));
         }
-        if let Some(prefix) = &requests.prefix {
-            let ok = prefix.offsets.len() == n + 1
-                && prefix.offsets.first() == Some(&0)
-                && prefix.offsets.last() == Some(&(prefix.ids.len() as u64))
-                && prefix
-                    .offsets
-                    .windows(2)
-                    .all(|w| matches!(w, [a, b] if a <= b));
-            if !ok {
-                return Err(ReconcileError::Columns(
-                    "prefix offsets do not index the ids",
-                ));
-            }
+        if requests.prefix.as_ref().is_some_and(|p| !p.indexes(n)) {
+            return Err(ReconcileError::Columns(
+                "prefix offsets do not index the ids",
+            ));
         }
         if requests.arrival_ns.first().is_some_and(|&t| t != 0) {
             return Err(ReconcileError::Columns(

@@ -154,17 +154,8 @@ impl Shard {
         } else if names > 0 {
             return Err(Inconsistent("session names without a session column"));
         }
-        if let Some(prefix) = &rows.prefix {
-            let ok = prefix.offsets.len() == n + 1
-                && prefix.offsets.first() == Some(&0)
-                && prefix.offsets.last() == Some(&(prefix.ids.len() as u64))
-                && prefix
-                    .offsets
-                    .windows(2)
-                    .all(|w| matches!(w, [a, b] if a <= b));
-            if !ok {
-                return Err(Inconsistent("prefix offsets do not index the ids"));
-            }
+        if rows.prefix.as_ref().is_some_and(|p| !p.indexes(n)) {
+            return Err(Inconsistent("prefix offsets do not index the ids"));
         }
         if meta.dropped.values().any(|&d| d == 0) {
             return Err(Inconsistent("a drop reason with no drops"));

@@ -51,3 +51,13 @@ pub fn shared(rel: &str) -> Vec<u8> {
         )
     })
 }
+
+/// Offsets just after each newline (every place a source may be cut), the last excluded.
+pub fn line_starts(bytes: &[u8]) -> Vec<usize> {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b == b'\n' && i + 1 < bytes.len())
+        .map(|(i, _)| i + 1)
+        .collect()
+}
