@@ -561,7 +561,7 @@ async function checkCharts(label, cli) {
     const delta = cli.engine.generation_tokens_delta;
     if (Math.abs(sum - delta) > 1e-6 * Math.max(1, delta)) throw new Error(`Σ rate×Δt ${sum}, CLI generation_tokens_delta ${delta}`);
   });
-  await check(`${label}: hover readouts say what the tables say (histogram bin, CDF point, /metrics rate)`, async () => {
+  await check(`${label}: hover readouts say what the tables say (histogram bin, CDF point, /metrics rate, the timeline's request)`, async () => {
     const hist = await sweepReadout(page, 'histograms', 0.38, [0.08, 0.5]);
     const m = /^([A-Z0-9]+) (.+?) ms: ([\d,]+) samples?$/.exec(hist);
     if (!m) throw new Error(`histogram readout: ${JSON.stringify(hist)}`);
@@ -579,6 +579,13 @@ async function checkCharts(label, cli) {
     await openTable(page, 'metrics-every');
     const rates = await page.$$eval('#metrics-table tbody tr td:nth-child(9)', (tds) => tds.map((td) => td.textContent));
     if (!rates.includes(r[1])) throw new Error(`rate ${r[1]} not in the table's generated tok/s column`);
+    // The timeline reads the request on the row under the pointer, as its table row writes it.
+    const line = await sweepReadout(page, 'timeline', 0.5, [0.3, 0.7]);
+    const t = /^request (\d+): scheduled (\S+) · sent (\S+) · first token (\S+) · end (\S+) ms · (\S+)$/.exec(line);
+    if (!t) throw new Error(`timeline readout: ${JSON.stringify(line)}`);
+    await openTable(page, 'timeline-every');
+    const row = await page.$eval(`#timeline-table tbody tr[data-index="${t[1]}"]`, (tr) => [...tr.cells].slice(1, 6).map((c) => c.textContent));
+    deepStrictEqual(row, t.slice(2, 7), `request ${t[1]} in #timeline-table`);
     await page.mouse.move(0, 0);
   });
 }

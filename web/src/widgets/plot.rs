@@ -281,7 +281,7 @@ pub fn row_labels(
 /// it: what a pointer's position is read against (see [`super::probe`]).
 pub fn frame_of(chart: &Chart<'_>) -> super::probe::Frame {
     let (xs, ys) = chart.plotting_area().get_pixel_range();
-    let x = chart.x_range();
+    let (x, y) = (chart.x_range(), chart.y_range());
     super::probe::Frame {
         left: xs.start,
         right: xs.end,
@@ -289,6 +289,8 @@ pub fn frame_of(chart: &Chart<'_>) -> super::probe::Frame {
         bottom: ys.end,
         from: x.start,
         to: x.end,
+        y_top: y.end,
+        y_bottom: y.start,
     }
 }
 

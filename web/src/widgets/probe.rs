@@ -21,6 +21,10 @@ pub struct Frame {
     pub from: f64,
     /// The drawn x value at the right edge.
     pub to: f64,
+    /// The drawn y value at the top edge.
+    pub y_top: f64,
+    /// The drawn y value at the bottom edge.
+    pub y_bottom: f64,
 }
 
 impl Frame {
@@ -34,6 +38,14 @@ impl Frame {
         (inside && width > 0.0)
             .then(|| self.from + (x - f64::from(self.left)) / width * (self.to - self.from))
     }
+
+    /// The drawn y value at `y` px, when `(x, y)` is inside the rectangle.
+    pub fn y_at(&self, x: f64, y: f64) -> Option<f64> {
+        self.x_at(x, y)?;
+        let height = f64::from(self.bottom - self.top);
+        (height > 0.0)
+            .then(|| self.y_top + (y - f64::from(self.top)) / height * (self.y_bottom - self.y_top))
+    }
 }
 
 /// One panel of a chart: where it is, whether its x axis is log10 of the value, and what to
@@ -43,6 +55,8 @@ pub struct Probe {
     pub frame: Frame,
     /// True when the drawn x is log10 of the value.
     pub log: bool,
+    /// True when the readout reads the drawn y (the row under the pointer), not x.
+    pub along_y: bool,
     /// The readout for a value (not a drawn x): `None` where there is nothing to say.
     pub read: Box<dyn Fn(f64) -> Option<String>>,
 }
@@ -60,7 +74,11 @@ impl Probes {
     /// What the panel under `(x, y)` says there.
     pub fn read(&self, x: f64, y: f64) -> Option<String> {
         self.0.borrow().iter().find_map(|p| {
-            let drawn = p.frame.x_at(x, y)?;
+            let drawn = if p.along_y {
+                p.frame.y_at(x, y)?
+            } else {
+                p.frame.x_at(x, y)?
+            };
             (p.read)(if p.log { 10f64.powf(drawn) } else { drawn })
         })
     }
@@ -77,6 +95,8 @@ mod tests {
         bottom: 110,
         from: 0.0,
         to: 2.0,
+        y_top: 10.0,
+        y_bottom: 0.0,
     };
 
     #[test]
@@ -93,9 +113,25 @@ mod tests {
         probes.set(vec![Probe {
             frame: FRAME,
             log: true,
+            along_y: false,
             read: Box::new(|v| Some(format!("{v:.0}"))),
         }]);
         assert_eq!(probes.read(200.0, 50.0).as_deref(), Some("10"));
         assert_eq!(probes.read(10.0, 50.0), None);
+    }
+
+    #[test]
+    fn a_row_probe_reads_the_drawn_y() {
+        assert_eq!(FRAME.y_at(200.0, 10.0), Some(10.0));
+        assert_eq!(FRAME.y_at(200.0, 60.0), Some(5.0));
+        assert_eq!(FRAME.y_at(200.0, 120.0), None);
+        let probes = Probes::default();
+        probes.set(vec![Probe {
+            frame: FRAME,
+            log: false,
+            along_y: true,
+            read: Box::new(|v| Some(format!("{v:.0}"))),
+        }]);
+        assert_eq!(probes.read(150.0, 60.0).as_deref(), Some("5"));
     }
 }

@@ -171,6 +171,7 @@ pub fn draw_overlay(canvas: HtmlCanvasElement, o: &Overlay, probes: &Probes) -> 
     probes.set(vec![Probe {
         frame: frame_of(&chart),
         log,
+        along_y: false,
         read: Box::new(move |ms| {
             let shares: Vec<String> = arms
                 .iter()

@@ -246,6 +246,7 @@ pub fn draw_histograms(
         found.push(Probe {
             frame: frame_of(&chart),
             log,
+            along_y: false,
             read: Box::new(move |v| {
                 spans
                     .iter()
@@ -292,6 +293,7 @@ pub fn draw_cdfs(
         found.push(Probe {
             frame: frame_of(&chart),
             log,
+            along_y: false,
             read: Box::new(move |v| {
                 nearest(&curve, |p| (axis(p.0, log) - axis(v, log)).abs()).map(|(ms, share)| {
                     format!(
@@ -332,9 +334,14 @@ fn nearest<T>(items: &[T], distance: impl Fn(&T) -> f64) -> Option<&T> {
 
 /// Every request as a horizontal line at its index: schedule → send (lag), send → first
 /// token, first token → end; failed requests in red with a cross at their end (or send).
-pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(), String> {
+pub fn draw_timeline(
+    canvas: HtmlCanvasElement,
+    timeline: &Timeline,
+    probes: &Probes,
+) -> Result<(), String> {
     let context = plot::context_of(&canvas)?;
     let root = area(canvas)?;
+    probes.set(Vec::new());
     if timeline.rows.is_empty() {
         return say(&root, &timeline.source);
     }
@@ -443,7 +450,36 @@ pub fn draw_timeline(canvas: HtmlCanvasElement, timeline: &Timeline) -> Result<(
     if labelled {
         legend(&mut chart, SeriesLabelPosition::UpperLeft, FONT)?;
     }
+    // The request on the row under the pointer, its instants as the table beside it writes
+    // them.
+    let rows: Vec<TimelineRow> = timeline.rows.clone();
+    probes.set(vec![Probe {
+        frame: frame_of(&chart),
+        log: false,
+        along_y: true,
+        read: Box::new(move |y| request_at(&rows, y)),
+    }]);
     root.present().map_err(draw_error)
+}
+
+/// The readout of the request drawn at row `y`: its index, its instants in ms, and how it
+/// ended.
+fn request_at(rows: &[TimelineRow], y: f64) -> Option<String> {
+    let index = y.round();
+    if !(0.0..=u64::MAX as f64).contains(&index) {
+        return None;
+    }
+    let r = rows.iter().find(|r| r.index == index as u64)?;
+    let ms = |s: Option<f64>| s.map_or_else(|| "—".to_owned(), |s| readable(s * 1e3));
+    Some(format!(
+        "request {}: scheduled {} · sent {} · first token {} · end {} ms · {}",
+        r.index,
+        ms(r.scheduled_s),
+        ms(r.sent_s),
+        ms(r.first_token_s),
+        ms(r.end_s),
+        r.disposition
+    ))
 }
 
 /// A colour per replica or exporter when several are drawn.
@@ -694,6 +730,7 @@ fn draw_panels(
         found.push(Probe {
             frame: frame_of(&chart),
             log: false,
+            along_y: false,
             read: Box::new(move |t| at_time(&drawn, t)),
         });
     }

@@ -259,6 +259,8 @@ fn timeline_head() -> impl IntoView {
 #[component]
 pub fn TimelineChart(m: Arc<ReceiptModel>) -> impl IntoView {
     let for_draw = m.clone();
+    let probes = Probes::default();
+    let readout = readout_of(&probes);
     let t: &Timeline = &m.timeline;
     let failed: Vec<&TimelineRow> = t.rows.iter().filter(|r| !r.ok()).collect();
     let shown_failed = failed
@@ -361,7 +363,8 @@ pub fn TimelineChart(m: Arc<ReceiptModel>) -> impl IntoView {
             alt="Each request as a line at its index: scheduled to sent, sent to first token, first token to end; failed requests in red with a cross. The numbers are in the tables beside it."
             width=FIGURE_W
             height=FIGURE_H
-            draw=move |canvas| plots::draw_timeline(canvas, &for_draw.timeline)
+            draw=move |canvas| plots::draw_timeline(canvas, &for_draw.timeline, &probes)
+            readout=readout
         >
             {side}
         </FigureCard>

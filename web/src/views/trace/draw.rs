@@ -91,6 +91,7 @@ pub fn draw_counts(
     probes.set(vec![Probe {
         frame: frame_of(&chart),
         log: false,
+        along_y: false,
         read: Box::new(move |t| {
             let bar = (t / bar_s).floor();
             let count = counts.get(usize::try_from(bar as i64).ok()?)?;
@@ -179,6 +180,7 @@ pub fn draw_gaps(
     probes.set(vec![Probe {
         frame: frame_of(&chart),
         log: false,
+        along_y: false,
         read: Box::new(move |x| {
             let (label, count) = named.get(usize::try_from(x.round() as i64).ok()?)?;
             Some(format!("{label}: {} gaps", readable(*count as f64)))
@@ -245,8 +247,11 @@ pub fn draw_cdfs(
             bottom: ys.end,
             from: 0.0,
             to: max_tokens.max(2.0).log10(),
+            y_top: 1.0,
+            y_bottom: 0.0,
         },
         log: true,
+        along_y: false,
         read: Box::new(move |v| {
             let at = |curve: &[(f64, f64)]| {
                 curve
