@@ -26,7 +26,7 @@ fn read_in_parts(
     for pair in bounds.windows(2) {
         let mut shard_ing = match ShardIngester::new(&bytes[..first], opts.clone()) {
             Ok(s) => s,
-            Err(TraceError::Shard(ShardError::NoHeaderInHead)) => return Ok(None),
+            Err(TraceError::InParts(ShardError::NoHeaderInHead)) => return Ok(None),
             Err(e) => return Err(e),
         };
         // Pushed in two pieces, so a shard's own chunking is exercised too.
@@ -137,7 +137,7 @@ fn a_shard_cannot_be_joined_after_a_part_that_ends_mid_line() {
     let mut shard = ShardIngester::new(&bytes[..cut], opts()).unwrap();
     shard.push(&bytes[cut + 2..]).unwrap();
     let err = ing.join(shard.finish().unwrap()).unwrap_err();
-    assert_eq!(err, TraceError::Shard(ShardError::Misaligned));
+    assert_eq!(err, TraceError::InParts(ShardError::Misaligned));
 }
 
 #[test]
@@ -149,7 +149,7 @@ fn an_ingester_that_hashes_its_own_bytes_cannot_join_a_shard() {
     let mut shard = ShardIngester::new(&bytes[..cut], opts()).unwrap();
     shard.push(&bytes[cut..]).unwrap();
     let err = ing.join(shard.finish().unwrap()).unwrap_err();
-    assert_eq!(err, TraceError::Shard(ShardError::Hashed));
+    assert_eq!(err, TraceError::InParts(ShardError::Hashed));
 }
 
 #[test]
@@ -168,23 +168,26 @@ fn a_shard_read_with_other_filters_or_another_layout_is_refused() {
     let mut shard = ShardIngester::new(&bytes[..cut], filtered).unwrap();
     shard.push(&bytes[cut..]).unwrap();
     let err = ing.join(shard.finish().unwrap()).unwrap_err();
-    assert_eq!(err, TraceError::Shard(ShardError::Mismatch("cell filter")));
+    assert_eq!(
+        err,
+        TraceError::InParts(ShardError::Mismatch("cell filter"))
+    );
 
     let azure = data("azure/dirty.csv");
     let azure_cut = line_starts(&azure)[2];
     let mut other = ShardIngester::new(&azure[..azure_cut], opts()).unwrap();
     other.push(&azure[azure_cut..]).unwrap();
     let err = ing.join(other.finish().unwrap()).unwrap_err();
-    assert_eq!(err, TraceError::Shard(ShardError::Mismatch("layout")));
+    assert_eq!(err, TraceError::InParts(ShardError::Mismatch("layout")));
 }
 
 #[test]
 fn a_head_without_its_header_makes_no_shard() {
     let err = ShardIngester::new(b"\n\n  \n", opts()).err();
-    assert_eq!(err, Some(TraceError::Shard(ShardError::NoHeaderInHead)));
+    assert_eq!(err, Some(TraceError::InParts(ShardError::NoHeaderInHead)));
     let bytes = data("burstgpt/dirty.csv");
     let err = ShardIngester::new(&bytes[..10], opts()).err();
-    assert_eq!(err, Some(TraceError::Shard(ShardError::NoHeaderInHead)));
+    assert_eq!(err, Some(TraceError::InParts(ShardError::NoHeaderInHead)));
     // A head that is not a trace fails as a whole read of it does.
     let err = ShardIngester::new(b"a,b,c\n1,2,3\n", opts()).err().unwrap();
     assert_eq!(Err(err), ingest_with(b"a,b,c\n1,2,3\n", opts()).map(|_| ()));

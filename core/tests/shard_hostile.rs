@@ -499,7 +499,7 @@ fn hostile_prefix_offsets_are_refused() {
     let shard = Shard::from_parts(meta(m), r).unwrap();
     assert_eq!(
         ing.join(shard),
-        Err(TraceError::Shard(ShardError::Mismatch("layout"))),
+        Err(TraceError::InParts(ShardError::Mismatch("layout"))),
         "a Mooncake shard without prefixes"
     );
 }
@@ -520,7 +520,7 @@ fn a_shard_with_another_format_columns_or_cell_filter_is_refused_by_join() {
         assert!(
             matches!(
                 ing.join(shard),
-                Err(TraceError::Shard(ShardError::Mismatch(_)))
+                Err(TraceError::InParts(ShardError::Mismatch(_)))
             ),
             "{key} = {v}"
         );
@@ -939,7 +939,7 @@ fn read_in_parts(
     for pair in bounds.windows(2) {
         let mut shard_ing = match ShardIngester::new(&bytes[..first], o.clone()) {
             Ok(s) => s,
-            Err(TraceError::Shard(ShardError::NoHeaderInHead)) => return Ok(None),
+            Err(TraceError::InParts(ShardError::NoHeaderInHead)) => return Ok(None),
             Err(e) => return Err(e),
         };
         let part = &bytes[pair[0]..pair[1]];

@@ -88,7 +88,7 @@ fn ingest_in_parts(
         ingester.finish_with_sha256(sha.finalize())
     })();
     match read {
-        Err(TraceError::Shard(ShardError::NoHeaderInHead)) => None,
+        Err(TraceError::InParts(ShardError::NoHeaderInHead)) => None,
         other => Some(other),
     }
 }

@@ -16,7 +16,8 @@ use super::burstgpt::BurstgptColumns;
 use super::csv_line::Cells;
 use super::mooncake;
 use super::row::{Defect, Row};
-use super::shard::{EXCLUDED_LOG_TYPE, EXCLUDED_MODEL, Shard, ShardError, ShardMeta, ShardRows};
+use super::shard::{EXCLUDED_LOG_TYPE, EXCLUDED_MODEL, Shard, ShardMeta, ShardRows};
+use super::shard_error::ShardError;
 use super::{
     DropReason, FilterReason, Format, PrefixBlocks, Requests, RowIssue, Trace, TraceError,
     TraceMeta,

@@ -14,6 +14,7 @@ mod mooncake;
 mod recording_grid;
 mod row;
 mod shard;
+mod shard_error;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -25,7 +26,8 @@ pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream, Sh
 pub use recording_grid::{
     ArrivalGaps, GRID_LADDER, GapBin, MAX_GAP_BINS, WINDOW_TICKS, recording_grid,
 };
-pub use shard::{Shard, ShardError, ShardMeta, ShardRows};
+pub use shard::{Shard, ShardMeta, ShardRows};
+pub use shard_error::ShardError;
 
 /// A source layout loadproof can read. Detected from the header; `--format` forces one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -500,9 +502,9 @@ pub enum TraceError {
         /// The last emitted arrival, ns in the source's clock.
         last: i64,
     },
-    /// A source read in parts could not be joined (see [`Shard`]).
+    /// A source read in parts could not be joined (see `ShardIngester`).
     #[error(transparent)]
-    Shard(#[from] ShardError),
+    InParts(#[from] ShardError),
     /// An unhashed ingester was finished without the caller's digest.
     #[error("the source digest was not supplied (use finish_with_sha256)")]
     DigestMissing,

@@ -19,31 +19,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::shard_error::ShardError;
 use super::{DropReason, Format, PrefixBlocks, Requests, RowIssue};
-
-/// Why a shard could not be made or joined. Each is a misuse or a corrupted hand-over, never a
-/// property of the data: the caller can always read the source in one part instead.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ShardError {
-    /// The bytes given as the source's head end before its header (or first JSON record).
-    #[error("the head of the source ends before its header or first record")]
-    NoHeaderInHead,
-    /// The parts handed over contradict each other.
-    #[error("a shard's parts do not hold together: {0}")]
-    Inconsistent(&'static str),
-    /// The shard was read as another layout, or against other filters, than the part before.
-    #[error("the shard was read with a different {0} than the part before it")]
-    Mismatch(&'static str),
-    /// The part before the shard did not end at a line boundary.
-    #[error("the part before the shard does not end at a line boundary")]
-    Misaligned,
-    /// The joining ingester hashes what it is pushed: its digest would miss the shard's bytes.
-    #[error(
-        "an ingester that hashes its own bytes cannot join a shard (hash the whole source and use finish_with_sha256)"
-    )]
-    Hashed,
-}
 
 /// What a shard holds besides its rows: small, and serializable for a hand-over between
 /// threads. Line numbers in it count from the shard's first line (1).
