@@ -28,17 +28,8 @@ const POOL: usize = 4;
 /// Files smaller than this finish before a progress bar would be seen.
 const PROGRESS_MIN_BYTES: u64 = 32 << 20;
 
-/// A failure the user caused (bad file, bad flag): exit code 2 with the message.
-#[derive(Debug)]
-pub struct BadInput(pub String);
-
-impl std::fmt::Display for BadInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BadInput {}
+pub use crate::bad_input::BadInput;
+pub(crate) use crate::bad_input::read_full;
 
 // ---- Flags ----
 
@@ -247,13 +238,27 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
     // A second thread reads the file and hashes each chunk; this one only parses. Reading and
     // hashing together cost about half of parsing, so the parser never waits on the disk.
     // Buffers cycle between the two threads, so no fresh pages are faulted in per chunk.
+    // A large file is parsed in halves (`crate::halves`): this thread gets the bytes up to the
+    // cut, a third thread parses the rest, and the reader also takes that rest's xxh3.
+    let halves = len >= crate::halves::halves_min_bytes()
+        && std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let mid = crate::halves::midpoint(len);
+    let second = halves.then(|| {
+        let (path, opts) = (path.to_path_buf(), opts.clone());
+        std::thread::spawn(move || crate::halves::read_second_half(&path, mid, opts))
+    });
     let (filled_tx, filled_rx) = std::sync::mpsc::sync_channel::<Vec<u8>>(POOL);
     let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<u8>>();
-    let reader = std::thread::spawn(move || -> std::io::Result<[u8; 32]> {
+    let reader = std::thread::spawn(move || -> std::io::Result<Hashed> {
         let mut sha = Sha256Stream::default();
+        let mut after_cut: Option<(u64, xxhash_rust::xxh3::Xxh3)> = None;
+        let mut to_parser = Some(filled_tx);
+        let mut offset = 0u64;
         let mut allocated = 0;
+        // Past the cut nothing goes to the parser: one buffer serves the rest of the hash.
+        let mut spare: Option<Vec<u8>> = None;
         loop {
-            let mut buf = match empty_rx.try_recv() {
+            let mut buf = match spare.take().map_or_else(|| empty_rx.try_recv(), Ok) {
                 Ok(buf) => buf,
                 Err(_) if allocated < POOL + 2 => {
                     allocated += 1;
@@ -272,11 +277,39 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
             }
             buf.truncate(n);
             sha.update(&buf);
-            if filled_tx.send(buf).is_err() {
+            let chunk_at = offset;
+            offset += n as u64;
+            if let Some((_, rest)) = &mut after_cut {
+                rest.update(&buf);
+                spare = Some(buf);
+                continue;
+            }
+            if halves && let Some(i) = crate::halves::cut_in(&buf, chunk_at, mid) {
+                let mut rest = xxhash_rust::xxh3::Xxh3::new();
+                rest.update(buf.get(i..).unwrap_or_default());
+                after_cut = Some((chunk_at + i as u64, rest));
+                buf.truncate(i);
+            }
+            let Some(tx) = &to_parser else { continue };
+            if tx.send(buf).is_err() {
                 break; // the parser stopped on an error it reports itself
             }
+            if after_cut.is_some() {
+                to_parser = None;
+            }
         }
-        Ok(sha.finalize())
+        let whole = sha.finalize();
+        Ok(match after_cut {
+            Some((cut, rest)) => Hashed {
+                whole,
+                cut: Some((cut, rest.digest128())),
+            },
+            None => Hashed {
+                whole,
+                // No newline after the middle: the first half is the whole file.
+                cut: halves.then(|| (offset, xxhash_rust::xxh3::Xxh3::new().digest128())),
+            },
+        })
     });
     let mut ingester = Ingester::new_unhashed(opts);
     for chunk in filled_rx {
@@ -290,10 +323,26 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
         // The reader may have finished; a buffer it never takes back is only an allocation.
         let _ = empty_tx.send(chunk);
     }
-    let digest = reader
+    let hashed = reader
         .join()
         .map_err(|_| anyhow::anyhow!("the reading thread panicked"))?
         .with_context(|| format!("reading {}", path.display()))?;
+    // A cut at the end (no newline after the middle) leaves no second half to join.
+    if let (Some(second), Some((cut, second_xxh3))) = (second, hashed.cut)
+        && cut < len
+    {
+        let half = second
+            .join()
+            .map_err(|_| anyhow::anyhow!("the second half's thread panicked"))?;
+        let how = crate::halves::join_second_half(path, &mut ingester, half, cut, second_xxh3)?;
+        if std::env::var_os(crate::halves::HALVES_MIN_BYTES_VAR).is_some() {
+            eprintln!(
+                "loadproof: {}: second half {how:?} at byte {cut}",
+                path.display()
+            );
+        }
+    }
+    let digest = hashed.whole;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -303,21 +352,11 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
     Ok(trace)
 }
 
-/// Fills `buf` as far as the file allows; 0 means end of file.
-pub(crate) fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut filled = 0;
-    while filled < buf.len() {
-        let Some(rest) = buf.get_mut(filled..) else {
-            break;
-        };
-        match file.read(rest) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(filled)
+/// What the reading thread hashed: the whole file's sha256, and in halves mode the cut and the
+/// xxh3-128 of every byte after it.
+struct Hashed {
+    whole: [u8; 32],
+    cut: Option<(u64, u128)>,
 }
 
 // ---- Synthetic provenance: the `trace synth` sidecar ----

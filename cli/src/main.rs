@@ -2,9 +2,11 @@
 
 mod args;
 mod audit_cmd;
+mod bad_input;
 mod compare_cmd;
 mod fire;
 mod gate;
+mod halves;
 mod http_client;
 mod input;
 mod output;

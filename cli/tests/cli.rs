@@ -511,3 +511,58 @@ fn a_lag_bound_that_no_run_can_be_held_to_is_refused() {
         );
     }
 }
+
+/// Every real trace and dirty fixture read in two halves on two threads (forced with
+/// `LOADPROOF_HALVES_MIN_BYTES=1`, as files from 64 MiB are) prints the report it prints read
+/// whole, byte for byte; a filter, a forced format and a file without a final newline
+/// included.
+#[test]
+fn a_trace_read_in_halves_reports_what_it_reports_read_whole() {
+    let files = [
+        shared("traces/burstgpt/BurstGPT_1.first400.csv"),
+        shared("traces/burstgpt/BurstGPT_3.first400.csv"),
+        shared("traces/mooncake/conversation_trace.jsonl"),
+        shared("traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv"),
+        repo("core/tests/data/burstgpt/dirty.csv"),
+        repo("core/tests/data/burstgpt/v3_dirty.csv"),
+        repo("core/tests/data/mooncake/dirty.jsonl"),
+        repo("core/tests/data/azure/dirty.csv"),
+    ];
+    let inspect = |file: &PathBuf, extra: &[&str], min: &str| {
+        let mut args = vec!["trace", "inspect", file.to_str().unwrap(), "--json"];
+        args.extend_from_slice(extra);
+        bin()
+            .args(&args)
+            .env("LOADPROOF_HALVES_MIN_BYTES", min)
+            .output()
+            .unwrap()
+    };
+    for file in &files {
+        for extra in [&[][..], &["--max-rows", "7"][..], &["--window", "30"][..]] {
+            let whole = inspect(file, extra, "18446744073709551615");
+            let halves = inspect(file, extra, "1");
+            assert_eq!(
+                whole.status.code(),
+                halves.status.code(),
+                "{file:?} {extra:?}"
+            );
+            // The second thread's shard was joined, not read again by the first.
+            let said = String::from_utf8_lossy(&halves.stderr);
+            assert!(
+                said.contains("second half Joined"),
+                "{file:?} {extra:?}: {said}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&whole.stdout),
+                String::from_utf8_lossy(&halves.stdout),
+                "{file:?} {extra:?}"
+            );
+        }
+    }
+    let burst = &files[0];
+    for extra in [&["--model", "ChatGPT"][..], &["--format", "burstgpt"][..]] {
+        let whole = inspect(burst, extra, "18446744073709551615");
+        let halves = inspect(burst, extra, "1");
+        assert_eq!(whole.stdout, halves.stdout, "{extra:?}");
+    }
+}
