@@ -546,6 +546,10 @@ pub struct PlanCheckArgs {
     /// Read the source trace from here instead of the path recorded in plan.json.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    /// The mapping the source was planned through (a mapped log; its sha256 must be the one
+    /// plan.json records).
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
     /// Print the verdict as JSON.
     #[arg(long)]
     pub json: bool,
@@ -597,6 +601,24 @@ pub struct TraceSliceArgs {
     /// Keep only rows of this BurstGPT `Log Type` (e.g. "Conversation log").
     #[arg(long, display_order = 80)]
     pub log_type: Option<String>,
+    /// Read the trace through this mapping (`loadproof.trace-schema/v1`): any CSV or JSONL
+    /// log, its arrival, token and session columns named (see the README).
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "format",
+        display_order = 11
+    )]
+    pub schema: Option<PathBuf>,
+    /// Keep only rows whose mapped filter column NAME equals VALUE (repeatable; the mapping's
+    /// `filters` name the columns).
+    #[arg(
+        long = "where",
+        value_name = "NAME=VALUE",
+        requires = "schema",
+        display_order = 85
+    )]
+    pub where_: Vec<String>,
 }
 
 /// `loadproof trace inspect`
@@ -790,6 +812,14 @@ pub struct PlaybookMatchArgs {
     /// Force the --trace format instead of detecting it.
     #[arg(long, value_enum, requires = "trace")]
     pub format: Option<FormatArg>,
+    /// Read the --trace through this mapping (`loadproof.trace-schema/v1`).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "trace",
+        conflicts_with = "format"
+    )]
+    pub schema: Option<PathBuf>,
     /// The served model.
     #[arg(long)]
     pub model: String,

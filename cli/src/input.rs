@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use loadproof_core::audit::Policy;
@@ -16,7 +17,7 @@ use loadproof_core::playbook::Concurrency;
 use loadproof_core::receipt::{Receipt, key_value};
 use loadproof_core::regime::Window;
 use loadproof_core::synth;
-use loadproof_core::trace::Sha256Stream;
+use loadproof_core::trace::{Sha256Stream, TRACE_SCHEMA_MAX_BYTES, TraceSchema};
 use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, Limits, Trace};
 
 use crate::args::{FormatArg, TraceSliceArgs};
@@ -74,23 +75,36 @@ pub(crate) fn caller_filter(
         start_ns,
         end_ns,
         max_rows,
+        fields: Default::default(),
     })
 }
 
-/// The slice flags as core's ingestion options: the forced format, the caller's filter, the
-/// standard limits.
+/// The slice flags as core's ingestion options: the forced format or the mapping, the
+/// caller's filter, the standard limits.
 pub(crate) fn slice_options(slice: &TraceSliceArgs) -> Result<IngestOptions> {
+    let mut filter = caller_filter(
+        slice.trace_model.as_deref(),
+        slice.log_type.as_deref(),
+        slice.start,
+        slice.duration,
+        slice.max_requests,
+    )?;
+    filter.fields = pairs("where", &slice.where_)?;
     Ok(IngestOptions {
         format: slice.format.map(format_of),
-        filter: caller_filter(
-            slice.trace_model.as_deref(),
-            slice.log_type.as_deref(),
-            slice.start,
-            slice.duration,
-            slice.max_requests,
-        )?,
+        filter,
         limits: Limits::STANDARD,
+        schema: read_schema(slice.schema.as_deref())?,
     })
+}
+
+/// A `--schema FILE` mapping, read and checked; a refusal names the file and the field.
+pub(crate) fn read_schema(path: Option<&Path>) -> Result<Option<Arc<TraceSchema>>> {
+    let Some(path) = path else { return Ok(None) };
+    let bytes = read_file(path, TRACE_SCHEMA_MAX_BYTES as u64, "a trace mapping")?;
+    let schema = TraceSchema::from_json(&bytes)
+        .map_err(|e| BadInput(format!("{}: not a trace mapping: {e}", path.display())))?;
+    Ok(Some(Arc::new(schema)))
 }
 
 /// `--window` as a [`Window`], or a usage error.

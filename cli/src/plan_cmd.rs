@@ -100,10 +100,39 @@ pub fn check(args: &PlanCheckArgs, out: &mut impl Write) -> Result<ExitCode> {
             doc.window_s
         ))
     })?;
+    let schema = crate::input::read_schema(args.schema.as_deref())?;
+    match (&doc.source.schema_sha256, &schema) {
+        (Some(want), Some(got)) if want != got.sha256() => {
+            return Err(BadInput(format!(
+                "{}: the source was planned through a mapping with sha256 {want}; --schema {} has sha256 {}",
+                doc_path.display(),
+                args.schema.as_deref().unwrap_or(Path::new("")).display(),
+                got.sha256()
+            ))
+            .into());
+        }
+        (Some(want), None) => {
+            return Err(BadInput(format!(
+                "{}: the source was planned through a mapping (sha256 {want}); pass it with --schema FILE",
+                doc_path.display()
+            ))
+            .into());
+        }
+        (None, Some(_)) => {
+            return Err(BadInput(format!(
+                "{}: the source was planned as {}, not through a mapping; drop --schema",
+                doc_path.display(),
+                doc.source.format
+            ))
+            .into());
+        }
+        _ => {}
+    }
     let ingest = IngestOptions {
         format: Some(doc.source.format),
         filter: doc.slice.filter(),
         limits: Limits::STANDARD,
+        schema,
     };
     let trace = ingest_file(&source, ingest)?;
     let source_sha = trace.meta().source_sha256.clone();

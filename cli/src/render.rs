@@ -16,6 +16,12 @@ pub fn inspect_text(r: &InspectReport, out: &mut impl Write) -> io::Result<()> {
     let m = &r.meta;
     writeln!(out, "{}  [{}: {}]", r.source, m.format, m.layout)?;
     writeln!(out, "  sha256   {}  ({} bytes)", m.source_sha256, m.bytes)?;
+    if let Some(sha) = &m.schema_sha256 {
+        writeln!(
+            out,
+            "  mapping  sha256 {sha}  (the trace as read = these bytes through it)"
+        )?;
+    }
     writeln!(
         out,
         "  rows     {} read = {} emitted + {} dropped + {} filtered{}",

@@ -55,6 +55,7 @@ pub fn scheme(tls: Option<&tokio_rustls::TlsAcceptor>) -> &'static str {
 /// other connection).
 pub async fn until_signal<A, H, Fut, B, E>(
     name: &str,
+    ready: &str,
     listener: TcpListener,
     tls: Option<tokio_rustls::TlsAcceptor>,
     app: Arc<A>,
@@ -71,6 +72,9 @@ where
 {
     let mut sigint = signal(SignalKind::interrupt()).context("installing the SIGINT handler")?;
     let mut sigterm = signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
+    // Said only now: a caller that signals as soon as it reads this line is handled, never
+    // killed by the default action (a test read the address and sent SIGTERM first).
+    eprintln!("{ready}");
     Ok(loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {

@@ -566,3 +566,158 @@ fn a_trace_read_in_halves_reports_what_it_reports_read_whole() {
         assert_eq!(whole.stdout, halves.stdout, "{extra:?}");
     }
 }
+
+/// The Azure 2023 trace as a gateway would export it: renamed, reordered columns, an extra
+/// filter column, stamps written with a `T` and a +01:00 offset (the same instants).
+fn gateway_log(dir: &std::path::Path) -> (PathBuf, PathBuf) {
+    let azure = std::fs::read_to_string(shared(
+        "traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv",
+    ))
+    .unwrap();
+    let mut out = String::from("route,completion_tokens,prompt_tokens,received_at\n");
+    for (i, line) in azure.lines().skip(1).enumerate() {
+        let cells: Vec<&str> = line.trim_end_matches('\r').split(',').collect();
+        let (date, time) = cells[0].split_once(' ').unwrap();
+        let hour: u32 = time[..2].parse().unwrap();
+        // 23:xx UTC would be the next day at +01:00: keep those rows in UTC (`Z`).
+        let stamp = if hour < 23 {
+            format!("{date}T{:02}{}+01:00", hour + 1, &time[2..])
+        } else {
+            format!("{date}T{time}Z")
+        };
+        let route = if i % 3 == 0 { "batch" } else { "chat" };
+        out.push_str(&format!("{route},{},{},{stamp}\n", cells[2], cells[1]));
+    }
+    let log = dir.join("gateway.csv");
+    std::fs::write(&log, out).unwrap();
+    let schema = dir.join("gateway.schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"schema": "loadproof.trace-schema/v1", "name": "gateway export",
+  "arrival": {"field": "received_at", "unit": "datetime", "format": "iso8601", "zone": "UTC"},
+  "input_tokens": "prompt_tokens", "output_tokens": "completion_tokens",
+  "filters": {"route": "route"}}
+"#,
+    )
+    .unwrap();
+    (log, schema)
+}
+
+#[test]
+fn a_log_read_through_a_saved_mapping_is_the_trace_it_maps() {
+    let dir = scratch("mapping");
+    let (log, schema) = gateway_log(&dir);
+    let (log, schema) = (log.to_str().unwrap(), schema.to_str().unwrap());
+    let azure = shared("traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv");
+    let builtin = json(&run(&[
+        "trace",
+        "inspect",
+        azure.to_str().unwrap(),
+        "--json",
+    ]));
+    let out = run(&["trace", "inspect", log, "--schema", schema, "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mapped = json(&out);
+    for key in [
+        "regime",
+        "emitted",
+        "rows_read",
+        "dropped",
+        "clock_anchor_ns",
+    ] {
+        assert_eq!(mapped[key], builtin[key], "{key}");
+    }
+    assert_eq!(mapped["format"], "mapped");
+    let sha = hex_sha256(&std::fs::read(schema).unwrap());
+    assert_eq!(mapped["schema_sha256"], sha.as_str());
+    // --where keeps the declared column's rows and counts the rest as filtered.
+    let chat = json(&run(&[
+        "trace",
+        "inspect",
+        log,
+        "--schema",
+        schema,
+        "--where",
+        "route=chat",
+        "--json",
+    ]));
+    assert_eq!(
+        chat["emitted"].as_u64().unwrap() + chat["filtered"]["field"].as_u64().unwrap(),
+        mapped["emitted"].as_u64().unwrap()
+    );
+    // Read in halves, the mapped log is the same trace.
+    let halves = bin()
+        .args(["trace", "inspect", log, "--schema", schema, "--json"])
+        .env("LOADPROOF_HALVES_MIN_BYTES", "1")
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&halves.stderr).contains("second half Joined"));
+    assert_eq!(halves.stdout, out.stdout);
+    // The plan records the mapping; checking it needs the same mapping.
+    let plan = dir.join("plan");
+    let p = run(&[
+        "plan",
+        log,
+        "--schema",
+        schema,
+        "--out",
+        plan.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        p.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&p.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(plan.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(doc["source"]["schema_sha256"], sha.as_str());
+    let check = run(&["plan", "check", plan.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&check.stderr).contains("--schema"));
+    let check = run(&["plan", "check", plan.to_str().unwrap(), "--schema", schema]);
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+}
+
+#[test]
+fn a_mapping_that_cannot_be_read_is_refused_naming_the_file_and_field() {
+    let dir = scratch("bad-mapping");
+    let (log, _) = gateway_log(&dir);
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"schema":"loadproof.trace-schema/v1","arrival":{"field":"received_at","unit":"datetime"},"input_tokens":"prompt_tokens","output_tokens":"completion_tokens"}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "trace",
+        "inspect",
+        log.to_str().unwrap(),
+        "--schema",
+        bad.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("bad.json") && said.contains("arrival.zone"),
+        "{said}"
+    );
+}
+
+fn hex_sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}

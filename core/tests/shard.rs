@@ -289,3 +289,23 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_mapped_log_read_in_parts_is_the_log_read_whole() {
+    let schema = loadproof_core::trace::TraceSchema::from_json(
+        br#"{"schema":"loadproof.trace-schema/v1",
+          "arrival":{"field":"TIMESTAMP","unit":"datetime","zone":"UTC"},
+          "input_tokens":"ContextTokens","output_tokens":"GeneratedTokens"}"#,
+    )
+    .unwrap();
+    let o = IngestOptions {
+        schema: Some(std::sync::Arc::new(schema)),
+        ..opts()
+    };
+    let bytes = shared("traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv");
+    let starts = line_starts(&bytes);
+    for k in [2, 3, 5] {
+        let cuts: Vec<usize> = (1..k).map(|i| starts[starts.len() * i / k]).collect();
+        assert_parts_equal_whole("azure mapped", &bytes, &cuts, o.clone());
+    }
+}

@@ -14,11 +14,12 @@
 //! | 4 | at most 3 rows |
 //! | 5 | lines over 48 bytes dropped, 1 example per reason |
 //! | 6 | burstiness over a 1 µs window instead of 1 s |
+//! | 7 | read through a mapping (`--schema`) of BurstGPT's columns, or of Mooncake's fields |
 //!
 //! `fuzz/seeds/` holds the project's fixtures with such a header in front.
 
 use loadproof_core::decimal::{Decimal, NumberError};
-use loadproof_core::trace::{Sha256Stream, ShardError, ShardIngester};
+use loadproof_core::trace::{Sha256Stream, ShardError, ShardIngester, TraceSchema};
 use loadproof_core::{
     CallerFilter, Format, IngestOptions, Ingester, InspectReport, Limits, Trace, TraceError, Window,
 };
@@ -36,6 +37,7 @@ fn options(format: Option<Format>, flags: u8) -> IngestOptions {
             start_ns: bit(2).then_some(1_000_000_000),
             end_ns: bit(3).then_some(50_000_000_000),
             max_rows: bit(4).then_some(3),
+            fields: Default::default(),
         },
         limits: if bit(5) {
             Limits {
@@ -45,6 +47,25 @@ fn options(format: Option<Format>, flags: u8) -> IngestOptions {
         } else {
             Limits::STANDARD
         },
+        schema: bit(7).then(|| std::sync::Arc::new(fuzz_mapping(format))),
+    }
+}
+
+/// The mapping bit 7 reads through: BurstGPT's columns by name (session and model too), or,
+/// when Mooncake is forced, Mooncake's fields with their prefix blocks.
+fn fuzz_mapping(format: Option<Format>) -> TraceSchema {
+    let json: &[u8] = if format == Some(Format::Mooncake) {
+        br#"{"schema":"loadproof.trace-schema/v1","arrival":{"field":"timestamp","unit":"ms"},
+          "input_tokens":"input_length","output_tokens":"output_length",
+          "prefix_blocks":{"field":"hash_ids","block_tokens":512}}"#
+    } else {
+        br#"{"schema":"loadproof.trace-schema/v1","arrival":{"field":"Timestamp","unit":"s"},
+          "input_tokens":"Request tokens","output_tokens":"Response tokens",
+          "filters":{"model":"Model"}}"#
+    };
+    match TraceSchema::from_json(json) {
+        Ok(s) => s,
+        Err(e) => panic!("the fuzz mapping is refused: {e}"),
     }
 }
 

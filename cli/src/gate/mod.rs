@@ -177,7 +177,6 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
         gate_id: crate::sim::lease::fresh_id(),
     });
 
-    eprintln!("{NAME} listening on {scheme}://{local} (forwarding to {upstream})");
     if !local.ip().is_loopback() {
         eprintln!(
             "{NAME}: warning: {} is not a loopback address; anyone who can reach it can use \
@@ -185,8 +184,9 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
             local.ip()
         );
     }
-
-    let signal_name = crate::serve::until_signal(NAME, listener, cfg.tls, app, handle).await?;
+    let ready = format!("{NAME} listening on {scheme}://{local} (forwarding to {upstream})");
+    let signal_name =
+        crate::serve::until_signal(NAME, &ready, listener, cfg.tls, app, handle).await?;
     eprintln!("{NAME}: {signal_name}, shutting down");
     Ok(())
 }

@@ -279,6 +279,7 @@ fn example_row(root: &Path, e: &Example) -> Result<Row> {
             format: None,
             filter,
             limits: Limits::STANDARD,
+            schema: None,
         },
     )?;
     let sha = &trace.meta().source_sha256;

@@ -14,7 +14,8 @@ use loadproof_core::{IngestOptions, Limits, Regime, Trace};
 
 use crate::args::PlaybookMatchArgs;
 use crate::input::{
-    BadInput, caller_filter, format_of, ingest_file, read_receipt, synthetic_note, window_of,
+    BadInput, caller_filter, format_of, ingest_file, read_receipt, read_schema, synthetic_note,
+    window_of,
 };
 
 /// The live traffic as the query sees it: its regime, and what its source says about its
@@ -34,6 +35,7 @@ pub(super) fn live_from_trace(args: &PlaybookMatchArgs, path: &Path) -> Result<L
             format: args.format.map(format_of),
             filter: caller_filter(None, None, None, None, None)?,
             limits: Limits::STANDARD,
+            schema: read_schema(args.schema.as_deref())?,
         },
     )?;
     let regime =

@@ -218,10 +218,16 @@ async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
             local.ip()
         );
     }
-    eprintln!("loadproof sim listening on {scheme}://{local} (simulator, not vLLM)");
-
-    let signal_name =
-        crate::serve::until_signal("loadproof sim", listener, cfg.tls.clone(), app, handle).await?;
+    let ready = format!("loadproof sim listening on {scheme}://{local} (simulator, not vLLM)");
+    let signal_name = crate::serve::until_signal(
+        "loadproof sim",
+        &ready,
+        listener,
+        cfg.tls.clone(),
+        app,
+        handle,
+    )
+    .await?;
     eprintln!("loadproof sim: {signal_name}, shutting down");
     Ok(())
 }

@@ -353,6 +353,7 @@ impl Plan {
                 rows_without_prefix: meta.rows_without_prefix,
                 session_rows: meta.session_rows,
                 sessions: meta.sessions,
+                schema_sha256: meta.schema_sha256.clone(),
             },
             slice: Slice {
                 model: filter.model.clone(),
@@ -361,6 +362,7 @@ impl Plan {
                 end_ns: filter.end_ns,
                 max_requests: filter.max_rows,
                 time_scale: self.options.time_scale.clone(),
+                fields: filter.fields.clone(),
             },
             window_s: self.options.window.secs(),
             regime: self.regime.clone(),
@@ -479,6 +481,9 @@ pub struct SourceSummary {
     pub session_rows: Option<u64>,
     /// Distinct sessions.
     pub sessions: Option<u64>,
+    /// The sha256 of the mapping the source was read through (a mapped log only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_sha256: Option<String>,
 }
 
 /// The caller's slice and speed-up, enough to rebuild the planned trace from the source.
@@ -496,6 +501,9 @@ pub struct Slice {
     pub max_requests: Option<u64>,
     /// `--time-scale`.
     pub time_scale: TimeScale,
+    /// `--where NAME=VALUE` on a mapped log's filter columns.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, String>,
 }
 
 impl Slice {
@@ -507,6 +515,7 @@ impl Slice {
             start_ns: self.start_ns,
             end_ns: self.end_ns,
             max_rows: self.max_requests,
+            fields: self.fields.clone(),
         }
     }
 }

@@ -116,7 +116,10 @@ impl BurstgptColumns {
             output,
             model: Some(cells.get(line, self.model)),
             log_type: Some(cells.get(line, self.log_type)),
-            session: self.session.map(|i| cells.get(line, i)),
+            excluded: None,
+            session: self
+                .session
+                .map(|i| std::borrow::Cow::Borrowed(cells.get(line, i))),
             hash_ids: None,
         })
     }

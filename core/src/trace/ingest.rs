@@ -14,8 +14,11 @@ use sha2::{Digest, Sha256};
 use super::azure::AzureColumns;
 use super::burstgpt::BurstgptColumns;
 use super::csv_line::Cells;
+use super::hex::hex;
+use super::mapped::{MappedCsv, MappedJson};
 use super::mooncake;
 use super::row::{Defect, Row};
+use super::schema::TraceSchema;
 use super::shard::{EXCLUDED_LOG_TYPE, EXCLUDED_MODEL, Shard, ShardMeta, ShardRows};
 use super::shard_error::ShardError;
 use super::{
@@ -53,6 +56,9 @@ pub struct CallerFilter {
     pub end_ns: Option<i64>,
     /// Emit at most this many rows; the rest are read and counted as filtered.
     pub max_rows: Option<u64>,
+    /// Keep only rows whose mapped filter column NAME equals VALUE (`--where`; a mapped log
+    /// only: the mapping's `filters` name the columns).
+    pub fields: BTreeMap<String, String>,
 }
 
 /// How to read a source.
@@ -64,6 +70,8 @@ pub struct IngestOptions {
     pub filter: CallerFilter,
     /// Parser bounds.
     pub limits: Limits,
+    /// Read the source through this mapping instead of detecting a built-in format.
+    pub schema: Option<std::sync::Arc<TraceSchema>>,
 }
 
 impl Default for IngestOptions {
@@ -73,6 +81,7 @@ impl Default for IngestOptions {
             format: None,
             filter: CallerFilter::default(),
             limits: Limits::STANDARD,
+            schema: None,
         }
     }
 }
@@ -98,6 +107,8 @@ enum Adapter {
     Burstgpt(BurstgptColumns),
     Azure(AzureColumns),
     Mooncake,
+    MappedCsv(MappedCsv),
+    MappedJson(MappedJson),
 }
 
 /// Most rows [`Ingester::reserve_for_source_bytes`] reserves room for (16 bytes a row).
@@ -313,6 +324,7 @@ impl Ingester {
                 Format::Azure
             }
             Adapter::Mooncake => Format::Mooncake,
+            Adapter::MappedCsv(_) | Adapter::MappedJson(_) => Format::Mapped,
         };
         let mut acc = self.acc;
         // A reservation larger than the rows kept (`reserve_for_source_bytes`) is given back.
@@ -336,7 +348,14 @@ impl Ingester {
         }
         let emitted = arrival_ns.len() as u64;
         let has_sessions = acc.session.is_some();
-        let is_mooncake = format == Format::Mooncake;
+        let schema = self.opts.schema.as_deref();
+        let prefix_block_tokens = match &self.adapter {
+            Adapter::Mooncake => Some(mooncake::BLOCK_TOKENS),
+            Adapter::MappedJson(m) if m.has_prefix() => schema
+                .and_then(|s| s.doc().prefix_blocks.as_ref())
+                .map(|p| p.block_tokens),
+            _ => None,
+        };
         let meta = TraceMeta {
             format,
             layout: self.layout,
@@ -349,20 +368,25 @@ impl Ingester {
             filtered: acc.filtered,
             drop_examples: acc.examples,
             blank_lines: acc.blank_lines,
-            raw_time_unit: match format {
-                Format::Burstgpt => "s",
-                Format::Mooncake => "ms",
-                Format::Azure => "datetime",
+            raw_time_unit: match (format, schema) {
+                (Format::Burstgpt, _) => "s",
+                (Format::Mooncake, _) => "ms",
+                (Format::Azure, _) => "datetime",
+                (Format::Mapped, Some(s)) => s.doc().arrival.unit.name(),
+                (Format::Mapped, None) => "",
             }
             .to_owned(),
             clock_anchor_ns: anchor,
-            prefix_block_tokens: is_mooncake.then_some(mooncake::BLOCK_TOKENS),
+            prefix_block_tokens,
             session_rows: has_sessions.then_some(acc.session_rows),
             sessions: has_sessions.then_some(acc.session_ids.len() as u64),
-            rows_without_prefix: is_mooncake.then_some(acc.rows_without_prefix),
+            rows_without_prefix: prefix_block_tokens.map(|_| acc.rows_without_prefix),
             timestamp_resolution_ns: acc.min_gap_ns,
             distinct_timestamps: acc.distinct_timestamps,
             notes: acc.notes,
+            schema_sha256: schema
+                .filter(|_| format == Format::Mapped)
+                .map(|s| s.sha256().to_owned()),
         };
         let requests = Requests {
             arrival_ns,
@@ -445,6 +469,8 @@ impl Ingester {
             Adapter::Burstgpt(cols) => cols.read(line, &mut cells),
             Adapter::Azure(cols) => cols.read(line, &mut cells),
             Adapter::Mooncake => mooncake::read(line),
+            Adapter::MappedCsv(cols) => cols.read(line, &mut cells),
+            Adapter::MappedJson(fields) => fields.read(line),
         };
         match outcome {
             Ok(row) => self.accept(row),
@@ -462,7 +488,10 @@ impl Ingester {
     /// True when a CSV data line names the header's columns again (after concatenated files),
     /// however it is quoted, padded or BOM-prefixed.
     fn is_repeated_header(&self, line: &[u8]) -> bool {
-        if matches!(self.adapter, Adapter::Mooncake | Adapter::AwaitingHeader) {
+        if matches!(
+            self.adapter,
+            Adapter::Mooncake | Adapter::MappedJson(_) | Adapter::AwaitingHeader
+        ) {
             return false;
         }
         let line = line.strip_prefix(BOM).unwrap_or(line);
@@ -480,6 +509,9 @@ impl Ingester {
     fn detect(&mut self, line: &[u8]) -> Result<Detected, TraceError> {
         let forced = self.opts.format;
         let looks_json = line.trim_ascii_start().first() == Some(&b'{');
+        if let Some(schema) = self.opts.schema.clone() {
+            return self.detect_mapped(&schema, line, looks_json);
+        }
         if looks_json && forced.is_none_or(|f| f == Format::Mooncake) {
             let fields = match mooncake::field_names(line) {
                 Ok(fields) => fields,
@@ -569,6 +601,7 @@ impl Ingester {
                 Some(Format::Burstgpt) => BurstgptColumns::missing_hint(&names),
                 Some(Format::Azure) => AzureColumns::missing_hint(&names),
                 Some(Format::Mooncake) => "; a Mooncake trace is JSON lines, one object per line".to_owned(),
+                Some(Format::Mapped) => "; a mapped log is read with --schema FILE".to_owned(),
                 None => "; known layouts: BurstGPT (Timestamp, Model, Request tokens, Response tokens, Total tokens, Log Type[, Session ID, Elapsed time]), Azure (TIMESTAMP, ContextTokens, GeneratedTokens), Mooncake JSONL (timestamp, input_length, output_length, hash_ids)".to_owned(),
             };
             return Err(TraceError::UnrecognisedLayout {
@@ -582,13 +615,105 @@ impl Ingester {
         Ok(Detected::Header)
     }
 
+    /// Reads the first non-blank line of a log read through the caller's mapping: a CSV
+    /// header whose names hold the mapping's columns, or a JSONL object with its fields.
+    fn detect_mapped(
+        &mut self,
+        schema: &TraceSchema,
+        line: &[u8],
+        looks_json: bool,
+    ) -> Result<Detected, TraceError> {
+        let shown = schema
+            .doc()
+            .name
+            .as_deref()
+            .map(|n| format!("{n:?}, "))
+            .unwrap_or_default();
+        let sha = schema.sha256().get(..12).unwrap_or_default();
+        let unit = schema.doc().arrival.unit.name();
+        if looks_json {
+            let fields = match mooncake::field_names(line) {
+                Ok(fields) => fields,
+                Err(err) if self.json_prelude < JSON_PRELUDE_MAX => {
+                    self.json_prelude += 1;
+                    return Ok(Detected::Skipped(Defect::new(
+                        DropReason::MalformedRow,
+                        None,
+                        format!("not a JSON object: {err}"),
+                    )));
+                }
+                Err(err) => {
+                    return Err(TraceError::UnrecognisedLayout {
+                        line: self.line_no,
+                        seen_kind: "fields",
+                        seen: vec![format!(
+                            "<no JSON object in the first {JSON_PRELUDE_MAX} lines: {err}>"
+                        )],
+                        hint: String::new(),
+                    });
+                }
+            };
+            let mapped =
+                MappedJson::from_first(schema, &wanted(&self.opts.filter), &fields, self.line_no)?;
+            if mapped.has_sessions() {
+                self.acc.session = Some(Vec::new());
+            }
+            if mapped.has_prefix() {
+                self.acc.prefix = Some(PrefixBlocks {
+                    offsets: vec![0],
+                    ids: Vec::new(),
+                });
+            }
+            self.columns = fields;
+            self.layout = format!("mapped JSONL ({shown}mapping sha256 {sha}…, arrival in {unit})");
+            self.adapter = Adapter::MappedJson(mapped);
+            return Ok(Detected::DataRow);
+        }
+        if std::str::from_utf8(line).is_err() {
+            return Err(TraceError::HeaderNotUtf8 { line: self.line_no });
+        }
+        let mut cells = Cells::default();
+        if cells.split(line).is_err() {
+            return Err(TraceError::SchemaMismatch {
+                line: self.line_no,
+                detail: "the header is not a CSV line (an unterminated quote)".to_owned(),
+            });
+        }
+        let names: Vec<String> = (0..cells.len())
+            .map(|i| String::from_utf8_lossy(cells.get(line, i).trim_ascii()).into_owned())
+            .collect();
+        let mut seen: std::collections::HashSet<&str> =
+            std::collections::HashSet::with_capacity(names.len());
+        if let Some(name) = names.iter().find(|n| !seen.insert(n.as_str())) {
+            return Err(TraceError::DuplicateColumn {
+                line: self.line_no,
+                name: name.clone(),
+            });
+        }
+        let mapped =
+            MappedCsv::from_header(schema, &wanted(&self.opts.filter), &names, self.line_no)?;
+        if mapped.has_sessions() {
+            self.acc.session = Some(Vec::new());
+        }
+        self.columns = names;
+        self.layout = format!("mapped CSV ({shown}mapping sha256 {sha}…, arrival in {unit})");
+        self.adapter = Adapter::MappedCsv(mapped);
+        Ok(Detected::Header)
+    }
+
     /// `--model` and `--log-type` name BurstGPT columns: on any other format they would
     /// silently filter out every row, so they are refused instead.
     fn check_filters_apply(&self, format: Format) -> Result<(), TraceError> {
+        let filter = &self.opts.filter;
+        if !filter.fields.is_empty() {
+            return Err(TraceError::FilterNotApplicable {
+                filter: "where",
+                format,
+            });
+        }
         if format == Format::Burstgpt {
             return Ok(());
         }
-        let filter = &self.opts.filter;
         let named = if filter.model.is_some() {
             Some("model")
         } else if filter.log_type.is_some() {
@@ -605,7 +730,12 @@ impl Ingester {
     /// A row the adapter read: accounted now, or recorded for a join (a shard).
     fn accept(&mut self, row: Row<'_>) {
         let filter = &self.opts.filter;
-        let excluded = if filter
+        let excluded = if row.excluded.is_some() {
+            row.excluded
+        } else if self.opts.schema.is_some() {
+            // A mapped log's adapter decided every filter it has.
+            None
+        } else if filter
             .model
             .as_ref()
             .is_some_and(|m| row.model.map(<[u8]>::trim_ascii) != Some(m.as_bytes()))
@@ -625,12 +755,14 @@ impl Ingester {
             input: row.input,
             output: row.output,
             excluded,
-            session: row.session,
+            session: row.session.as_deref(),
             hash_ids: row.hash_ids.as_deref(),
         };
         match self.recorder.as_deref_mut() {
             Some(recorder) => {
-                let cell_filtered = filter.model.is_some() || filter.log_type.is_some();
+                let cell_filtered = filter.model.is_some()
+                    || filter.log_type.is_some()
+                    || !filter.fields.is_empty();
                 recorder.record(&sound, self.line_no, cell_filtered);
             }
             None => self.account(sound),
@@ -651,7 +783,11 @@ impl Ingester {
                 ))
             };
             let field = time_field(&self.adapter);
-            self.record_drop(Defect::new(DropReason::NonMonotonicArrival, field, detail));
+            self.record_drop(Defect {
+                reason: DropReason::NonMonotonicArrival,
+                field,
+                detail,
+            });
             return;
         }
         match acc.last_ts {
@@ -687,20 +823,20 @@ impl Ingester {
         }
         if row.input == 0 {
             let field = input_field(&self.adapter);
-            self.record_drop(Defect::new(
-                DropReason::ZeroInputTokens,
+            self.record_drop(Defect {
+                reason: DropReason::ZeroInputTokens,
                 field,
-                "0 prompt tokens",
-            ));
+                detail: Cow::Borrowed("0 prompt tokens"),
+            });
             return;
         }
         if row.output == 0 {
             let field = output_field(&self.adapter);
-            self.record_drop(Defect::new(
-                DropReason::ZeroOutputTokens,
+            self.record_drop(Defect {
+                reason: DropReason::ZeroOutputTokens,
                 field,
-                "0 completion tokens",
-            ));
+                detail: Cow::Borrowed("0 completion tokens"),
+            });
             return;
         }
         acc.arrivals_raw.push(row.ts_ns);
@@ -743,7 +879,7 @@ impl Ingester {
         if examples.len() < self.opts.limits.max_examples_per_reason {
             examples.push(RowIssue {
                 line: self.line_no,
-                field: defect.field.map(str::to_owned),
+                field: defect.field.map(Cow::into_owned),
                 detail: defect.detail.into_owned(),
             });
         }
@@ -1088,12 +1224,29 @@ impl Ingester {
     }
 }
 
+/// The caller's cell filters as a mapped log's adapter applies them: `--trace-model` on the
+/// mapping's `model` filter, `--log-type` on `log_type`, each `--where` on its own name.
+fn wanted(filter: &CallerFilter) -> Vec<(String, String, FilterReason)> {
+    let mut out = Vec::new();
+    if let Some(m) = &filter.model {
+        out.push(("model".to_owned(), m.clone(), FilterReason::Model));
+    }
+    if let Some(t) = &filter.log_type {
+        out.push(("log_type".to_owned(), t.clone(), FilterReason::LogType));
+    }
+    for (name, value) in &filter.fields {
+        out.push((name.clone(), value.clone(), FilterReason::Field));
+    }
+    out
+}
+
 fn adapter_format(adapter: &Adapter) -> Option<Format> {
     match adapter {
         Adapter::AwaitingHeader => None,
         Adapter::Burstgpt(_) => Some(Format::Burstgpt),
         Adapter::Azure(_) => Some(Format::Azure),
         Adapter::Mooncake => Some(Format::Mooncake),
+        Adapter::MappedCsv(_) | Adapter::MappedJson(_) => Some(Format::Mapped),
     }
 }
 
@@ -1105,29 +1258,35 @@ impl Accumulator {
     }
 }
 
-fn time_field(adapter: &Adapter) -> Option<&'static str> {
+fn time_field(adapter: &Adapter) -> Option<Cow<'static, str>> {
     match adapter {
-        Adapter::Burstgpt(_) => Some("Timestamp"),
-        Adapter::Azure(_) => Some("TIMESTAMP"),
-        Adapter::Mooncake => Some("timestamp"),
+        Adapter::Burstgpt(_) => Some(Cow::Borrowed("Timestamp")),
+        Adapter::Azure(_) => Some(Cow::Borrowed("TIMESTAMP")),
+        Adapter::Mooncake => Some(Cow::Borrowed("timestamp")),
+        Adapter::MappedCsv(m) => Some(Cow::Owned(m.names()[0].to_owned())),
+        Adapter::MappedJson(m) => Some(Cow::Owned(m.names()[0].to_owned())),
         Adapter::AwaitingHeader => None,
     }
 }
 
-fn input_field(adapter: &Adapter) -> Option<&'static str> {
+fn input_field(adapter: &Adapter) -> Option<Cow<'static, str>> {
     match adapter {
-        Adapter::Burstgpt(_) => Some("Request tokens"),
-        Adapter::Azure(_) => Some("ContextTokens"),
-        Adapter::Mooncake => Some("input_length"),
+        Adapter::Burstgpt(_) => Some(Cow::Borrowed("Request tokens")),
+        Adapter::Azure(_) => Some(Cow::Borrowed("ContextTokens")),
+        Adapter::Mooncake => Some(Cow::Borrowed("input_length")),
+        Adapter::MappedCsv(m) => Some(Cow::Owned(m.names()[1].to_owned())),
+        Adapter::MappedJson(m) => Some(Cow::Owned(m.names()[1].to_owned())),
         Adapter::AwaitingHeader => None,
     }
 }
 
-fn output_field(adapter: &Adapter) -> Option<&'static str> {
+fn output_field(adapter: &Adapter) -> Option<Cow<'static, str>> {
     match adapter {
-        Adapter::Burstgpt(_) => Some("Response tokens"),
-        Adapter::Azure(_) => Some("GeneratedTokens"),
-        Adapter::Mooncake => Some("output_length"),
+        Adapter::Burstgpt(_) => Some(Cow::Borrowed("Response tokens")),
+        Adapter::Azure(_) => Some(Cow::Borrowed("GeneratedTokens")),
+        Adapter::Mooncake => Some(Cow::Borrowed("output_length")),
+        Adapter::MappedCsv(m) => Some(Cow::Owned(m.names()[2].to_owned())),
+        Adapter::MappedJson(m) => Some(Cow::Owned(m.names()[2].to_owned())),
         Adapter::AwaitingHeader => None,
     }
 }
@@ -1146,14 +1305,4 @@ impl Sha256Stream {
     pub fn finalize(self) -> [u8; 32] {
         self.0.finalize().into()
     }
-}
-
-/// Lowercase hex of a digest.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
 }

@@ -9,10 +9,14 @@
 mod azure;
 mod burstgpt;
 mod csv_line;
+mod datetime;
+mod hex;
 mod ingest;
+mod mapped;
 mod mooncake;
 mod recording_grid;
 mod row;
+mod schema;
 mod shard;
 mod shard_error;
 
@@ -21,10 +25,14 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-pub(crate) use ingest::hex;
+pub(crate) use hex::hex;
 pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream, ShardIngester};
 pub use recording_grid::{
     ArrivalGaps, GRID_LADDER, GapBin, MAX_GAP_BINS, WINDOW_TICKS, recording_grid,
+};
+pub use schema::{
+    ArrivalField, PrefixBlocksField, SchemaDoc, SchemaError, TRACE_SCHEMA, TRACE_SCHEMA_MAX_BYTES,
+    TimeUnit, TraceSchema,
 };
 pub use shard::{Shard, ShardMeta, ShardRows};
 pub use shard_error::ShardError;
@@ -41,11 +49,18 @@ pub enum Format {
     Mooncake,
     /// Azure LLM inference CSV, 2023 and 2024: `TIMESTAMP,ContextTokens,GeneratedTokens`.
     Azure,
+    /// Any CSV or JSONL log read through a declared mapping (`--schema`): never detected.
+    Mapped,
 }
 
 impl Format {
     /// Every format, in a stable order.
-    pub const ALL: [Format; 3] = [Format::Burstgpt, Format::Mooncake, Format::Azure];
+    pub const ALL: [Format; 4] = [
+        Format::Burstgpt,
+        Format::Mooncake,
+        Format::Azure,
+        Format::Mapped,
+    ];
 
     /// The stable lowercase name used on the command line and in JSON.
     pub fn name(self) -> &'static str {
@@ -53,6 +68,7 @@ impl Format {
             Format::Burstgpt => "burstgpt",
             Format::Mooncake => "mooncake",
             Format::Azure => "azure",
+            Format::Mapped => "mapped",
         }
     }
 
@@ -161,6 +177,8 @@ pub enum FilterReason {
     TimeWindow,
     /// After the caller's maximum number of emitted rows.
     MaxRows,
+    /// A mapped log's filter column (`--where NAME=VALUE`) did not match.
+    Field,
 }
 
 impl FilterReason {
@@ -171,6 +189,7 @@ impl FilterReason {
             FilterReason::LogType => "log_type",
             FilterReason::TimeWindow => "time_window",
             FilterReason::MaxRows => "max_rows",
+            FilterReason::Field => "field",
         }
     }
 }
@@ -248,6 +267,10 @@ pub struct TraceMeta {
     pub distinct_timestamps: u64,
     /// Things a reader should know that are not counts.
     pub notes: Vec<String>,
+    /// The sha256 of the mapping the rows were read through (`Format::Mapped` only): with the
+    /// source's, what reproduces the trace as read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema_sha256: Option<String>,
 }
 
 impl TraceMeta {
@@ -490,6 +513,25 @@ pub enum TraceError {
         filter: &'static str,
         /// The format the file was read as.
         format: Format,
+    },
+    /// A caller filter names a filter the mapping does not declare.
+    #[error(
+        "the mapping declares no filter {name:?} (it declares: [{}]); add it to the mapping's `filters`",
+        declared.join(", ")
+    )]
+    FilterNotInSchema {
+        /// The filter asked for.
+        name: String,
+        /// The filters the mapping declares.
+        declared: Vec<String>,
+    },
+    /// The file does not fit the mapping in a way no row could fix.
+    #[error("line {line}: {detail}")]
+    SchemaMismatch {
+        /// Line of the header or first record.
+        line: u64,
+        /// What does not fit.
+        detail: String,
     },
     /// The emitted arrivals span more nanoseconds than an `i64` holds (~292 years): rebased,
     /// distinct arrivals would merge.

@@ -117,9 +117,10 @@ fn timestamp_ns(map: &Map<String, Value>) -> Result<i64, Defect> {
         .map_err(|e| number_defect(e, FIELD, text.as_bytes()))
 }
 
-fn hash_ids(map: &Map<String, Value>) -> Result<Option<Vec<u64>>, Defect> {
-    const FIELD: &str = "hash_ids";
-    match map.get(FIELD) {
+/// A list of prefix-block ids: absent or null is no list; anything but non-negative integers
+/// drops the row.
+pub(crate) fn ids(v: Option<&Value>, field: &str) -> Result<Option<Vec<u64>>, Defect> {
+    match v {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Array(items)) => items
             .iter()
@@ -127,18 +128,45 @@ fn hash_ids(map: &Map<String, Value>) -> Result<Option<Vec<u64>>, Defect> {
             .collect::<Option<Vec<u64>>>()
             .map(Some)
             .ok_or_else(|| {
-                Defect::new(
+                Defect::named(
                     DropReason::MalformedRow,
-                    Some(FIELD),
-                    "hash_ids must all be non-negative integers",
+                    field,
+                    format!("{field} must all be non-negative integers"),
                 )
             }),
-        Some(other) => Err(Defect::new(
+        Some(other) => Err(Defect::named(
             DropReason::MalformedRow,
-            Some(FIELD),
-            format!("hash_ids must be a list, found {}", kind(other)),
+            field,
+            format!("{field} must be a list, found {}", kind(other)),
         )),
     }
+}
+
+/// Each id names a block of at least one token, whatever the block size a replay picks
+/// (`plan --chunk-size`): more ids than the prompt has tokens cannot be this row's (vLLM
+/// would ignore the extra ids; a reader of the prefix structure would not). A zero-token
+/// prompt is named by the zero-token check instead.
+pub(crate) fn check_blocks_fit(
+    ids: Option<&[u64]>,
+    input: u32,
+    field: Option<&str>,
+) -> Result<(), Defect> {
+    if let Some(ids) = ids
+        && input > 0
+        && ids.len() as u64 > u64::from(input)
+    {
+        let mut d = Defect::new(
+            DropReason::PrefixBlocksExceedPrompt,
+            None,
+            format!(
+                "{} prefix blocks for a {input}-token prompt: no block size fits them",
+                ids.len()
+            ),
+        );
+        d.field = field.map(|f| std::borrow::Cow::Owned(f.to_owned()));
+        return Err(d);
+    }
+    Ok(())
 }
 
 /// A row's object, and the first of its keys that appears twice (serde_json keeps the last).
@@ -172,8 +200,8 @@ impl<'de> serde::Deserialize<'de> for Object {
     }
 }
 
-/// Reads one line.
-pub(crate) fn read(line: &[u8]) -> Result<Row<'static>, Defect> {
+/// A line as a JSON object, and the first of its keys that appears twice.
+pub(crate) fn object(line: &[u8]) -> Result<(Map<String, Value>, Option<String>), Defect> {
     let Object { map, duplicate } = serde_json::from_slice(line).map_err(|e| {
         Defect::new(
             DropReason::MalformedRow,
@@ -181,6 +209,12 @@ pub(crate) fn read(line: &[u8]) -> Result<Row<'static>, Defect> {
             format!("not a JSON object: {e}"),
         )
     })?;
+    Ok((map, duplicate))
+}
+
+/// Reads one line.
+pub(crate) fn read(line: &[u8]) -> Result<Row<'static>, Defect> {
+    let (map, duplicate) = object(line)?;
     if let Some(key) = duplicate {
         let field = KNOWN.iter().copied().find(|k| *k == key);
         let shown: String = key.chars().take(40).collect();
@@ -195,30 +229,15 @@ pub(crate) fn read(line: &[u8]) -> Result<Row<'static>, Defect> {
     let ts_ns = timestamp_ns(&map)?;
     let input = tokens(&map, "input_length")?;
     let output = tokens(&map, "output_length")?;
-    let hash_ids = hash_ids(&map)?;
-    // Each id names a block of at least one token, whatever the block size a replay picks
-    // (`plan --chunk-size`): more ids than the prompt has tokens cannot be this row's (vLLM
-    // would ignore the extra ids; a reader of the prefix structure would not). A zero-token
-    // prompt is named by the zero-token check instead.
-    if let Some(ids) = &hash_ids
-        && input > 0
-        && ids.len() as u64 > u64::from(input)
-    {
-        return Err(Defect::new(
-            DropReason::PrefixBlocksExceedPrompt,
-            Some("hash_ids"),
-            format!(
-                "{} prefix blocks for a {input}-token prompt: no block size fits them",
-                ids.len()
-            ),
-        ));
-    }
+    let hash_ids = ids(map.get("hash_ids"), "hash_ids")?;
+    check_blocks_fit(hash_ids.as_deref(), input, Some("hash_ids"))?;
     Ok(Row {
         ts_ns,
         input,
         output,
         model: None,
         log_type: None,
+        excluded: None,
         session: None,
         hash_ids,
     })

@@ -17,14 +17,17 @@ pub(crate) struct Row<'a> {
     pub(crate) output: u32,
     pub(crate) model: Option<&'a [u8]>,
     pub(crate) log_type: Option<&'a [u8]>,
-    pub(crate) session: Option<&'a [u8]>,
+    /// The caller's filter that left the row out, when the adapter decided it (a mapped log's
+    /// filter columns); the ingester decides `model` and `log_type` for the built-in formats.
+    pub(crate) excluded: Option<super::FilterReason>,
+    pub(crate) session: Option<Cow<'a, [u8]>>,
     pub(crate) hash_ids: Option<Vec<u64>>,
 }
 
 /// A row an adapter could not read.
 pub(crate) struct Defect {
     pub(crate) reason: DropReason,
-    pub(crate) field: Option<&'static str>,
+    pub(crate) field: Option<Cow<'static, str>>,
     pub(crate) detail: Cow<'static, str>,
 }
 
@@ -36,7 +39,20 @@ impl Defect {
     ) -> Defect {
         Defect {
             reason,
-            field,
+            field: field.map(Cow::Borrowed),
+            detail: detail.into(),
+        }
+    }
+
+    /// A defect of a column whose name the log chose (a mapped log's).
+    pub(crate) fn named(
+        reason: DropReason,
+        field: &str,
+        detail: impl Into<Cow<'static, str>>,
+    ) -> Defect {
+        Defect {
+            reason,
+            field: Some(Cow::Owned(field.to_owned())),
             detail: detail.into(),
         }
     }

@@ -1,0 +1,154 @@
+//! ISO 8601 / RFC 3339 datetimes to integer nanoseconds since the Unix epoch, exactly.
+//!
+//! Azure's traces and any mapped log with a datetime arrival read their stamps here. Integer
+//! arithmetic only: a float of epoch nanoseconds would lose the fractions that order a burst.
+
+/// Why a stamp is not a datetime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DatetimeError {
+    /// Not of the form the parser reads.
+    Shape,
+    /// Before 1970 or past i64 nanoseconds.
+    Range,
+}
+
+fn digits(s: &[u8]) -> Option<i64> {
+    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        s.iter()
+            .fold(0i64, |acc, &b| acc * 10 + i64::from(b - b'0')),
+    )
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// Days in `month` of `year` (proleptic Gregorian).
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Parses `YYYY-MM-DD[ T]HH:MM:SS[.f{1,9}][Z|±HH:MM]` to nanoseconds since the Unix epoch,
+/// and whether the stamp carried its own offset (a zone-less stamp is read as UTC here; the
+/// caller applies the zone it was declared in).
+pub(crate) fn parse_datetime_ns(s: &[u8]) -> Result<(i64, bool), DatetimeError> {
+    use DatetimeError::{Range, Shape};
+    let field = |a: usize, b: usize| s.get(a..b).and_then(digits).ok_or(Shape);
+    if s.get(4) != Some(&b'-')
+        || s.get(7) != Some(&b'-')
+        || s.get(13) != Some(&b':')
+        || s.get(16) != Some(&b':')
+    {
+        return Err(Shape);
+    }
+    if !matches!(s.get(10), Some(b' ' | b'T')) {
+        return Err(Shape);
+    }
+    let (year, month, day) = (field(0, 4)?, field(5, 7)?, field(8, 10)?);
+    let (hour, minute, second) = (field(11, 13)?, field(14, 16)?, field(17, 19)?);
+    if !(1..=12).contains(&month)
+        || day < 1
+        || day > days_in_month(year, month)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return Err(Shape);
+    }
+    let mut rest = s.get(19..).unwrap_or_default();
+    let mut frac_ns = 0i64;
+    if let Some(after_dot) = rest.strip_prefix(b".") {
+        let n = after_dot.iter().take_while(|b| b.is_ascii_digit()).count();
+        if n == 0 || n > 9 {
+            return Err(Shape);
+        }
+        let frac = after_dot.get(..n).and_then(digits).ok_or(Shape)?;
+        frac_ns = frac * 10i64.pow(9 - n as u32);
+        rest = after_dot.get(n..).unwrap_or_default();
+    }
+    let (offset_s, had_offset) = match rest {
+        [] => (0, false),
+        [b'Z'] => (0, true),
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let h = digits(&[*h1, *h2]).ok_or(Shape)?;
+            let m = digits(&[*m1, *m2]).ok_or(Shape)?;
+            if h > 23 || m > 59 {
+                return Err(Shape);
+            }
+            let off = h * 3600 + m * 60;
+            (if *sign == b'-' { -off } else { off }, true)
+        }
+        _ => return Err(Shape),
+    };
+    let days = days_from_civil(year, month, day);
+    let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_s;
+    if secs < 0 {
+        return Err(Range);
+    }
+    let ns = secs
+        .checked_mul(1_000_000_000)
+        .and_then(|v| v.checked_add(frac_ns))
+        .ok_or(Range)?;
+    Ok((ns, had_offset))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seven_digit_fractions_keep_100ns() {
+        let (a, off) = parse_datetime_ns(b"2023-11-16 18:15:46.6805900").unwrap();
+        let (b, _) = parse_datetime_ns(b"2023-11-16 18:15:46.6806000").unwrap();
+        assert!(!off);
+        assert_eq!(b - a, 10_000);
+        assert_eq!(a % 1_000_000_000, 680_590_000);
+        assert_eq!(a / 1_000_000_000, 1_700_158_546);
+    }
+
+    #[test]
+    fn leap_days_exist_only_in_leap_years() {
+        assert!(parse_datetime_ns(b"2024-02-29 00:00:00").is_ok());
+        assert!(parse_datetime_ns(b"2000-02-29 00:00:00").is_ok());
+        assert!(parse_datetime_ns(b"2100-02-29 00:00:00").is_err());
+    }
+
+    #[test]
+    fn offset_shapes_of_2024_both_parse() {
+        let (a, off) = parse_datetime_ns(b"2024-05-10 00:00:00.001163+00:00").unwrap();
+        let (b, _) = parse_datetime_ns(b"2024-05-10 00:00:00+00:00").unwrap();
+        assert!(off);
+        assert_eq!(a - b, 1_163_000);
+        let (c, _) = parse_datetime_ns(b"2024-05-10 02:00:00+02:00").unwrap();
+        assert_eq!(c, b);
+    }
+
+    #[test]
+    fn bad_shapes_are_refused() {
+        for s in [
+            "2023-11-16",
+            "2023-13-16 18:15:46",
+            "2023-11-16 18:15:46.",
+            "2023-11-16 18:15:46+0000",
+            "x023-11-16 18:15:46",
+            "1969-12-31 23:59:59",
+        ] {
+            assert!(parse_datetime_ns(s.as_bytes()).is_err(), "{s}");
+        }
+    }
+}
