@@ -574,6 +574,8 @@ pub enum FormatArg {
     Mooncake,
     /// Azure LLM inference CSV, 2023 or 2024 (TIMESTAMP, ContextTokens, GeneratedTokens).
     Azure,
+    /// RAGPulse JSONL (segmented hash_ids; companion files beside it give the lengths).
+    Ragpulse,
 }
 
 /// Which part of a trace file to read, and as what: the flags `trace inspect` and `plan`

@@ -5,8 +5,7 @@
 //! every command that takes it and a wrong value is refused in the same words.
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,6 +20,7 @@ use loadproof_core::trace::{Sha256Stream, TRACE_SCHEMA_MAX_BYTES, TraceSchema};
 use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, Limits, Trace};
 
 use crate::args::{FormatArg, TraceSliceArgs};
+pub(crate) use crate::user_file::{not_a_regular_file, open_file, read_file};
 
 /// Chunk size for reading: large enough to amortise syscalls, small enough for progress.
 const CHUNK_BYTES: usize = 4 << 20;
@@ -39,6 +39,7 @@ pub(crate) fn format_of(arg: FormatArg) -> Format {
         FormatArg::Burstgpt => Format::Burstgpt,
         FormatArg::Mooncake => Format::Mooncake,
         FormatArg::Azure => Format::Azure,
+        FormatArg::Ragpulse => Format::Ragpulse,
     }
 }
 
@@ -94,6 +95,7 @@ pub(crate) fn slice_options(slice: &TraceSliceArgs) -> Result<IngestOptions> {
         format: slice.format.map(format_of),
         filter,
         limits: Limits::STANDARD,
+        block_lengths: None,
         schema: read_schema(slice.schema.as_deref())?,
     })
 }
@@ -147,64 +149,6 @@ pub(crate) const MAX_DOCUMENT_BYTES: u64 = 4 << 30;
 /// The largest file `receipt import` takes as one evidence block (1 GiB).
 pub(crate) const MAX_EVIDENCE_BYTES: u64 = 1 << 30;
 
-/// What is at `path`, when it is not a regular file loadproof can read: a FIFO with no writer
-/// would block forever, a directory or device is not a document.
-pub(crate) fn not_a_regular_file(path: &Path) -> Option<String> {
-    use std::os::unix::fs::FileTypeExt;
-    let meta = std::fs::metadata(path).ok()?;
-    let kind = meta.file_type();
-    let what = if kind.is_file() {
-        return None;
-    } else if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a FIFO (named pipe)"
-    } else if kind.is_socket() {
-        "a socket"
-    } else if kind.is_block_device() || kind.is_char_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    };
-    Some(format!(
-        "{}: is {what}, not a regular file; loadproof reads files whose size it can know",
-        path.display()
-    ))
-}
-
-/// Opens a regular file for reading; anything else is bad input naming what it is.
-pub(crate) fn open_file(path: &Path) -> Result<File> {
-    if let Some(why) = not_a_regular_file(path) {
-        return Err(BadInput(why).into());
-    }
-    File::open(path).with_context(|| format!("opening {}", path.display()))
-}
-
-/// A whole regular file of at most `limit` bytes (`what` names it in the refusal). The limit
-/// is checked before reading and enforced while reading, so a file that grows or a sparse
-/// file of a terabyte costs at most `limit` bytes of memory.
-pub(crate) fn read_file(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>> {
-    let file = open_file(path)?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let over = |n: u64| {
-        BadInput(format!(
-            "{}: {n} bytes, over the {limit}-byte limit for {what}",
-            path.display()
-        ))
-    };
-    if len > limit {
-        return Err(over(len).into());
-    }
-    let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
-    file.take(limit.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .with_context(|| format!("reading {}", path.display()))?;
-    if bytes.len() as u64 > limit {
-        return Err(over(bytes.len() as u64).into());
-    }
-    Ok(bytes)
-}
-
 // ---- Receipts and plans ----
 
 /// A receipt file: its bytes (their sha256 is the file's digest) and the receipt they hold. A
@@ -237,6 +181,7 @@ pub(crate) fn read_plan_doc(path: &Path) -> Result<(Vec<u8>, PlanDoc)> {
 
 /// Reads `path` fully through an [`Ingester`], with a progress bar on a TTY stderr.
 pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
+    let opts = crate::companions::with_companions(path, opts)?;
     let mut file = open_file(path)?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
     let bar = (std::io::stderr().is_terminal() && len >= PROGRESS_MIN_BYTES).then(|| {

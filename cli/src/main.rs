@@ -3,6 +3,7 @@
 mod args;
 mod audit_cmd;
 mod bad_input;
+mod companions;
 mod compare_cmd;
 mod fire;
 mod gate;
@@ -21,6 +22,7 @@ mod stream_out;
 mod synth_cmd;
 mod tls;
 mod trace_cmd;
+mod user_file;
 
 use std::io::{self, Write};
 use std::process::ExitCode;

@@ -132,9 +132,26 @@ pub fn check(args: &PlanCheckArgs, out: &mut impl Write) -> Result<ExitCode> {
         format: Some(doc.source.format),
         filter: doc.slice.filter(),
         limits: Limits::STANDARD,
+        block_lengths: None,
         schema,
     };
     let trace = ingest_file(&source, ingest)?;
+    let companions = trace
+        .meta()
+        .segments
+        .as_ref()
+        .map(|s| s.companions.clone())
+        .unwrap_or_default();
+    if companions != doc.source.companions {
+        return Err(BadInput(format!(
+            "{}: the source was planned with companion files {:?}; beside {} now are {:?}",
+            doc_path.display(),
+            doc.source.companions,
+            source.display(),
+            companions
+        ))
+        .into());
+    }
     let source_sha = trace.meta().source_sha256.clone();
     let verdict = match verify_directory(&args.dir, &doc, trace, options) {
         Ok((verdict, back)) => {

@@ -6,9 +6,54 @@ use std::path::Path;
 
 use loadproof_core::InspectReport;
 use loadproof_core::plan::{Fidelity, PLAN_FILE, PlanDoc};
+use loadproof_core::trace::SegmentReport;
 
 fn opt(v: Option<f64>) -> String {
     v.map_or_else(|| "undefined".to_owned(), |x| x.to_string())
+}
+
+/// RAGPulse's segments: how each one's ids recur across requests (what a prefix cache could
+/// reuse), and the tokens the trace leaves undescribed.
+fn segments_text(seg: &SegmentReport, out: &mut impl Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "  segments (ids seen again in a later request could be served from a prefix cache):"
+    )?;
+    writeln!(
+        out,
+        "    {:<14} {:>7} {:>8} {:>9} {:>14} {:>11} {:>16}",
+        "segment", "rows", "ids", "distinct", "repeated", "tokens", "repeated tokens"
+    )?;
+    let tokens = |v: Option<u64>| v.map_or_else(|| "unknown".to_owned(), |t| t.to_string());
+    for s in &seg.segments {
+        let share = if s.ids > 0 {
+            format!(" ({:.0}%)", 100.0 * s.repeated_ids as f64 / s.ids as f64)
+        } else {
+            String::new()
+        };
+        writeln!(
+            out,
+            "    {:<14} {:>7} {:>8} {:>9} {:>14} {:>11} {:>16}",
+            s.segment,
+            s.rows,
+            s.ids,
+            s.distinct_ids,
+            format!("{}{share}", s.repeated_ids),
+            tokens(s.tokens),
+            tokens(s.repeated_tokens)
+        )?;
+    }
+    match seg.undescribed_tokens {
+        Some([lo, mid, hi]) => writeln!(
+            out,
+            "    per prompt, input_length minus its segments: min {lo}, median {mid}, max {hi} tokens the trace does not describe"
+        )?,
+        None => writeln!(
+            out,
+            "    token lengths unknown: the companion files were not beside the trace"
+        )?,
+    }
+    Ok(())
 }
 
 /// The text report of `loadproof trace inspect`.
@@ -49,6 +94,9 @@ pub fn inspect_text(r: &InspectReport, out: &mut impl Write) -> io::Result<()> {
         for (reason, count) in &m.filtered {
             writeln!(out, "    {:<24} {count}", reason.name())?;
         }
+    }
+    if let Some(seg) = &m.segments {
+        segments_text(seg, out)?;
     }
     match (&r.regime, &r.regime_error) {
         (Some(g), _) => {

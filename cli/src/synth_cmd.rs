@@ -209,6 +209,7 @@ fn write_trace(synth: Synthesizer, path: &Path) -> Result<Written> {
         format: Some(format),
         filter: CallerFilter::default(),
         limits: Limits::STANDARD,
+        block_lengths: None,
         schema: None,
     }));
     let mut ingest_error = None;

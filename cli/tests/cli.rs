@@ -721,3 +721,121 @@ fn hex_sha256(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect()
 }
+
+/// The RAGPulse sample and its companion files copied to a scratch directory (as a user
+/// downloads them: side by side), with `keep` of the five companions.
+fn ragpulse_dir(test: &str, keep: usize) -> PathBuf {
+    let dir = scratch(test);
+    let src = shared("traces/ragpulse");
+    std::fs::copy(
+        src.join("0_trace.first400.jsonl"),
+        dir.join("0_trace.jsonl"),
+    )
+    .unwrap();
+    for name in [
+        "1_sys_prompt.jsonl",
+        "2_passages.jsonl",
+        "3_history.jsonl",
+        "4_user_input.jsonl",
+        "5_web_search.jsonl",
+    ]
+    .iter()
+    .take(keep)
+    {
+        std::fs::copy(src.join(name), dir.join(name)).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn ragpulse_is_read_with_the_companion_files_found_beside_it() {
+    let dir = ragpulse_dir("ragpulse-all", 5);
+    let trace = dir.join("0_trace.jsonl");
+    let out = run(&["trace", "inspect", trace.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = json(&out);
+    assert_eq!(v["format"], "ragpulse");
+    assert_eq!(v["emitted"], 400);
+    assert_eq!(
+        v["segments"]["undescribed_tokens"],
+        serde_json::json!([6, 9, 12])
+    );
+    let sys_sha = hex_sha256(&std::fs::read(dir.join("1_sys_prompt.jsonl")).unwrap());
+    assert_eq!(
+        v["segments"]["companions"]["1_sys_prompt.jsonl"],
+        sys_sha.as_str()
+    );
+    let text = run(&["trace", "inspect", trace.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("passages_ids") && text.contains("median 9"),
+        "{text}"
+    );
+    // The plan says what timed_trace cannot rebuild, and records the companions.
+    let plan = dir.join("plan");
+    let p = run(&[
+        "plan",
+        trace.to_str().unwrap(),
+        "--out",
+        plan.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        p.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&p.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(plan.join("plan.json")).unwrap()).unwrap();
+    assert_eq!(
+        doc["source"]["companions"]["1_sys_prompt.jsonl"],
+        sys_sha.as_str()
+    );
+    let notes = doc["notes"].to_string();
+    assert!(
+        notes.contains("NOT replayed") && notes.contains("one chunk size"),
+        "{notes}"
+    );
+    // A companion changed after planning: plan check refuses to re-read the source as planned.
+    std::fs::write(
+        dir.join("5_web_search.jsonl"),
+        "{\"web_search_id\": 1, \"token_length\": 2}\n",
+    )
+    .unwrap();
+    let check = run(&["plan", "check", plan.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&check.stderr).contains("companion files"));
+}
+
+#[test]
+fn ragpulse_with_some_of_its_companions_is_refused_naming_the_missing() {
+    let dir = ragpulse_dir("ragpulse-some", 3);
+    let trace = dir.join("0_trace.jsonl");
+    let out = run(&["trace", "inspect", trace.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("4_user_input.jsonl")
+            && said.contains("5_web_search.jsonl")
+            && said.contains("missing"),
+        "{said}"
+    );
+    // None beside it: read, and said to be without lengths.
+    let dir = ragpulse_dir("ragpulse-none", 0);
+    let out = run(&[
+        "trace",
+        "inspect",
+        dir.join("0_trace.jsonl").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        json(&out)["segments"]["undescribed_tokens"],
+        serde_json::Value::Null
+    );
+}

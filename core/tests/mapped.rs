@@ -16,6 +16,7 @@ fn schema(json: &str) -> Arc<TraceSchema> {
 
 fn mapped(json: &str) -> IngestOptions {
     IngestOptions {
+        block_lengths: None,
         schema: Some(schema(json)),
         ..opts()
     }

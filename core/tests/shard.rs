@@ -299,6 +299,7 @@ fn a_mapped_log_read_in_parts_is_the_log_read_whole() {
     )
     .unwrap();
     let o = IngestOptions {
+        block_lengths: None,
         schema: Some(std::sync::Arc::new(schema)),
         ..opts()
     };

@@ -1116,6 +1116,7 @@ fn hostile_opts() -> impl Strategy<Value = IngestOptions> {
                 max_line_bytes,
                 max_examples_per_reason,
             },
+            block_lengths: None,
             schema: None,
         })
 }

@@ -65,6 +65,8 @@ pub fn options() -> IngestOptions {
         format: None,
         filter: CallerFilter::default(),
         limits: Limits::STANDARD,
+        block_lengths: None,
+        schema: None,
     }
 }
 

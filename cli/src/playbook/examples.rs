@@ -279,6 +279,7 @@ fn example_row(root: &Path, e: &Example) -> Result<Row> {
             format: None,
             filter,
             limits: Limits::STANDARD,
+            block_lengths: None,
             schema: None,
         },
     )?;

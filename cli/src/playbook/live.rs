@@ -35,6 +35,7 @@ pub(super) fn live_from_trace(args: &PlaybookMatchArgs, path: &Path) -> Result<L
             format: args.format.map(format_of),
             filter: caller_filter(None, None, None, None, None)?,
             limits: Limits::STANDARD,
+            block_lengths: None,
             schema: read_schema(args.schema.as_deref())?,
         },
     )?;

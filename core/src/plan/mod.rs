@@ -354,6 +354,11 @@ impl Plan {
                 session_rows: meta.session_rows,
                 sessions: meta.sessions,
                 schema_sha256: meta.schema_sha256.clone(),
+                companions: meta
+                    .segments
+                    .as_ref()
+                    .map(|s| s.companions.clone())
+                    .unwrap_or_default(),
             },
             slice: Slice {
                 model: filter.model.clone(),
@@ -405,7 +410,19 @@ fn notes(trace: &Trace, blocks: &BlockPlan, unit: TimeUnit, options: &PlanOption
             "vLLM ≥ {MIN_VLLM} reads timed_trace, but sends prompts as token ids (exact lengths) only from the release with vLLM PR #45423 (merged 2026-08-13; verified here on 0.32.0); older releases send decoded text the server re-tokenizes, so server-side prompt lengths drift"
         ),
     ];
-    if meta.prefix_block_tokens.is_none() {
+    if let Some(seg) = &meta.segments {
+        let known = seg.undescribed_tokens.is_some();
+        notes.push(format!(
+            "prefix blocks SYNTHESIZED although the source records its prefix structure: RAGPulse names each request's blocks by segment (sys_prompt, passages, history, web_search, user_input), {}. vLLM's timed_trace gives every hash id one chunk size ({} tokens here), so it cannot rebuild those blocks, and this plan does not pretend to: every request gets fresh ids ({} of them), prompt lengths hold, and the source's sharing (see `trace inspect`'s segments) is NOT replayed — prefix-cache reuse is understated, never overstated. A client that builds each block at its own length could replay it; loadproof's native client does not do that yet",
+            if known {
+                "and each id has its own token length (512, 437, … 4 tokens), given by the companion files"
+            } else {
+                "but without the companion files beside the trace the ids' token lengths are unknown"
+            },
+            blocks.chunk,
+            blocks.synthesized_ids
+        ));
+    } else if meta.prefix_block_tokens.is_none() {
         notes.push(format!(
             "prefix blocks SYNTHESIZED: the source has no prefix identity, so every request gets fresh ids ({} ids of {} tokens). Prompt lengths hold; no prefix sharing is implied, so prefix-cache reuse is understated, never overstated, and a prefix-dependent result measured on this replay is a floor",
             blocks.synthesized_ids, blocks.chunk
@@ -484,6 +501,9 @@ pub struct SourceSummary {
     /// The sha256 of the mapping the source was read through (a mapped log only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_sha256: Option<String>,
+    /// The companion files the source was read with, name → sha256 (RAGPulse only).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub companions: BTreeMap<String, String>,
 }
 
 /// The caller's slice and speed-up, enough to rebuild the planned trace from the source.

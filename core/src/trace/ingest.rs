@@ -17,6 +17,7 @@ use super::csv_line::Cells;
 use super::hex::hex;
 use super::mapped::{MappedCsv, MappedJson};
 use super::mooncake;
+use super::ragpulse::{self, BlockLengths, SegmentIds, SegmentTally};
 use super::row::{Defect, Row};
 use super::schema::TraceSchema;
 use super::shard::{EXCLUDED_LOG_TYPE, EXCLUDED_MODEL, Shard, ShardMeta, ShardRows};
@@ -70,7 +71,10 @@ pub struct IngestOptions {
     pub filter: CallerFilter,
     /// Parser bounds.
     pub limits: Limits,
-    /// Read the source through this mapping instead of detecting a built-in format.
+    /// RAGPulse's companion files, read: the token length of every segment id.
+    pub block_lengths: Option<std::sync::Arc<BlockLengths>>,
+    /// Read the source through this mapping instead of detecting a built-in format (a forced
+    /// `format` is then not used: the trace is `Format::Mapped`).
     pub schema: Option<std::sync::Arc<TraceSchema>>,
 }
 
@@ -81,6 +85,7 @@ impl Default for IngestOptions {
             format: None,
             filter: CallerFilter::default(),
             limits: Limits::STANDARD,
+            block_lengths: None,
             schema: None,
         }
     }
@@ -109,6 +114,7 @@ enum Adapter {
     Mooncake,
     MappedCsv(MappedCsv),
     MappedJson(MappedJson),
+    Ragpulse,
 }
 
 /// Most rows [`Ingester::reserve_for_source_bytes`] reserves room for (16 bytes a row).
@@ -147,6 +153,7 @@ struct Sound<'a> {
     excluded: Option<FilterReason>,
     session: Option<&'a [u8]>,
     hash_ids: Option<&'a [u64]>,
+    segments: Option<&'a SegmentIds>,
 }
 
 /// What a [`ShardIngester`] keeps of its sound rows.
@@ -178,6 +185,7 @@ struct Accumulator {
     min_gap_ns: Option<i64>,
     distinct_timestamps: u64,
     notes: Vec<String>,
+    segments: Option<SegmentTally>,
 }
 
 impl Ingester {
@@ -325,6 +333,7 @@ impl Ingester {
             }
             Adapter::Mooncake => Format::Mooncake,
             Adapter::MappedCsv(_) | Adapter::MappedJson(_) => Format::Mapped,
+            Adapter::Ragpulse => Format::Ragpulse,
         };
         let mut acc = self.acc;
         // A reservation larger than the rows kept (`reserve_for_source_bytes`) is given back.
@@ -374,6 +383,7 @@ impl Ingester {
                 (Format::Azure, _) => "datetime",
                 (Format::Mapped, Some(s)) => s.doc().arrival.unit.name(),
                 (Format::Mapped, None) => "",
+                (Format::Ragpulse, _) => "s",
             }
             .to_owned(),
             clock_anchor_ns: anchor,
@@ -387,6 +397,9 @@ impl Ingester {
             schema_sha256: schema
                 .filter(|_| format == Format::Mapped)
                 .map(|s| s.sha256().to_owned()),
+            segments: acc
+                .segments
+                .map(|t| t.report(self.opts.block_lengths.as_deref())),
         };
         let requests = Requests {
             arrival_ns,
@@ -471,6 +484,14 @@ impl Ingester {
             Adapter::Mooncake => mooncake::read(line),
             Adapter::MappedCsv(cols) => cols.read(line, &mut cells),
             Adapter::MappedJson(fields) => fields.read(line),
+            Adapter::Ragpulse => match ragpulse::read(line, self.opts.block_lengths.as_deref()) {
+                Ok((row, segs)) => {
+                    self.accept_segmented(row, &segs);
+                    self.cells = cells;
+                    return;
+                }
+                Err(d) => Err(d),
+            },
         };
         match outcome {
             Ok(row) => self.accept(row),
@@ -490,7 +511,10 @@ impl Ingester {
     fn is_repeated_header(&self, line: &[u8]) -> bool {
         if matches!(
             self.adapter,
-            Adapter::Mooncake | Adapter::MappedJson(_) | Adapter::AwaitingHeader
+            Adapter::Mooncake
+                | Adapter::MappedJson(_)
+                | Adapter::Ragpulse
+                | Adapter::AwaitingHeader
         ) {
             return false;
         }
@@ -511,6 +535,29 @@ impl Ingester {
         let looks_json = line.trim_ascii_start().first() == Some(&b'{');
         if let Some(schema) = self.opts.schema.clone() {
             return self.detect_mapped(&schema, line, looks_json);
+        }
+        if looks_json
+            && (forced == Some(Format::Ragpulse)
+                || (forced.is_none() && ragpulse::looks_like(line)))
+        {
+            self.check_filters_apply(Format::Ragpulse)?;
+            self.columns = mooncake::field_names(line).unwrap_or_default();
+            let known = self.opts.block_lengths.is_some();
+            self.layout = if known {
+                "RAGPulse JSONL (segmented hash_ids, per-id token lengths from the 5 companion files)"
+            } else {
+                "RAGPulse JSONL (segmented hash_ids; no companion files: segment lengths unknown)"
+            }
+            .to_owned();
+            self.acc.session = Some(Vec::new());
+            self.acc.segments = Some(SegmentTally::default());
+            self.acc.notes.push(if known {
+                "hash_ids read as RAGPulse segments with each id's own token length; the trace's prefix blocks are left empty: the blocks are not one size, so no fixed-size prefix identity is claimed".to_owned()
+            } else {
+                "hash_ids read as RAGPulse segment ids without lengths (the companion files 1_sys_prompt.jsonl … 5_web_search.jsonl were not given): ids recur as reported, their tokens are unknown".to_owned()
+            });
+            self.adapter = Adapter::Ragpulse;
+            return Ok(Detected::DataRow);
         }
         if looks_json && forced.is_none_or(|f| f == Format::Mooncake) {
             let fields = match mooncake::field_names(line) {
@@ -602,6 +649,7 @@ impl Ingester {
                 Some(Format::Azure) => AzureColumns::missing_hint(&names),
                 Some(Format::Mooncake) => "; a Mooncake trace is JSON lines, one object per line".to_owned(),
                 Some(Format::Mapped) => "; a mapped log is read with --schema FILE".to_owned(),
+                Some(Format::Ragpulse) => "; a RAGPulse trace is JSON lines, one object per line".to_owned(),
                 None => "; known layouts: BurstGPT (Timestamp, Model, Request tokens, Response tokens, Total tokens, Log Type[, Session ID, Elapsed time]), Azure (TIMESTAMP, ContextTokens, GeneratedTokens), Mooncake JSONL (timestamp, input_length, output_length, hash_ids)".to_owned(),
             };
             return Err(TraceError::UnrecognisedLayout {
@@ -728,6 +776,19 @@ impl Ingester {
     }
 
     /// A row the adapter read: accounted now, or recorded for a join (a shard).
+    /// A RAGPulse row and its segments: accounted now (its source is never read in parts).
+    fn accept_segmented(&mut self, row: Row<'_>, segments: &SegmentIds) {
+        self.account(Sound {
+            ts_ns: row.ts_ns,
+            input: row.input,
+            output: row.output,
+            excluded: None,
+            session: row.session.as_deref(),
+            hash_ids: None,
+            segments: Some(segments),
+        });
+    }
+
     fn accept(&mut self, row: Row<'_>) {
         let filter = &self.opts.filter;
         let excluded = if row.excluded.is_some() {
@@ -757,6 +818,7 @@ impl Ingester {
             excluded,
             session: row.session.as_deref(),
             hash_ids: row.hash_ids.as_deref(),
+            segments: None,
         };
         match self.recorder.as_deref_mut() {
             Some(recorder) => {
@@ -863,6 +925,9 @@ impl Ingester {
             };
             sessions.push(idx);
         }
+        if let (Some(tally), Some(segs)) = (&mut acc.segments, row.segments) {
+            tally.add(segs, row.input, self.opts.block_lengths.as_deref());
+        }
         if let Some(prefix) = &mut acc.prefix {
             match row.hash_ids {
                 Some(ids) if !ids.is_empty() => prefix.ids.extend_from_slice(ids),
@@ -959,6 +1024,9 @@ impl ShardIngester {
         }
         if let Adapter::Azure(cols) = &probe.adapter {
             cols.set_stamps((0, 0));
+        }
+        if matches!(probe.adapter, Adapter::Ragpulse) {
+            return Err(ShardError::Unsplittable("RAGPulse").into());
         }
         let has_sessions = probe.acc.session.is_some();
         let has_prefix = probe.acc.prefix.is_some();
@@ -1172,6 +1240,7 @@ impl Ingester {
                 excluded,
                 session,
                 hash_ids,
+                segments: None,
             });
         }
     }
@@ -1218,6 +1287,7 @@ impl Ingester {
                     excluded: None,
                     session: None,
                     hash_ids: None,
+                    segments: None,
                 });
             }
         }
@@ -1247,6 +1317,7 @@ fn adapter_format(adapter: &Adapter) -> Option<Format> {
         Adapter::Azure(_) => Some(Format::Azure),
         Adapter::Mooncake => Some(Format::Mooncake),
         Adapter::MappedCsv(_) | Adapter::MappedJson(_) => Some(Format::Mapped),
+        Adapter::Ragpulse => Some(Format::Ragpulse),
     }
 }
 
@@ -1262,7 +1333,7 @@ fn time_field(adapter: &Adapter) -> Option<Cow<'static, str>> {
     match adapter {
         Adapter::Burstgpt(_) => Some(Cow::Borrowed("Timestamp")),
         Adapter::Azure(_) => Some(Cow::Borrowed("TIMESTAMP")),
-        Adapter::Mooncake => Some(Cow::Borrowed("timestamp")),
+        Adapter::Mooncake | Adapter::Ragpulse => Some(Cow::Borrowed("timestamp")),
         Adapter::MappedCsv(m) => Some(Cow::Owned(m.names()[0].to_owned())),
         Adapter::MappedJson(m) => Some(Cow::Owned(m.names()[0].to_owned())),
         Adapter::AwaitingHeader => None,
@@ -1273,7 +1344,7 @@ fn input_field(adapter: &Adapter) -> Option<Cow<'static, str>> {
     match adapter {
         Adapter::Burstgpt(_) => Some(Cow::Borrowed("Request tokens")),
         Adapter::Azure(_) => Some(Cow::Borrowed("ContextTokens")),
-        Adapter::Mooncake => Some(Cow::Borrowed("input_length")),
+        Adapter::Mooncake | Adapter::Ragpulse => Some(Cow::Borrowed("input_length")),
         Adapter::MappedCsv(m) => Some(Cow::Owned(m.names()[1].to_owned())),
         Adapter::MappedJson(m) => Some(Cow::Owned(m.names()[1].to_owned())),
         Adapter::AwaitingHeader => None,
@@ -1284,7 +1355,7 @@ fn output_field(adapter: &Adapter) -> Option<Cow<'static, str>> {
     match adapter {
         Adapter::Burstgpt(_) => Some(Cow::Borrowed("Response tokens")),
         Adapter::Azure(_) => Some(Cow::Borrowed("GeneratedTokens")),
-        Adapter::Mooncake => Some(Cow::Borrowed("output_length")),
+        Adapter::Mooncake | Adapter::Ragpulse => Some(Cow::Borrowed("output_length")),
         Adapter::MappedCsv(m) => Some(Cow::Owned(m.names()[2].to_owned())),
         Adapter::MappedJson(m) => Some(Cow::Owned(m.names()[2].to_owned())),
         Adapter::AwaitingHeader => None,

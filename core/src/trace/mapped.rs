@@ -13,14 +13,14 @@ use super::burstgpt::timestamp_ns;
 use super::csv_line::Cells;
 use super::datetime::{DatetimeError, parse_datetime_ns};
 use super::row::{Defect, Row, number_defect, token_cell};
-use super::schema::{TimeUnit, TraceSchema};
+use super::schema::{ArrivalUnit, TraceSchema};
 use super::{DropReason, FilterReason, TraceError};
 use crate::decimal::NumberError;
 
 /// How arrivals are read, and the names defects carry.
 #[derive(Debug, Clone)]
 pub(crate) struct Arrival {
-    unit: TimeUnit,
+    unit: ArrivalUnit,
     zone_offset_ns: i64,
     name: String,
 }

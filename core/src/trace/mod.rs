@@ -14,9 +14,11 @@ mod hex;
 mod ingest;
 mod mapped;
 mod mooncake;
+mod ragpulse;
 mod recording_grid;
 mod row;
 mod schema;
+mod segments;
 mod shard;
 mod shard_error;
 
@@ -27,13 +29,17 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) use hex::hex;
 pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream, ShardIngester};
+pub use ragpulse::{
+    BlockLengths, CompanionError, SEGMENTS, Segment, looks_like as looks_like_ragpulse,
+};
 pub use recording_grid::{
     ArrivalGaps, GRID_LADDER, GapBin, MAX_GAP_BINS, WINDOW_TICKS, recording_grid,
 };
 pub use schema::{
-    ArrivalField, PrefixBlocksField, SchemaDoc, SchemaError, TRACE_SCHEMA, TRACE_SCHEMA_MAX_BYTES,
-    TimeUnit, TraceSchema,
+    ArrivalField, ArrivalUnit, PrefixBlocksField, SchemaDoc, SchemaError, TRACE_SCHEMA,
+    TRACE_SCHEMA_MAX_BYTES, TraceSchema,
 };
+pub use segments::{SegmentReport, SegmentSharing};
 pub use shard::{Shard, ShardMeta, ShardRows};
 pub use shard_error::ShardError;
 
@@ -51,15 +57,19 @@ pub enum Format {
     Azure,
     /// Any CSV or JSONL log read through a declared mapping (`--schema`): never detected.
     Mapped,
+    /// RAGPulse JSONL: `hash_ids` an object of named segments whose ids' token lengths five
+    /// companion files give.
+    Ragpulse,
 }
 
 impl Format {
     /// Every format, in a stable order.
-    pub const ALL: [Format; 4] = [
+    pub const ALL: [Format; 5] = [
         Format::Burstgpt,
         Format::Mooncake,
         Format::Azure,
         Format::Mapped,
+        Format::Ragpulse,
     ];
 
     /// The stable lowercase name used on the command line and in JSON.
@@ -69,6 +79,7 @@ impl Format {
             Format::Mooncake => "mooncake",
             Format::Azure => "azure",
             Format::Mapped => "mapped",
+            Format::Ragpulse => "ragpulse",
         }
     }
 
@@ -119,11 +130,14 @@ pub enum DropReason {
     /// More prefix blocks than the row's prompt has tokens (Mooncake `hash_ids`): no block size
     /// fits them, so the ids cannot belong to this prompt.
     PrefixBlocksExceedPrompt,
+    /// A block id its companion file does not list (RAGPulse): its length, so the prompt it
+    /// belongs to, is unknown.
+    UnknownBlockId,
 }
 
 impl DropReason {
     /// Every reason, in a stable order.
-    pub const ALL: [DropReason; 13] = [
+    pub const ALL: [DropReason; 14] = [
         DropReason::MalformedRow,
         DropReason::MissingField,
         DropReason::NonNumeric,
@@ -137,6 +151,7 @@ impl DropReason {
         DropReason::DuplicateKey,
         DropReason::InconsistentTotal,
         DropReason::PrefixBlocksExceedPrompt,
+        DropReason::UnknownBlockId,
     ];
 
     /// The stable snake_case name used in reports.
@@ -155,6 +170,7 @@ impl DropReason {
             DropReason::DuplicateKey => "duplicate_key",
             DropReason::InconsistentTotal => "inconsistent_total",
             DropReason::PrefixBlocksExceedPrompt => "prefix_blocks_exceed_prompt",
+            DropReason::UnknownBlockId => "unknown_block_id",
         }
     }
 }
@@ -271,6 +287,9 @@ pub struct TraceMeta {
     /// source's, what reproduces the trace as read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schema_sha256: Option<String>,
+    /// RAGPulse's segment structure over the emitted rows (`Format::Ragpulse` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segments: Option<SegmentReport>,
 }
 
 impl TraceMeta {

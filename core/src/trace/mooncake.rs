@@ -44,7 +44,7 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-fn tokens(map: &Map<String, Value>, field: &'static str) -> Result<u32, Defect> {
+pub(crate) fn tokens(map: &Map<String, Value>, field: &'static str) -> Result<u32, Defect> {
     let n = number(map, field)?;
     if let Some(v) = n.as_u64() {
         return u32::try_from(v).map_err(|_| {

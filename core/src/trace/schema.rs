@@ -64,7 +64,7 @@ pub struct ArrivalField {
     pub field: String,
     /// The unit: a number of `s`, `ms`, `us` or `ns` (of any epoch: arrivals are rebased to
     /// the first), or `datetime` (ISO 8601 / RFC 3339).
-    pub unit: TimeUnit,
+    pub unit: ArrivalUnit,
     /// For `datetime`: the format. Only `iso8601` (`YYYY-MM-DD[ T]HH:MM:SS[.f][Z|±HH:MM]`) is
     /// read today; naming it keeps a future format from being read as this one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,7 +78,7 @@ pub struct ArrivalField {
 /// The unit of an arrival.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum TimeUnit {
+pub enum ArrivalUnit {
     /// Seconds.
     S,
     /// Milliseconds.
@@ -91,26 +91,26 @@ pub enum TimeUnit {
     Datetime,
 }
 
-impl TimeUnit {
+impl ArrivalUnit {
     /// The stable name, as in the document.
     pub fn name(self) -> &'static str {
         match self {
-            TimeUnit::S => "s",
-            TimeUnit::Ms => "ms",
-            TimeUnit::Us => "us",
-            TimeUnit::Ns => "ns",
-            TimeUnit::Datetime => "datetime",
+            ArrivalUnit::S => "s",
+            ArrivalUnit::Ms => "ms",
+            ArrivalUnit::Us => "us",
+            ArrivalUnit::Ns => "ns",
+            ArrivalUnit::Datetime => "datetime",
         }
     }
 
     /// Decimal places from this unit to nanoseconds (`None` for `datetime`).
     pub(crate) fn scale(self) -> Option<i32> {
         match self {
-            TimeUnit::S => Some(9),
-            TimeUnit::Ms => Some(6),
-            TimeUnit::Us => Some(3),
-            TimeUnit::Ns => Some(0),
-            TimeUnit::Datetime => None,
+            ArrivalUnit::S => Some(9),
+            ArrivalUnit::Ms => Some(6),
+            ArrivalUnit::Us => Some(3),
+            ArrivalUnit::Ns => Some(0),
+            ArrivalUnit::Datetime => None,
         }
     }
 }
@@ -272,7 +272,7 @@ impl SchemaDoc {
         }
         let arrival = &self.arrival;
         match arrival.unit {
-            TimeUnit::Datetime => {
+            ArrivalUnit::Datetime => {
                 if let Some(f) = &arrival.format
                     && f != "iso8601"
                 {

@@ -23,4 +23,7 @@ pub enum ShardError {
         "an ingester that hashes its own bytes cannot join a shard (hash the whole source and use finish_with_sha256)"
     )]
     Hashed,
+    /// A format whose rows are tallied as a whole (RAGPulse's segment sharing): read in one part.
+    #[error("a {0} source is read in one part")]
+    Unsplittable(&'static str),
 }

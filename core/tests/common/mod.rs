@@ -11,6 +11,7 @@ pub fn opts() -> IngestOptions {
         format: None,
         filter: CallerFilter::default(),
         limits: Limits::STANDARD,
+        block_lengths: None,
         schema: None,
     }
 }
