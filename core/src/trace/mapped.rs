@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::burstgpt::timestamp_ns;
 use super::csv_line::Cells;
-use super::datetime::{DatetimeError, parse_datetime_ns};
+use super::datetime::{DatetimeError, MinuteMemo, parse_datetime_ns_memo};
 use super::row::{Defect, Row, number_defect, token_cell};
 use super::schema::{ArrivalUnit, TraceSchema};
 use super::{DropReason, FilterReason, TraceError};
@@ -23,6 +23,7 @@ pub(crate) struct Arrival {
     unit: ArrivalUnit,
     zone_offset_ns: i64,
     name: String,
+    minute: std::cell::Cell<MinuteMemo>,
 }
 
 impl Arrival {
@@ -31,6 +32,7 @@ impl Arrival {
             unit: schema.doc().arrival.unit,
             zone_offset_ns: schema.zone_offset_ns(),
             name: schema.doc().arrival.field.clone(),
+            minute: std::cell::Cell::new(MinuteMemo::default()),
         }
     }
 
@@ -43,7 +45,10 @@ impl Arrival {
                 if cell.is_empty() {
                     return Err(Defect::named(DropReason::MissingField, &self.name, "empty"));
                 }
-                let (ns, had_offset) = parse_datetime_ns(cell).map_err(|e| match e {
+                let mut memo = self.minute.get();
+                let parsed = parse_datetime_ns_memo(cell, &mut memo);
+                self.minute.set(memo);
+                let (ns, had_offset) = parsed.map_err(|e| match e {
                     DatetimeError::Shape => Defect::named(
                         DropReason::NonNumeric,
                         &self.name,
