@@ -16,12 +16,14 @@ SEEDS = os.path.join(HERE, "seeds")
 
 FIXTURES = {
     "ingest_burstgpt": ["burstgpt/dirty.csv", "burstgpt/v3_dirty.csv"],
-    "ingest_mooncake": ["mooncake/dirty.jsonl"],
+    "ingest_mooncake": ["mooncake/dirty.jsonl", "ragpulse/dirty.jsonl"],
     "ingest_azure": ["azure/dirty.csv"],
-    "ingest_detect": ["burstgpt/dirty.csv", "burstgpt/v3_dirty.csv", "mooncake/dirty.jsonl", "azure/dirty.csv"],
+    "ingest_detect": ["burstgpt/dirty.csv", "burstgpt/v3_dirty.csv", "mooncake/dirty.jsonl", "azure/dirty.csv",
+                      "ragpulse/dirty.jsonl"],
 }
 # (flags, cut a, cut b): plain; model filter + 48-byte lines; log type, window, row cap, 1 µs.
-HEADERS = [(0x00, 37, 101), (0x21, 70, 71), (0x5E, 0, 200)]
+# 0x81: read through a mapping (bit 7) with the model filter.
+HEADERS = [(0x00, 37, 101), (0x21, 70, 71), (0x5E, 0, 200), (0x81, 50, 90)]
 EXTRA_NUMBERS = ["19440110.0", "1e3", "1.5E-3", "-0", "nan", "-Infinity", "0000.5", "4294967296",
                  "0.0000001", "1e400000", "99999999999999999999999999999999999999999", "+7", " 12.0 "]
 

@@ -173,3 +173,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn every_row_of_the_dirty_fixture_is_emitted_or_dropped_by_name() {
+    let t = ingest_with(&common::data("ragpulse/dirty.jsonl"), opts()).unwrap();
+    let m = t.meta();
+    let names: Vec<(&str, u64)> = m.dropped.iter().map(|(r, n)| (r.name(), *n)).collect();
+    assert_eq!(
+        names,
+        [
+            ("malformed_row", 4),
+            ("non_numeric", 1),
+            ("zero_output_tokens", 1),
+            ("non_monotonic_arrival", 1),
+            ("duplicate_key", 1),
+        ]
+    );
+    assert_eq!((m.rows_read, m.emitted), (12, 4));
+    let seg = m.segments.as_ref().unwrap();
+    // sys_prompt ids 1 and 2 recur in the second request, 1 in the third.
+    assert_eq!(seg.segments[0].repeated_ids, 3);
+}
