@@ -4,6 +4,7 @@ mod args;
 mod audit_cmd;
 mod bad_input;
 mod compare_cmd;
+mod decompress;
 mod fire;
 mod gate;
 mod halves;

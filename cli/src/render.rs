@@ -16,6 +16,14 @@ pub fn inspect_text(r: &InspectReport, out: &mut impl Write) -> io::Result<()> {
     let m = &r.meta;
     writeln!(out, "{}  [{}: {}]", r.source, m.format, m.layout)?;
     writeln!(out, "  sha256   {}  ({} bytes)", m.source_sha256, m.bytes)?;
+    if let Some(c) = &m.compression {
+        // The content's digest above is what a plan names; this one finds the file as given.
+        writeln!(
+            out,
+            "  file     {}  ({} bytes, {}; the sha256 above is of its decompressed content)",
+            c.file_sha256, c.file_bytes, c.codec
+        )?;
+    }
     writeln!(
         out,
         "  rows     {} read = {} emitted + {} dropped + {} filtered{}",
