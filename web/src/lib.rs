@@ -15,6 +15,7 @@
 pub mod app;
 pub mod digests;
 pub mod file_kind;
+pub mod gunzip;
 pub mod halves;
 pub mod handoff;
 pub mod ingest;
