@@ -2,7 +2,6 @@
 //! [`read_full`], the one way a file's bytes are read in chunks. Apart from `input`, so the
 //! modules `input` calls (the halves reader) can use them without importing it back.
 
-use std::fs::File;
 use std::io::Read;
 
 /// A failure the user caused (bad file, bad flag): exit code 2 with the message.
@@ -17,8 +16,8 @@ impl std::fmt::Display for BadInput {
 
 impl std::error::Error for BadInput {}
 
-/// Fills `buf` as far as the file allows; 0 means end of file.
-pub(crate) fn read_full(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+/// Fills `buf` as far as the file (or a decompressor over one) allows; 0 means end of file.
+pub(crate) fn read_full(file: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     let mut filled = 0;
     while filled < buf.len() {
         let Some(rest) = buf.get_mut(filled..) else {

@@ -5,7 +5,8 @@
 //! every command that takes it and a wrong value is refused in the same words.
 
 use std::collections::BTreeMap;
-use std::io::IsTerminal;
+use std::fs::File;
+use std::io::{IsTerminal, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -16,13 +17,13 @@ use loadproof_core::playbook::Concurrency;
 use loadproof_core::receipt::{Receipt, key_value};
 use loadproof_core::regime::Window;
 use loadproof_core::synth;
-use loadproof_core::trace::{Sha256Stream, TRACE_SCHEMA_MAX_BYTES, TraceSchema};
+use loadproof_core::trace::{Codec, Sha256Stream, TRACE_SCHEMA_MAX_BYTES, TraceSchema, ZSTD_MAGIC};
 use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, Limits, Trace};
 
 use crate::args::{FormatArg, TraceSliceArgs};
 pub(crate) use crate::user_file::{not_a_regular_file, open_file, read_file};
 
-/// Chunk size for reading: large enough to amortise syscalls, small enough for progress.
+/// Chunk size for reading (and decompressing): large enough to amortise syscalls, small enough for progress.
 const CHUNK_BYTES: usize = 4 << 20;
 /// Buffers in flight between the reader and the hashing thread.
 const POOL: usize = 4;
@@ -179,12 +180,32 @@ pub(crate) fn read_plan_doc(path: &Path) -> Result<(Vec<u8>, PlanDoc)> {
 
 // ---- Trace files ----
 
-/// Reads `path` fully through an [`Ingester`], with a progress bar on a TTY stderr.
+/// Reads `path` fully through an [`Ingester`], with a progress bar on a TTY stderr. A gzip or
+/// zstd file (known by its first bytes, whatever its name) is read through its decompressor:
+/// the trace is of the content, with the file as given in [`TraceMeta::compression`].
+///
+/// [`TraceMeta::compression`]: loadproof_core::TraceMeta::compression
 pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
     let opts = crate::companions::with_companions(path, opts)?;
     let mut file = open_file(path)?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let bar = (std::io::stderr().is_terminal() && len >= PROGRESS_MIN_BYTES).then(|| {
+    let mut head = [0u8; ZSTD_MAGIC.len()];
+    let n =
+        read_full(&mut file, &mut head).with_context(|| format!("reading {}", path.display()))?;
+    file.seek(SeekFrom::Start(0))
+        .with_context(|| format!("reading {}", path.display()))?;
+    match Codec::sniff(head.get(..n).unwrap_or_default()) {
+        Some(codec) => {
+            crate::decompress::ingest_compressed(path, file, codec, opts, progress_bar(len))
+        }
+        None => ingest_plain(path, file, len, opts),
+    }
+}
+
+/// A progress bar over `len` bytes of the file, when stderr is a terminal and the file is
+/// large enough for one to be seen.
+fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
+    (std::io::stderr().is_terminal() && len >= PROGRESS_MIN_BYTES).then(|| {
         let bar = indicatif::ProgressBar::new(len);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
@@ -193,7 +214,13 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         bar
-    });
+    })
+}
+
+/// An uncompressed trace file: read and hashed on one thread, parsed on this one (in halves
+/// when it is large).
+fn ingest_plain(path: &Path, mut file: File, len: u64, opts: IngestOptions) -> Result<Trace> {
+    let bar = progress_bar(len);
     // A second thread reads the file and hashes each chunk; this one only parses. Reading and
     // hashing together cost about half of parsing, so the parser never waits on the disk.
     // Buffers cycle between the two threads, so no fresh pages are faulted in per chunk.
@@ -329,10 +356,21 @@ pub fn sidecar_path(trace: &Path) -> PathBuf {
 }
 
 /// The note `inspect` adds when `FILE.synth.json` sits beside `file`: "synthetic … sha256
-/// verified" when the sidecar's sha256 is the file's, a warning that it does NOT match
-/// otherwise, and nothing when there is no sidecar.
+/// verified" when the sidecar's sha256 is the file's content's, a warning that it does NOT
+/// match otherwise, and nothing when there is no sidecar. For `t.csv.gz` (or `.zst`) with no
+/// sidecar of its own, the sidecar `trace synth` wrote for `t.csv` is read: compressing the
+/// trace leaves its sidecar under the old name, and the sidecar names the content's sha256,
+/// which a compressed file's trace reports, so the check is the same.
 pub(crate) fn synthetic_note(file: &Path, source_sha256: &str) -> Option<String> {
-    let sidecar = sidecar_path(file);
+    let own = sidecar_path(file);
+    let sidecar = if own.exists() {
+        own
+    } else {
+        match uncompressed_name(file) {
+            Some(plain) if sidecar_path(&plain).exists() => sidecar_path(&plain),
+            _ => own,
+        }
+    };
     let name = sidecar
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -348,4 +386,13 @@ pub(crate) fn synthetic_note(file: &Path, source_sha256: &str) -> Option<String>
             "sidecar {name} could not be read ({e}): whether this file is synthetic is unknown"
         )),
     }
+}
+
+/// `file` without a trailing `.gz`, `.zst` or `.zstd`, when it has one. Only where to look
+/// for a sidecar: whether the file is compressed is read from its bytes.
+fn uncompressed_name(file: &Path) -> Option<PathBuf> {
+    let ext = file.extension()?.to_str()?;
+    ["gz", "zst", "zstd"]
+        .contains(&ext)
+        .then(|| file.with_extension(""))
 }

@@ -5,6 +5,7 @@ mod audit_cmd;
 mod bad_input;
 mod companions;
 mod compare_cmd;
+mod decompress;
 mod fire;
 mod gate;
 mod halves;

@@ -67,6 +67,14 @@ pub fn inspect_text(r: &InspectReport, out: &mut impl Write) -> io::Result<()> {
             "  mapping  sha256 {sha}  (the trace as read = these bytes through it)"
         )?;
     }
+    if let Some(c) = &m.compression {
+        // The content's digest above is what a plan names; this one finds the file as given.
+        writeln!(
+            out,
+            "  file     {}  ({} bytes, {}; the sha256 above is of its decompressed content)",
+            c.file_sha256, c.file_bytes, c.codec
+        )?;
+    }
     writeln!(
         out,
         "  rows     {} read = {} emitted + {} dropped + {} filtered{}",

@@ -112,6 +112,7 @@ fn every_drop_reason_fires_on_the_dirty_csv_with_exact_counts() {
         ingest(&data("mooncake/dirty.jsonl")).unwrap(),
         ingest(&data("mooncake/ambiguous.jsonl")).unwrap(),
         ingest(&data("burstgpt/contradictory_total.csv")).unwrap(),
+        unknown_block_id(),
     ];
     for reason in DropReason::ALL {
         assert!(
@@ -578,4 +579,27 @@ fn a_reservation_from_the_file_size_changes_no_number_and_is_given_back() {
     ingester.reserve_for_source_bytes(u64::MAX);
     ingester.push(&bytes).unwrap();
     assert_eq!(ingester.finish().unwrap().requests(), plain.requests());
+}
+
+/// A RAGPulse row naming an id its companion file does not list (each file lists only id 1).
+fn unknown_block_id() -> Trace {
+    use loadproof_core::trace::{BlockLengths, SEGMENTS};
+    let files: Vec<(&str, Vec<u8>)> = SEGMENTS
+        .iter()
+        .map(|s| {
+            (
+                s.file,
+                format!("{{\"{}\": 1, \"token_length\": 3}}\n", s.id_field).into_bytes(),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, b)| (*n, b.as_slice())).collect();
+    let opts = IngestOptions {
+        block_lengths: Some(std::sync::Arc::new(
+            BlockLengths::from_files(&refs).unwrap(),
+        )),
+        ..opts()
+    };
+    let row = r#"{"timestamp": "1", "input_length": 9, "output_length": 1, "hash_ids": {"sys_prompt": [1], "user_input": [2]}}"#;
+    ingest_with(row.as_bytes(), opts).unwrap()
 }

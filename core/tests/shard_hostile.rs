@@ -939,7 +939,10 @@ fn read_in_parts(
     for pair in bounds.windows(2) {
         let mut shard_ing = match ShardIngester::new(&bytes[..first], o.clone()) {
             Ok(s) => s,
-            Err(TraceError::InParts(ShardError::NoHeaderInHead)) => return Ok(None),
+            // No header to tell a part the layout, or a layout read in one part (RAGPulse).
+            Err(TraceError::InParts(ShardError::NoHeaderInHead | ShardError::Unsplittable(_))) => {
+                return Ok(None);
+            }
             Err(e) => return Err(e),
         };
         let part = &bytes[pair[0]..pair[1]];

@@ -13,9 +13,11 @@
 // Prints one line per check, then `N passed, M failed`; exits 1 if any failed.
 
 import { deepStrictEqual } from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 import {
   TIMEOUT_MS, bailOnCrash, check, cleanUp, cliJson, collectErrors, dist, expectEqual, finish, mustRun, noErrors,
@@ -298,6 +300,68 @@ try {
     await page.close();
   });
 
+  // Compressed traces (issue 18): a gzip file, known by its first bytes, is read through the
+  // browser's DecompressionStream, and the report equals the CLI's --json of the same file —
+  // the content's sha256 as the trace's, the file's in `compression`, both on the page.
+  for (const rel of ['traces/burstgpt/BurstGPT_3.first400.csv', 'traces/mooncake/conversation_trace.jsonl']) {
+    const src = path.join(shared, rel);
+    const name = `${path.basename(src)}.gz`;
+    const gz = path.join(tmp, name);
+    fs.writeFileSync(gz, zlib.gzipSync(fs.readFileSync(src), { level: 6 }));
+    await check(`${name}: read through DecompressionStream, the report deep-equals the CLI's --json, both sha256s shown`, async () => {
+      const expected = cli(gz);
+      expectEqual(expected.compression?.codec, 'gzip', 'CLI compression.codec');
+      const page = await freshPage();
+      await page.setInputFiles('#file', gz);
+      deepStrictEqual(await waitForReport(page, name), expected);
+      expectEqual(await exactOf(page, '#sha256'), expected.source_sha256, '#sha256 (the content)');
+      expectEqual(await exactOf(page, '#file-sha256'), expected.compression.file_sha256, '#file-sha256');
+      expectEqual(await exactOf(page, '#file-bytes'), String(expected.compression.file_bytes), '#file-bytes');
+      expectEqual(await exactOf(page, '#file-codec'), 'gzip', '#file-codec');
+      await page.close();
+    });
+  }
+
+  // What the page does not read whole is refused by name, never read short: a truncated gzip
+  // (the CLI refuses it too), garbage after the member, and a zstd trace (the page reads gzip
+  // only; the message names the CLI command that reads it).
+  await check('truncated gzip, garbage after a gzip member and a zstd trace are refused by name', async () => {
+    const src = path.join(shared, 'traces/burstgpt/BurstGPT_1.first400.csv');
+    const whole = zlib.gzipSync(fs.readFileSync(src));
+    const zst = path.join(tmp, 'refused.csv.zst');
+    const zstd = spawnSync('zstd', ['-q', '-f', '-o', zst, src]);
+    const cases = [
+      ['truncated.csv.gz', whole.subarray(0, whole.length - 5), 'not a whole gzip file'],
+      ['garbage.csv.gz', Buffer.concat([whole, Buffer.from('garbage after the member\n')]), 'not a whole gzip file'],
+    ];
+    // Several members (`cat a.gz b.gz`): the CLI reads them all; browsers' DecompressionStream
+    // stops after the first, so the page refuses the file naming the command that reads it.
+    const src2 = fs.readFileSync(src);
+    const members = Buffer.concat([zlib.gzipSync(src2.subarray(0, 1000)), zlib.gzipSync(src2.subarray(1000))]);
+    const membersFile = path.join(tmp, 'two-members.csv.gz');
+    fs.writeFileSync(membersFile, members);
+    expectEqual(cli(membersFile).source_sha256, cli(src).source_sha256, 'CLI reads both members');
+    cases.push(['two-members.csv.gz', members, 'loadproof trace inspect FILE']);
+    if (zstd.status === 0) cases.push(['refused.csv.zst', fs.readFileSync(zst), 'loadproof trace inspect']);
+    for (const [name, bytes, says] of cases) {
+      const file = path.join(tmp, name);
+      fs.writeFileSync(file, bytes);
+      if (!name.endsWith('.zst') && name !== 'two-members.csv.gz') {
+        const cliRun = run(['trace', 'inspect', file, '--json']);
+        expectEqual(cliRun.status, 2, `CLI exit on ${name}`);
+      }
+      const page = await freshPage();
+      await page.setInputFiles('#file', file);
+      await page.waitForSelector('#error');
+      const text = await page.innerText('#error');
+      for (const part of [name, says]) {
+        if (!text.includes(part)) throw new Error(`#error reads ${JSON.stringify(text)}; lacks ${JSON.stringify(part)}`);
+      }
+      if ((await page.$('#emitted')) !== null) throw new Error(`${name}: a report is shown beside the error`);
+      await page.close();
+    }
+  });
+
   // Files from 8 MiB are read in two halves on two workers and joined (web/src/halves.rs),
   // asked for here whatever the cores: the worker's marks say the second half's rows were
   // joined, and the report is the CLI's.
@@ -317,6 +381,22 @@ try {
     await page.setInputFiles('#file', bigFile);
     deepStrictEqual(await waitForReport(page, 'big-synthetic.csv'), expected);
     await readInHalves(page);
+    await page.close();
+  });
+
+  // A gzip file over 8 MiB (stored, level 0, so it stays that large) is read as one stream even
+  // where halves are asked for: a stream cannot be cut at its middle.
+  await check('a gzip file over 8 MiB is read as one stream, never in halves, and equals the CLI', async () => {
+    const name = 'big-synthetic.csv.gz';
+    const gz = path.join(tmp, name);
+    fs.writeFileSync(gz, zlib.gzipSync(fs.readFileSync(path.join(tmp, 'big-synthetic.csv')), { level: 0 }));
+    if (fs.statSync(gz).size <= 8 << 20) throw new Error('test file is not over 8 MiB');
+    const expected = cli(gz);
+    const page = await freshPage({ halves: true });
+    await page.setInputFiles('#file', gz);
+    deepStrictEqual(await waitForReport(page, name), expected);
+    const marks = await page.evaluate(() => (window.loadproofWorkerMarks ?? []).map(([n]) => n));
+    if (marks.includes('shard-joined')) throw new Error(`read in halves: worker marks ${marks.join(', ')}`);
     await page.close();
   });
 

@@ -8,6 +8,7 @@
 //! and a playbook are JSON objects whose first `schema` is `loadproof.receipt/…` or
 //! `loadproof.playbook/…`. A Mooncake trace is JSON lines of objects too, but has no `schema`.
 
+use loadproof_core::receipt::stream::container::decompress;
 use loadproof_core::receipt::stream::is_stream;
 
 /// Bytes of a file's head enough to tell its kind (a v1 receipt's `schema` is its first key).
@@ -44,6 +45,19 @@ impl FileKind {
             FileKind::Playbook => "a playbook",
             FileKind::Other => "not a receipt or playbook",
         }
+    }
+}
+
+/// Whether a zstd file whose head is `head` holds a record-stream receipt: the blocks whole
+/// in the head decode to the stream's magic. A receipt's writer flushes its first record
+/// alone, so its first block starts with the magic; a zstd-compressed trace's first block is
+/// text. A head with no whole block, or that does not decode, is left to the receipt reader
+/// to name what is wrong, as before.
+pub fn zstd_holds_stream(head: &[u8]) -> bool {
+    match decompress(head, SNIFF_BYTES as u64 * 64) {
+        // Nothing whole in the head: no telling, so what it was taken for before.
+        Ok(d) => d.bytes.is_empty() || is_stream(&d.bytes),
+        Err(_) => true,
     }
 }
 
@@ -89,6 +103,25 @@ mod tests {
         assert_eq!(FileKind::sniff(head), FileKind::Playbook);
         // Only the head is read: a cut inside the object still tells.
         assert_eq!(FileKind::sniff(&head[..38]), FileKind::Playbook);
+    }
+
+    #[test]
+    fn a_zstd_file_holds_a_stream_only_when_its_head_decodes_to_the_stream_magic() {
+        use super::zstd_holds_stream;
+        use ruzstd::encoding::{CompressionLevel, compress_to_vec};
+        let trace = b"Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n5,ChatGPT,1,2,3,API log\n";
+        let stream = b"loadproof.record-stream/v1\n{\"kind\":\"header\"}\n";
+        assert!(!zstd_holds_stream(&compress_to_vec(
+            &trace[..],
+            CompressionLevel::Fastest
+        )));
+        assert!(zstd_holds_stream(&compress_to_vec(
+            &stream[..],
+            CompressionLevel::Fastest
+        )));
+        // Only the magic, or a head that does not decode: left to the receipt reader.
+        assert!(zstd_holds_stream(&[0x28, 0xb5, 0x2f, 0xfd]));
+        assert!(zstd_holds_stream(&[0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff]));
     }
 
     #[test]

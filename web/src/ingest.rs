@@ -26,7 +26,7 @@ pub const CHUNK_BYTES: f64 = (8 << 20) as f64;
 pub const WORKER_CHUNK_BYTES: f64 = (32 << 20) as f64;
 
 /// The slice size for the thread this runs on.
-fn slice_bytes() -> f64 {
+pub(crate) fn slice_bytes() -> f64 {
     if js_sys::global()
         .dyn_into::<web_sys::WorkerGlobalScope>()
         .is_ok()
@@ -46,6 +46,9 @@ pub enum ReadError {
     Browser(String),
     /// A newer load started; this one stopped early.
     Superseded,
+    /// A compressed file the page could not read whole, or cannot read at all (the message
+    /// says why and what reads it).
+    Compressed(String),
 }
 
 impl fmt::Display for ReadError {
@@ -54,6 +57,7 @@ impl fmt::Display for ReadError {
             ReadError::Trace(err) => write!(f, "{err}"),
             ReadError::Browser(msg) => write!(f, "the browser could not read the file: {msg}"),
             ReadError::Superseded => f.write_str("superseded by a newer load"),
+            ReadError::Compressed(msg) => f.write_str(msg),
         }
     }
 }
@@ -142,6 +146,33 @@ pub async fn ingest_blob_hashed_by(
     }
     on_progress(total, total);
     ingester.finish().map_err(ReadError::Trace)
+}
+
+/// Why the page does not read a zstd trace, and what does.
+pub const ZSTD_REFUSED: &str = "a zstd-compressed trace: the page reads gzip (.gz) traces, not zstd; `loadproof trace inspect FILE` reads it, or open it decompressed (`zstd -d FILE`)";
+
+/// The file's SHA-256 as the hash worker answers `digest` with (`{ digest, bytes }`), in hex,
+/// refused unless it hashed the `total` bytes the file has.
+pub(crate) async fn hashed_by(digest: Promise, total: f64) -> Result<String, ReadError> {
+    let answer = JsFuture::from(digest)
+        .await
+        .map_err(|e| ReadError::Browser(format!("hashing the file: {}", js_text(&e))))?;
+    mark("digest-ready");
+    let hashed = js_sys::Reflect::get(&answer, &JsValue::from_str("bytes"))
+        .ok()
+        .and_then(|v| v.as_f64());
+    if hashed != Some(total) {
+        return Err(ReadError::Browser(format!(
+            "the file changed while it was read: {total} bytes read, {} hashed",
+            hashed.map_or_else(|| "?".to_owned(), |b| b.to_string())
+        )));
+    }
+    let digest = js_sys::Reflect::get(&answer, &JsValue::from_str("digest"))
+        .map_err(|e| ReadError::Browser(js_text(&e)))?;
+    Ok(sha256_of(&digest)?
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect())
 }
 
 /// Ends `ingester` with the digest the hash worker answers `digest` with (`{ digest, bytes }`).
@@ -348,13 +379,13 @@ pub(crate) fn subtle_crypto() -> Option<web_sys::SubtleCrypto> {
 }
 
 /// Decides when parsing has held the main thread long enough to yield.
-struct Pacer {
+pub(crate) struct Pacer {
     performance: Option<web_sys::Performance>,
     last: f64,
 }
 
 impl Pacer {
-    fn new() -> Pacer {
+    pub(crate) fn new() -> Pacer {
         let performance = performance();
         let last = performance.as_ref().map_or(0.0, web_sys::Performance::now);
         Pacer { performance, last }
@@ -367,7 +398,7 @@ impl Pacer {
     }
 
     /// After a slice: when due, report progress, yield, and stop if a newer load began.
-    async fn breathe(
+    pub(crate) async fn breathe(
         &mut self,
         done: f64,
         total: f64,

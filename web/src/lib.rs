@@ -9,12 +9,13 @@
 //!
 //! Layout: [`app`] routes between the four [`views`] (one folder each: the view, its model,
 //! its drawing); [`widgets`] holds what the views share; [`policy`] is the reviewer's audit
-//! policy every audit in the page is judged against; [`ingest`], [`halves`], [`offload`], [`site`],
-//! [`publish`] and [`panic_report`] are the browser glue under them.
+//! policy every audit in the page is judged against; [`ingest`], [`gunzip`], [`halves`],
+//! [`offload`], [`site`], [`publish`] and [`panic_report`] are the browser glue under them.
 
 pub mod app;
 pub mod digests;
 pub mod file_kind;
+pub mod gunzip;
 pub mod halves;
 pub mod handoff;
 pub mod ingest;

@@ -39,7 +39,9 @@ pub use timed_trace::{
 
 use crate::decimal::Decimal;
 use crate::regime::{Regime, RegimeError, Window};
-use crate::trace::{CallerFilter, DropReason, FilterReason, Format, ReconcileError, Trace};
+use crate::trace::{
+    CallerFilter, Compression, DropReason, FilterReason, Format, ReconcileError, Trace,
+};
 
 /// Schema identity of [`PlanDoc`].
 pub const PLAN_SCHEMA: &str = "loadproof.plan/v1";
@@ -341,6 +343,7 @@ impl Plan {
             source: SourceSummary {
                 path: source_path.to_owned(),
                 sha256: meta.source_sha256.clone(),
+                compression: meta.compression.clone(),
                 format: meta.format,
                 layout: meta.layout.clone(),
                 bytes: meta.bytes,
@@ -472,8 +475,12 @@ fn notes(trace: &Trace, blocks: &BlockPlan, unit: TimeUnit, options: &PlanOption
 pub struct SourceSummary {
     /// The path as given to `plan`.
     pub path: String,
-    /// sha256 of the source file.
+    /// sha256 of the source's content (decompressed, when the file was compressed).
     pub sha256: String,
+    /// The file as given, when it was compressed (see `TraceMeta::compression`); absent
+    /// otherwise, so the plan of an uncompressed file reads as it always did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<Compression>,
     /// Format read as.
     pub format: Format,
     /// Layout within the format.
@@ -719,8 +726,17 @@ pub fn check_document(doc: &PlanDoc, rebuilt: &Plan, back: &ReadBack) -> Fidelit
             doc.schema
         ));
     }
+    // The plan is of the content: the same rows checked from the file compressed otherwise
+    // (or not at all) are the same source, so how the file was compressed is not compared.
+    let content = |s: &SourceSummary| SourceSummary {
+        compression: None,
+        ..s.clone()
+    };
     for (what, same) in [
-        ("source accounting", doc.source == recomputed.source),
+        (
+            "source accounting",
+            content(&doc.source) == content(&recomputed.source),
+        ),
         (
             "regime",
             doc.regime == recomputed.regime && doc.source_regime == recomputed.source_regime,

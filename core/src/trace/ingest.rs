@@ -371,6 +371,7 @@ impl Ingester {
             columns: self.columns,
             source_sha256: hex(&sha256),
             bytes: self.bytes,
+            compression: None,
             rows_read: acc.rows_read,
             emitted,
             dropped: acc.dropped,
@@ -1375,5 +1376,10 @@ impl Sha256Stream {
     /// The digest of everything added.
     pub fn finalize(self) -> [u8; 32] {
         self.0.finalize().into()
+    }
+
+    /// The digest of everything added, as lowercase hex (how every digest is reported).
+    pub fn finalize_hex(self) -> String {
+        hex(&self.finalize())
     }
 }

@@ -8,6 +8,7 @@
 
 mod azure;
 mod burstgpt;
+mod compression;
 mod csv_line;
 mod datetime;
 mod hex;
@@ -27,6 +28,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use compression::{Codec, Compression, GZIP_MAGIC, ZSTD_MAGIC};
 pub(crate) use hex::hex;
 pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream, ShardIngester};
 pub use ragpulse::{
@@ -250,6 +252,11 @@ pub struct TraceMeta {
     pub source_sha256: String,
     /// Size of the source in bytes.
     pub bytes: u64,
+    /// The file as given, when it was compressed: `source_sha256` and `bytes` are then its
+    /// decompressed content's, so the same rows make the same trace however they arrived.
+    /// Absent (not `null`) otherwise, so an uncompressed trace's JSON is what it always was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<Compression>,
     /// Data rows read (header and blank lines are not rows).
     pub rows_read: u64,
     /// Rows that became requests.
@@ -445,6 +452,13 @@ impl Trace {
     /// Provenance and counts.
     pub fn meta(&self) -> &TraceMeta {
         &self.meta
+    }
+
+    /// The trace read from a compressed file: the same rows, with the file as given named.
+    /// The ingester sees only the content, so the caller that decompressed says how.
+    pub fn with_compression(mut self, compression: Compression) -> Trace {
+        self.meta.compression = Some(compression);
+        self
     }
 
     /// The emitted requests.

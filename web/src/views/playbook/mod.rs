@@ -3,7 +3,7 @@
 //! The playbook is `playbook.json` from the page's own origin (what `loadproof playbook
 //! publish` writes beside the app) or a file the user chooses or drops; it is read by core's
 //! `Playbook::from_json`, so a file the CLI refuses is refused here with the same message. The
-//! live trace goes through the trace view's ingestion path ([`crate::ingest::ingest_blob`]) and
+//! live trace goes through the trace view's ingestion path ([`crate::gunzip::ingest_any`]: gzip too) and
 //! core's `Regime::of`, so its regime is the one `trace inspect` and `playbook match --trace`
 //! compute. The verdicts are core's `match_rows` with `MatchPolicy::default()`
 //! (`model::run_match`); the report is also published as `window.loadproofMatch` (the JSON
@@ -36,8 +36,9 @@ use self::form::{Form, IdentityForm};
 use self::matches::MatchTable;
 use self::model::{Book, Live, LiveData, SNIFF_BYTES, looks_like_receipt, run_match};
 use self::rows::{Filters, RowsTable};
+use crate::gunzip::ingest_any;
 use crate::handoff::{Handoff, Target};
-use crate::ingest::{ReadError, ingest_blob};
+use crate::ingest::ReadError;
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes, read_blob};
 use crate::widgets::drop_zone::DropZone;
@@ -131,7 +132,7 @@ pub fn PlaybookView() -> impl IntoView {
                     )),
                 }
             } else {
-                match ingest_blob(&file, |_, _| {}, is_current).await {
+                match ingest_any(&file, None, |_, _| {}, is_current).await {
                     Ok(trace) => Ok(LiveData::Trace(Box::new(trace))),
                     Err(ReadError::Superseded) => return,
                     Err(err) => Err(format!("{name}: {err}")),

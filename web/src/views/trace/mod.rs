@@ -22,14 +22,15 @@ use leptos::task::spawn_local;
 use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
 use loadproof_core::synth::{SynthSpec, generate};
+use loadproof_core::trace::Codec;
 use web_sys::File;
 
 use self::charts::Charts;
 use self::model::Loaded;
 use self::summary::Summary;
-use crate::file_kind::{FileKind, SNIFF_BYTES};
+use crate::file_kind::{FileKind, SNIFF_BYTES, zstd_holds_stream};
 use crate::handoff::{Handoff, Target};
-use crate::ingest::ingest_bytes;
+use crate::ingest::{ZSTD_REFUSED, ingest_bytes};
 use crate::offload::{Job, ingest_trace};
 use crate::publish::{parsed, publish};
 use crate::site::read_blob;
@@ -95,7 +96,7 @@ pub fn TraceView() -> impl IntoView {
 
     // The load in progress, if any: a newer load or Cancel terminates it.
     let job: StoredValue<Option<Job>, LocalStorage> = StoredValue::new_local(None);
-    let read_trace = move |file: File| {
+    let read_trace = move |file: File, compressed: bool| {
         let this_load = generation.get_value() + 1;
         generation.set_value(this_load);
         if let Some(old) = job.get_value() {
@@ -121,7 +122,7 @@ pub fn TraceView() -> impl IntoView {
             }
         };
         // Parsed in a worker (the page's thread stays free); same Ingester, same numbers.
-        let started = ingest_trace(file.into(), on_progress, move |result| {
+        let started = ingest_trace(file.into(), compressed, on_progress, move |result| {
             if !is_current() {
                 return;
             }
@@ -152,10 +153,20 @@ pub fn TraceView() -> impl IntoView {
             if generation.get_value() != this_load {
                 return;
             }
+            // A gzip trace is read through the browser's decompressor; a zstd file is a receipt
+            // when it holds a record stream, else a trace the page names what reads.
+            match Codec::sniff(&head) {
+                Some(Codec::Gzip) => return read_trace(file, true),
+                Some(Codec::Zstd) if !zstd_holds_stream(&head) => {
+                    error.set(Some(format!("{}: {ZSTD_REFUSED}", file.name())));
+                    return;
+                }
+                _ => {}
+            }
             let target = match FileKind::sniff(&head) {
                 FileKind::Receipt => Target::Receipt,
                 FileKind::Playbook => Target::Playbook,
-                FileKind::Other => return read_trace(file),
+                FileKind::Other => return read_trace(file, false),
             };
             error.set(None);
             let name = file.name();

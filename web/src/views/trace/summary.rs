@@ -41,6 +41,16 @@ pub fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
                 {dd("bytes", Some(report.meta.bytes as f64))}
                 <dt>"sha256"</dt>
                 <dd id="sha256" class="mono">{report.meta.source_sha256.clone()}</dd>
+                // A compressed file: the digest above is its content's (what a plan names),
+                // this one the file's as given (what finds the file).
+                {report.meta.compression.clone().map(|c| view! {
+                    <dt>"File as given"</dt>
+                    <dd id="file-codec">{c.codec.name()}</dd>
+                    <dt>"File size, bytes"</dt>
+                    {dd("file-bytes", Some(c.file_bytes as f64))}
+                    <dt>"File sha256"</dt>
+                    <dd id="file-sha256" class="mono">{c.file_sha256}</dd>
+                })}
                 <dt>"Rows read"</dt>
                 {dd("rows-read", Some(report.meta.rows_read as f64))}
                 <dt>"Emitted as requests"</dt>
