@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use loadproof_core::IngestOptions;
-use loadproof_core::trace::{BlockLengths, SEGMENTS, looks_like_ragpulse};
+use loadproof_core::trace::{BlockLengths, Codec, SEGMENTS, looks_like_ragpulse};
 
 use crate::bad_input::BadInput;
 use crate::user_file::{open_file, read_file};
@@ -34,6 +34,21 @@ pub(crate) fn with_companions(trace: &Path, mut opts: IngestOptions) -> Result<I
         .take(FIRST_LINE_MAX)
         .read_to_end(&mut head)
         .map_err(|e| BadInput(format!("{}: {e}", trace.display())))?;
+    // A compressed trace is told by its content: decode what the head holds (a cut stream
+    // stops with an error after what it could decode, which is all a first line needs).
+    if let Some(codec) = Codec::sniff(&head) {
+        let mut plain = Vec::new();
+        let _ = match codec {
+            Codec::Gzip => flate2::read::MultiGzDecoder::new(head.as_slice())
+                .take(FIRST_LINE_MAX)
+                .read_to_end(&mut plain),
+            Codec::Zstd => match zstd::stream::read::Decoder::new(head.as_slice()) {
+                Ok(d) => d.take(FIRST_LINE_MAX).read_to_end(&mut plain),
+                Err(e) => Err(e),
+            },
+        };
+        head = plain;
+    }
     let first = head
         .split(|&b| b == b'\n')
         .find(|l| !l.trim_ascii().is_empty())

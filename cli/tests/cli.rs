@@ -813,6 +813,36 @@ fn ragpulse_is_read_with_the_companion_files_found_beside_it() {
 }
 
 #[test]
+fn a_gzipped_ragpulse_trace_finds_its_companions_too() {
+    let dir = ragpulse_dir("ragpulse-gz", 5);
+    let trace = dir.join("0_trace.jsonl");
+    let gz = std::process::Command::new("gzip")
+        .args(["-k", trace.to_str().unwrap()])
+        .status()
+        .unwrap();
+    assert!(gz.success());
+    let plain = json(&run(&[
+        "trace",
+        "inspect",
+        trace.to_str().unwrap(),
+        "--json",
+    ]));
+    let out = run(&[
+        "trace",
+        "inspect",
+        dir.join("0_trace.jsonl.gz").to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(json(&out)["segments"], plain["segments"]);
+}
+
+#[test]
 fn ragpulse_with_some_of_its_companions_is_refused_naming_the_missing() {
     let dir = ragpulse_dir("ragpulse-some", 3);
     let trace = dir.join("0_trace.jsonl");
