@@ -7,7 +7,8 @@
 # under the sim's lease — two arms, the sim's decode step 1 vs 2 ms, restarted between them — verify the baseline receipt,
 # audit it and compare the arms), fire the same plan with NVIDIA AIPerf as the load generator when
 # tools/peers/install.sh has installed it (its own records audited the same way), publish the
-# example playbook and the receipts as a site, inspect a real trace from ../shared when it is there,
+# example playbook and the receipts as a site, read a gzipped gateway export through a declared
+# mapping, inspect real traces (BurstGPT, RAGPulse) from ../shared when they are there,
 # then serve the web app on 127.0.0.1 until Ctrl-C.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -165,6 +166,40 @@ real="$root/../shared/traces/burstgpt/BurstGPT_1.first400.csv"
 if [ -f "$real" ]; then
   printf '\n== a real trace: BurstGPT_1 (first 400 rows, from ../shared) ==\n'
   "$lp" trace inspect "$real"
+fi
+
+printf '\n== your own log: a gateway export read through a declared mapping (gzipped, its own column names) ==\n'
+# The synthetic trace re-exported as a gateway would write it: other column names, a status
+# column, ISO 8601 stamps with a +01:00 offset (the same instants), gzipped. A mapping names
+# the columns once; the trace read through it is the synthetic trace's, regime for regime.
+awk -F, 'NR == 1 { print "status,llm,received_at,prompt,completion"; next }
+  { s = int($1); f = $1 - s; h = int(s / 3600) + 1; m = int((s % 3600) / 60);
+    printf "200,%s,2026-03-01T%02d:%02d:%02d.%03d+01:00,%s,%s\n", $2, h, m, s % 60, int(f * 1000 + 0.5), $3, $4 }' \
+  "$out/synthetic-burstgpt.csv" | gzip -9 > "$out/gateway.csv.gz"
+cat > "$out/gateway.schema.json" <<'JSON'
+{
+  "schema": "loadproof.trace-schema/v1",
+  "name": "gateway export",
+  "arrival": {"field": "received_at", "unit": "datetime", "format": "iso8601", "zone": "UTC"},
+  "input_tokens": "prompt",
+  "output_tokens": "completion",
+  "filters": {"model": "llm", "status": "status"}
+}
+JSON
+"$lp" trace inspect "$out/gateway.csv.gz" --schema "$out/gateway.schema.json" --where status=200
+"$lp" trace inspect "$out/gateway.csv.gz" --schema "$out/gateway.schema.json" --json > "$out/gateway.inspect.json"
+python3 - "$out/synthetic-burstgpt.inspect.json" "$out/gateway.inspect.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+same = a["regime"] == b["regime"] and a["emitted"] == b["emitted"]
+print(f"read through the mapping: {b['emitted']} requests, regime {'EQUAL to' if same else 'DIFFERENT from'} the synthetic trace's; mapping sha256 {b['schema_sha256'][:16]}…, file sha256 {b['compression']['file_sha256'][:16]}… (gzip)")
+sys.exit(0 if same else 1)
+PY
+
+ragpulse="$root/../shared/traces/ragpulse/0_trace.first400.jsonl"
+if [ -f "$ragpulse" ]; then
+  printf '\n== a real RAG trace: RAGPulse (first 400 rows, its companion files beside it, from ../shared) ==\n'
+  "$lp" trace inspect "$ragpulse"
 fi
 
 printf '\n== main job: publish the playbook (the measured row and the examples) with the web app (a static site) ==\n'
