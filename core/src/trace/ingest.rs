@@ -564,26 +564,7 @@ impl Ingester {
             let fields = match mooncake::field_names(line) {
                 Ok(fields) => fields,
                 Err(_) if forced == Some(Format::Mooncake) => Vec::new(),
-                // A broken first object is a broken row, not a different format: count it and
-                // look at the next line, for a while.
-                Err(err) if self.json_prelude < JSON_PRELUDE_MAX => {
-                    self.json_prelude += 1;
-                    return Ok(Detected::Skipped(Defect::new(
-                        DropReason::MalformedRow,
-                        None,
-                        format!("not a JSON object: {err}"),
-                    )));
-                }
-                Err(err) => {
-                    return Err(TraceError::UnrecognisedLayout {
-                        line: self.line_no,
-                        seen_kind: "fields",
-                        seen: vec![format!(
-                            "<no JSON object in the first {JSON_PRELUDE_MAX} lines: {err}>"
-                        )],
-                        hint: String::new(),
-                    });
-                }
+                Err(err) => return self.broken_first_object(&err),
             };
             let recognised = fields.iter().any(|f| mooncake::KNOWN.contains(&f.as_str()));
             if recognised || forced == Some(Format::Mooncake) {
@@ -664,6 +645,27 @@ impl Ingester {
         Ok(Detected::Header)
     }
 
+    /// A JSON-looking first line that is not an object. A broken first object is a broken row,
+    /// not a different format: counted, and the next line looked at, for a while.
+    fn broken_first_object(&mut self, err: &serde_json::Error) -> Result<Detected, TraceError> {
+        if self.json_prelude < JSON_PRELUDE_MAX {
+            self.json_prelude += 1;
+            return Ok(Detected::Skipped(Defect::new(
+                DropReason::MalformedRow,
+                None,
+                format!("not a JSON object: {err}"),
+            )));
+        }
+        Err(TraceError::UnrecognisedLayout {
+            line: self.line_no,
+            seen_kind: "fields",
+            seen: vec![format!(
+                "<no JSON object in the first {JSON_PRELUDE_MAX} lines: {err}>"
+            )],
+            hint: String::new(),
+        })
+    }
+
     /// Reads the first non-blank line of a log read through the caller's mapping: a CSV
     /// header whose names hold the mapping's columns, or a JSONL object with its fields.
     fn detect_mapped(
@@ -683,24 +685,7 @@ impl Ingester {
         if looks_json {
             let fields = match mooncake::field_names(line) {
                 Ok(fields) => fields,
-                Err(err) if self.json_prelude < JSON_PRELUDE_MAX => {
-                    self.json_prelude += 1;
-                    return Ok(Detected::Skipped(Defect::new(
-                        DropReason::MalformedRow,
-                        None,
-                        format!("not a JSON object: {err}"),
-                    )));
-                }
-                Err(err) => {
-                    return Err(TraceError::UnrecognisedLayout {
-                        line: self.line_no,
-                        seen_kind: "fields",
-                        seen: vec![format!(
-                            "<no JSON object in the first {JSON_PRELUDE_MAX} lines: {err}>"
-                        )],
-                        hint: String::new(),
-                    });
-                }
+                Err(err) => return self.broken_first_object(&err),
             };
             let mapped =
                 MappedJson::from_first(schema, &wanted(&self.opts.filter), &fields, self.line_no)?;

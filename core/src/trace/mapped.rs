@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::burstgpt::timestamp_ns;
 use super::csv_line::Cells;
 use super::datetime::{DatetimeError, MinuteMemo, parse_datetime_ns_memo};
+use super::mooncake::kind;
 use super::row::{Defect, Row, number_defect, token_cell};
 use super::schema::{ArrivalUnit, TraceSchema};
 use super::{DropReason, FilterReason, TraceError};
@@ -256,17 +257,6 @@ fn scalar<'v>(v: Option<&'v Value>, field: &str) -> Result<Cow<'v, str>, Defect>
     }
 }
 
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
 /// A mapped JSONL log.
 #[derive(Debug, Clone)]
 pub(crate) struct MappedJson {
@@ -330,14 +320,7 @@ impl MappedJson {
     pub(crate) fn read(&self, line: &[u8]) -> Result<Row<'static>, Defect> {
         let (map, duplicate) = super::mooncake::object(line)?;
         if let Some(key) = duplicate {
-            let shown: String = key.chars().take(40).collect();
-            return Err(Defect::new(
-                DropReason::DuplicateKey,
-                None,
-                format!(
-                    "the key {shown:?} appears twice in the object (ambiguous: which value is the row's?)"
-                ),
-            ));
+            return Err(super::mooncake::duplicate_key(&key, None));
         }
         let a = &self.arrival_at;
         let ts_ns = self

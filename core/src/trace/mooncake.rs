@@ -33,7 +33,7 @@ fn number<'a>(map: &'a Map<String, Value>, field: &'static str) -> Result<&'a Nu
     }
 }
 
-fn kind(v: &Value) -> &'static str {
+pub(crate) fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -212,19 +212,24 @@ pub(crate) fn object(line: &[u8]) -> Result<(Map<String, Value>, Option<String>)
     Ok((map, duplicate))
 }
 
+/// The defect of a row with `key` twice (`field` when the key is one the format reads).
+pub(crate) fn duplicate_key(key: &str, field: Option<&'static str>) -> Defect {
+    let shown: String = key.chars().take(40).collect();
+    Defect::new(
+        DropReason::DuplicateKey,
+        field,
+        format!(
+            "the key {shown:?} appears twice in the object (ambiguous: which value is the row's?)"
+        ),
+    )
+}
+
 /// Reads one line.
 pub(crate) fn read(line: &[u8]) -> Result<Row<'static>, Defect> {
     let (map, duplicate) = object(line)?;
     if let Some(key) = duplicate {
         let field = KNOWN.iter().copied().find(|k| *k == key);
-        let shown: String = key.chars().take(40).collect();
-        return Err(Defect::new(
-            DropReason::DuplicateKey,
-            field,
-            format!(
-                "the key {shown:?} appears twice in the object (ambiguous: which value is the row's?)"
-            ),
-        ));
+        return Err(duplicate_key(&key, field));
     }
     let ts_ns = timestamp_ns(&map)?;
     let input = tokens(&map, "input_length")?;

@@ -205,14 +205,7 @@ pub(crate) fn read(
 ) -> Result<(Row<'static>, Box<SegmentIds>), Defect> {
     let (map, duplicate) = super::mooncake::object(line)?;
     if let Some(key) = duplicate {
-        let shown: String = key.chars().take(40).collect();
-        return Err(Defect::new(
-            DropReason::DuplicateKey,
-            None,
-            format!(
-                "the key {shown:?} appears twice in the object (ambiguous: which value is the row's?)"
-            ),
-        ));
+        return Err(super::mooncake::duplicate_key(&key, None));
     }
     let ts_text = match map.get("timestamp") {
         None | Some(Value::Null) => {
