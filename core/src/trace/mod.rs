@@ -10,6 +10,7 @@ mod azure;
 mod burstgpt;
 mod csv_line;
 mod datetime;
+mod draft;
 mod hex;
 mod ingest;
 mod mapped;
@@ -27,6 +28,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use draft::{LogFields, LogKind, MAX_NAMES, log_fields};
 pub(crate) use hex::hex;
 pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream, ShardIngester};
 pub use ragpulse::{
