@@ -37,7 +37,7 @@ use self::matches::MatchTable;
 use self::model::{Book, Live, LiveData, SNIFF_BYTES, looks_like_receipt, run_match};
 use self::rows::{Filters, RowsTable};
 use crate::handoff::{Handoff, Target};
-use crate::ingest::{ReadError, ingest_blob};
+use crate::ingest::{ReadError, ingest_blob, options};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes, read_blob};
 use crate::widgets::drop_zone::DropZone;
@@ -131,7 +131,7 @@ pub fn PlaybookView() -> impl IntoView {
                     )),
                 }
             } else {
-                match ingest_blob(&file, |_, _| {}, is_current).await {
+                match ingest_blob(&file, options(), |_, _| {}, is_current).await {
                     Ok(trace) => Ok(LiveData::Trace(Box::new(trace))),
                     Err(ReadError::Superseded) => return,
                     Err(err) => Err(format!("{name}: {err}")),

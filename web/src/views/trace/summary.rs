@@ -41,6 +41,16 @@ pub fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
                 {dd("bytes", Some(report.meta.bytes as f64))}
                 <dt>"sha256"</dt>
                 <dd id="sha256" class="mono">{report.meta.source_sha256.clone()}</dd>
+                {report
+                    .meta
+                    .schema_sha256
+                    .clone()
+                    .map(|sha| {
+                        view! {
+                            <dt>"Mapping sha256"</dt>
+                            <dd id="schema-sha256" class="mono">{sha}</dd>
+                        }
+                    })}
                 <dt>"Rows read"</dt>
                 {dd("rows-read", Some(report.meta.rows_read as f64))}
                 <dt>"Emitted as requests"</dt>
