@@ -143,7 +143,7 @@ try {
     await page.close();
   });
 
-  await check('gateway.csv: the saved mapping chosen on a fresh page, then the log: the same report; --where model= as the CLI', async () => {
+  await check('gateway.csv: the saved mapping chosen on a fresh page, then the log: the same report; its filter column answers the CLI\'s --where', async () => {
     if (expected === null) throw new Error('no saved mapping');
     const page = await freshPage();
     await page.setInputFiles('#mapping-file', saved);
