@@ -72,6 +72,9 @@ bash web/build.sh
 step "browser test (headless Chromium, real traces)"
 LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/trace.mjs
 
+step "browser test (a log read through a mapping built from its header, equal to trace inspect --schema)"
+LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/mapping.mjs
+
 step "browser test (published playbook site, headless Chromium, other hosts blocked)"
 LOADPROOF_BIN="$root/target/release/loadproof" node web/e2e/playbook.mjs
 

@@ -1,12 +1,12 @@
-//! What a file is, from its first bytes: a receipt, a playbook, or (anything else) a trace for
-//! the ingester to judge.
+//! What a file is, from its first bytes: a receipt, a playbook, a trace mapping, or (anything
+//! else) a trace for the ingester to judge.
 //!
 //! Each view reads one kind; a receipt dropped on the Trace view used to be read as a trace and
 //! refused as "empty input: no header line". Sniffing the head lets the page hand the file to
 //! the view that reads it instead. The markers are the readers' own: a record-stream receipt
 //! starts with zstd's magic or the stream's magic (`receipt::stream::is_stream`), a v1 receipt
 //! and a playbook are JSON objects whose first `schema` is `loadproof.receipt/…` or
-//! `loadproof.playbook/…`. A Mooncake trace is JSON lines of objects too, but has no `schema`.
+//! `loadproof.playbook/…`, a mapping one whose `schema` is `loadproof.trace-schema/…`. A Mooncake trace is JSON lines of objects too, but has no `schema`.
 
 use loadproof_core::receipt::stream::container::decompress;
 use loadproof_core::receipt::stream::is_stream;
@@ -21,6 +21,8 @@ pub enum FileKind {
     Receipt,
     /// A playbook JSON document.
     Playbook,
+    /// A trace mapping (`loadproof.trace-schema/v1`): read through, not as a trace.
+    Mapping,
     /// Anything else: a trace, or a file the ingester will explain it cannot read.
     Other,
 }
@@ -34,6 +36,7 @@ impl FileKind {
         match first_schema(head) {
             Some(s) if s.starts_with("loadproof.receipt/") => FileKind::Receipt,
             Some(s) if s.starts_with("loadproof.playbook/") => FileKind::Playbook,
+            Some(s) if s.starts_with("loadproof.trace-schema/") => FileKind::Mapping,
             _ => FileKind::Other,
         }
     }
@@ -43,6 +46,7 @@ impl FileKind {
         match self {
             FileKind::Receipt => "a receipt",
             FileKind::Playbook => "a playbook",
+            FileKind::Mapping => "a trace mapping",
             FileKind::Other => "not a receipt or playbook",
         }
     }
@@ -122,6 +126,12 @@ mod tests {
         // Only the magic, or a head that does not decode: left to the receipt reader.
         assert!(zstd_holds_stream(&[0x28, 0xb5, 0x2f, 0xfd]));
         assert!(zstd_holds_stream(&[0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff]));
+    }
+
+    #[test]
+    fn mappings_are_known_by_their_schema() {
+        let head = b"{\n  \"schema\": \"loadproof.trace-schema/v1\",\n  \"arrival\": {";
+        assert_eq!(FileKind::sniff(head), FileKind::Mapping);
     }
 
     #[test]

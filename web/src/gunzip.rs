@@ -16,13 +16,14 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use js_sys::{Array, Function, Promise, Reflect, Uint8Array};
-use loadproof_core::trace::{Codec, Compression, Ingester, Sha256Stream, Trace, ZSTD_MAGIC};
+use loadproof_core::trace::{
+    Codec, Compression, IngestOptions, Ingester, Sha256Stream, Trace, ZSTD_MAGIC,
+};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 
 use crate::ingest::{
-    Pacer, ReadError, ZSTD_REFUSED, ingest_blob_hashed_by, js_text, mark, options, read_bytes,
-    slice_bytes,
+    Pacer, ReadError, ZSTD_REFUSED, ingest_blob_hashed_by, js_text, mark, read_bytes, slice_bytes,
 };
 
 /// Reads the trace in `blob` whatever it is: a gzip file (known by its first bytes, as the
@@ -31,6 +32,7 @@ use crate::ingest::{
 pub async fn ingest_any(
     blob: &web_sys::Blob,
     digest: Option<Promise>,
+    opts: IngestOptions,
     on_progress: impl Fn(f64, f64),
     is_current: impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
@@ -39,10 +41,10 @@ pub async fn ingest_any(
         Some(Codec::Gzip) => {
             mark("read-start");
             on_progress(0.0, blob.size());
-            ingest_gzip(blob, digest, &on_progress, &is_current).await
+            ingest_gzip(blob, digest, opts, &on_progress, &is_current).await
         }
         Some(Codec::Zstd) => Err(ReadError::Compressed(ZSTD_REFUSED.to_owned())),
-        None => ingest_blob_hashed_by(blob, digest, on_progress, is_current).await,
+        None => ingest_blob_hashed_by(blob, digest, opts, on_progress, is_current).await,
     }
 }
 
@@ -51,6 +53,7 @@ pub async fn ingest_any(
 pub(crate) async fn ingest_gzip(
     blob: &web_sys::Blob,
     digest: Option<Promise>,
+    opts: IngestOptions,
     on_progress: &impl Fn(f64, f64),
     is_current: &impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
@@ -72,7 +75,7 @@ pub(crate) async fn ingest_gzip(
         Rc::clone(&file_sha),
     ));
 
-    let mut ingester = Ingester::new(options());
+    let mut ingester = Ingester::new(opts);
     let mut scratch: Vec<u8> = Vec::new();
     let mut pacer = Pacer::new();
     loop {

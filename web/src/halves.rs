@@ -16,12 +16,12 @@
 
 use js_sys::{BigInt64Array, BigUint64Array, Promise, Uint8Array, Uint32Array};
 use loadproof_core::trace::{
-    Ingester, PrefixBlocks, Shard, ShardIngester, ShardMeta, ShardRows, Trace,
+    IngestOptions, Ingester, PrefixBlocks, Shard, ShardIngester, ShardMeta, ShardRows, Trace,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::ingest::{ReadError, finish_hashed_by, js_text, mark, options, read_bytes, read_range};
+use crate::ingest::{ReadError, finish_hashed_by, js_text, mark, read_bytes, read_range};
 
 /// Files from this size are read in halves: below it a second worker's start costs more than
 /// it saves.
@@ -46,12 +46,13 @@ pub async fn read_first_half(
     mid: f64,
     shard: Promise,
     digest: Promise,
+    opts: IngestOptions,
     on_progress: impl Fn(f64, f64),
 ) -> Result<Trace, ReadError> {
     let total = blob.size();
     mark("read-start");
     on_progress(0.0, total);
-    let mut ingester = Ingester::new_unhashed(options());
+    let mut ingester = Ingester::new_unhashed(opts);
     ingester.reserve_for_source_bytes(total as u64);
     let mut last = None;
     let always = || true;
@@ -128,12 +129,13 @@ pub async fn read_first_half(
 pub async fn read_second_half(
     blob: &web_sys::Blob,
     mid: f64,
+    opts: IngestOptions,
     on_progress: impl Fn(f64, f64),
 ) -> Result<Shard, ReadError> {
     let total = blob.size();
     mark("second-half-start");
     let head = read_bytes(blob, 0.0, mid.min(HEAD_MAX_BYTES).min(total)).await?;
-    let mut shard = ShardIngester::new(&head, options()).map_err(ReadError::Trace)?;
+    let mut shard = ShardIngester::new(&head, opts).map_err(ReadError::Trace)?;
     let mut at = (mid - 1.0).max(0.0);
     let cut = loop {
         if at >= total {

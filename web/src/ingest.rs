@@ -10,9 +10,12 @@
 //! module only moves bytes.
 
 use std::fmt;
+use std::sync::Arc;
 
 use js_sys::{Promise, Uint8Array};
-use loadproof_core::trace::{CallerFilter, IngestOptions, Ingester, Limits, Trace, TraceError};
+use loadproof_core::trace::{
+    CallerFilter, IngestOptions, Ingester, Limits, Trace, TraceError, TraceSchema,
+};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
@@ -74,6 +77,28 @@ pub fn options() -> IngestOptions {
     }
 }
 
+/// [`options`], reading through `schema` when the user gave a mapping (as the CLI's
+/// `--schema FILE` does).
+pub fn options_with(schema: Option<Arc<TraceSchema>>) -> IngestOptions {
+    IngestOptions {
+        schema,
+        ..options()
+    }
+}
+
+/// A mapping's bytes as the worker builds it: the `TraceSchema` is made from the very bytes
+/// the user gave, so its sha256 is the one the CLI reports for the same file. A refusal is
+/// worded as the CLI's (`not a trace mapping: field ...`).
+pub fn schema_of(mapping: Option<&[u8]>) -> Result<Option<Arc<TraceSchema>>, String> {
+    mapping
+        .map(|bytes| {
+            TraceSchema::from_json(bytes)
+                .map(Arc::new)
+                .map_err(|e| format!("not a trace mapping: {e}"))
+        })
+        .transpose()
+}
+
 /// Ingests bytes already in memory (the synthetic sample).
 pub fn ingest_bytes(bytes: &[u8]) -> Result<Trace, TraceError> {
     let mut ingester = Ingester::new(options());
@@ -93,10 +118,11 @@ const YIELD_EVERY_MS: f64 = 40.0;
 /// `is_current()` is checked between slices so a newer load can stop this one.
 pub async fn ingest_blob(
     blob: &web_sys::Blob,
+    opts: IngestOptions,
     on_progress: impl Fn(f64, f64),
     is_current: impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
-    ingest_blob_hashed_by(blob, None, on_progress, is_current).await
+    ingest_blob_hashed_by(blob, None, opts, on_progress, is_current).await
 }
 
 /// As [`ingest_blob`]; when `digest` is given (a promise of `{ digest, bytes }`: the file's
@@ -106,6 +132,7 @@ pub async fn ingest_blob(
 pub async fn ingest_blob_hashed_by(
     blob: &web_sys::Blob,
     digest: Option<Promise>,
+    opts: IngestOptions,
     on_progress: impl Fn(f64, f64),
     is_current: impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
@@ -113,7 +140,7 @@ pub async fn ingest_blob_hashed_by(
     mark("read-start");
     on_progress(0.0, total);
     if let Some(digest) = digest {
-        let mut ingester = Ingester::new_unhashed(options());
+        let mut ingester = Ingester::new_unhashed(opts);
         ingester.reserve_for_source_bytes(total as u64);
         read_slices(blob, &mut ingester, None, &on_progress, &is_current).await?;
         return finish_hashed_by(ingester, digest).await;
@@ -121,9 +148,9 @@ pub async fn ingest_blob_hashed_by(
     if total <= WHOLE_FILE_MAX
         && let Some(subtle) = subtle_crypto()
     {
-        return ingest_whole(blob, &subtle, on_progress, is_current).await;
+        return ingest_whole(blob, &subtle, opts, on_progress, is_current).await;
     }
-    let mut ingester = Ingester::new(options());
+    let mut ingester = Ingester::new(opts);
     let mut scratch: Vec<u8> = Vec::new();
     let mut pacer = Pacer::new();
     let mut offset = 0.0;
@@ -213,11 +240,12 @@ pub(crate) async fn finish_hashed_by(
 async fn ingest_whole(
     blob: &web_sys::Blob,
     subtle: &web_sys::SubtleCrypto,
+    opts: IngestOptions,
     on_progress: impl Fn(f64, f64),
     is_current: impl Fn() -> bool,
 ) -> Result<Trace, ReadError> {
     let whole = Uint8Array::new_with_length(blob.size() as u32);
-    let mut ingester = Ingester::new_unhashed(options());
+    let mut ingester = Ingester::new_unhashed(opts);
     ingester.reserve_for_source_bytes(blob.size() as u64);
     read_slices(blob, &mut ingester, Some(&whole), &on_progress, &is_current).await?;
     let digest = subtle

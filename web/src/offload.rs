@@ -324,8 +324,12 @@ fn publish_timing(data: &JsValue) {
 // ---------------------------------------------------------------------------------------------
 // Traces
 
-/// Parses the trace in `blob` off the page's thread. `on_progress(bytes_done, bytes_total)`.
+/// Parses the trace in `blob` off the page's thread, through `mapping` (the exact bytes of a
+/// `loadproof.trace-schema/v1` document) when given. `on_progress(bytes_done, bytes_total)`.
 /// Errors are core's (line, field, columns seen) or the browser's, as [`ReadError`] shows them.
+///
+/// The mapping travels as its bytes and each worker builds the `TraceSchema` from them, so the
+/// sha256 the report carries is of the bytes the user gave, as the CLI's `--schema` hashes.
 ///
 /// Where the page has WebCrypto, a second, script-only worker hashes the file while the first
 /// parses it, and hands the digest over on a `MessageChannel` of their own: on two cores the
@@ -337,6 +341,7 @@ fn publish_timing(data: &JsValue) {
 pub fn ingest_trace(
     blob: web_sys::Blob,
     compressed: bool,
+    mapping: Option<std::sync::Arc<[u8]>>,
     on_progress: impl Fn(f64, f64) + 'static,
     on_done: impl FnOnce(Result<Trace, String>) + 'static,
 ) -> Job {
@@ -346,6 +351,12 @@ pub fn ingest_trace(
     // Bytes done by the first worker and by the second-half worker, shown as one bar.
     let done_by = Rc::new(Cell::new((0.0, 0.0)));
     let mut fields: Vec<(&str, JsValue)> = Vec::new();
+    let mapping_js = mapping
+        .as_deref()
+        .map(|bytes| JsValue::from(js_sys::Uint8Array::from(bytes)));
+    if let Some(m) = &mapping_js {
+        fields.push(("mapping", m.clone()));
+    }
     if let Some(port) = start_hasher(&job, &blob) {
         fields.push(("port", port.into()));
         if !compressed && total >= crate::halves::HALVES_MIN_BYTES && halves_wanted() {
@@ -356,7 +367,7 @@ pub fn ingest_trace(
                 done_by.set((first, done));
                 progress(first + done, total);
             };
-            if let Some(port) = start_second_half(&job, &blob, mid, second) {
+            if let Some(port) = start_second_half(&job, &blob, mid, mapping_js.as_ref(), second) {
                 fields.push(("halfPort", port.into()));
                 fields.push(("mid", JsValue::from_f64(mid)));
             }
@@ -402,13 +413,19 @@ pub fn ingest_trace(
             let cancelled = job.cancelled.clone();
             spawn_local(async move {
                 let live = cancelled.clone();
-                let result = crate::gunzip::ingest_any(
-                    &blob,
-                    None,
-                    move |d, t| on_progress(d, t),
-                    move || !live.get(),
-                )
-                .await;
+                let result = match crate::ingest::schema_of(mapping.as_deref()) {
+                    Ok(schema) => {
+                        crate::gunzip::ingest_any(
+                            &blob,
+                            None,
+                            crate::ingest::options_with(schema),
+                            move |d, t| on_progress(d, t),
+                            move || !live.get(),
+                        )
+                        .await
+                    }
+                    Err(e) => Err(ReadError::Browser(e)),
+                };
                 if cancelled.get() {
                     return;
                 }
@@ -433,6 +450,8 @@ pub fn ingest_trace(
 /// `shard`, when not `undefined` (with `digest`): a promise of the second half's rows from the
 /// worker reading `mid..` ([`worker_read_second_half`]); this worker then parses the first
 /// half and joins them ([`crate::halves`]).
+///
+/// `mapping`: the bytes of the user's mapping, read through as the CLI's `--schema` reads.
 #[wasm_bindgen]
 pub async fn worker_ingest_trace(
     blob: web_sys::Blob,
@@ -440,7 +459,11 @@ pub async fn worker_ingest_trace(
     digest: JsValue,
     shard: JsValue,
     mid: f64,
+    mapping: Option<Vec<u8>>,
 ) -> Result<JsValue, JsValue> {
+    let opts = crate::ingest::options_with(
+        crate::ingest::schema_of(mapping.as_deref()).map_err(|e| JsValue::from_str(&e))?,
+    );
     let digest = digest.dyn_into::<js_sys::Promise>().ok();
     let shard = shard.dyn_into::<js_sys::Promise>().ok();
     let progress = |done: f64, total: f64| {
@@ -452,9 +475,9 @@ pub async fn worker_ingest_trace(
     };
     let trace = match (digest, shard) {
         (Some(digest), Some(shard)) => {
-            crate::halves::read_first_half(&blob, mid, shard, digest, progress).await
+            crate::halves::read_first_half(&blob, mid, shard, digest, opts, progress).await
         }
-        (digest, _) => crate::gunzip::ingest_any(&blob, digest, progress, || true).await,
+        (digest, _) => crate::gunzip::ingest_any(&blob, digest, opts, progress, || true).await,
     }
     .map_err(|e| JsValue::from_str(&e.to_string()))?;
     let (meta, requests) = trace.into_parts();
@@ -493,8 +516,12 @@ pub async fn worker_read_second_half(
     blob: web_sys::Blob,
     mid: f64,
     on_progress: js_sys::Function,
+    mapping: Option<Vec<u8>>,
 ) -> Result<JsValue, JsValue> {
-    let shard = crate::halves::read_second_half(&blob, mid, |done, total| {
+    let opts = crate::ingest::options_with(
+        crate::ingest::schema_of(mapping.as_deref()).map_err(|e| JsValue::from_str(&e))?,
+    );
+    let shard = crate::halves::read_second_half(&blob, mid, opts, |done, total| {
         let _ = on_progress.call2(
             &JsValue::NULL,
             &JsValue::from_f64(done),
@@ -508,11 +535,13 @@ pub async fn worker_read_second_half(
 
 /// Starts a worker reading the second half of `blob` from `mid` (see [`crate::halves`]) and
 /// returns the port on which the first worker receives `{ shard }` or `{ err }`, relayed by
-/// the page so that a worker that dies still answers. `on_progress(bytes done)`.
+/// the page so that a worker that dies still answers. `mapping`: the mapping's bytes (a
+/// `Uint8Array`), the same the first worker reads through. `on_progress(bytes done)`.
 fn start_second_half(
     job: &Job,
     blob: &web_sys::Blob,
     mid: f64,
+    mapping: Option<&JsValue>,
     on_progress: impl Fn(f64) + 'static,
 ) -> Option<web_sys::MessagePort> {
     let worker = take_worker()?;
@@ -596,6 +625,7 @@ fn start_second_half(
         ("blob", blob.into()),
         ("mid", JsValue::from_f64(mid)),
         ("module", wasm_bindgen::module()),
+        ("mapping", mapping.cloned().unwrap_or(JsValue::UNDEFINED)),
     ] {
         let _ = js_sys::Reflect::set(&message, &JsValue::from_str(key), &value);
     }
@@ -969,7 +999,7 @@ fn worker_script_url(glue: &str) -> Option<String> {
         r#"import init, {{ worker_audit_receipt, worker_ingest_trace, worker_read_second_half, worker_warm_up }} from {glue:?};
 let ready = null;
 self.onmessage = async (event) => {{
-  const {{ kind, name, blob, module, policy, port, halfPort, mid }} = event.data;
+  const {{ kind, name, blob, module, policy, port, halfPort, mid, mapping }} = event.data;
   try {{
     // The hash worker's answer, on the port the page gave both: {{ digest }} or {{ err }}.
     const digest = port ? new Promise((resolve, reject) => {{
@@ -986,7 +1016,7 @@ self.onmessage = async (event) => {{
     await ready;
     if (kind === 'warm') {{ if (event.data.tierUp) {{ worker_warm_up(); self.postMessage({{ warmed: true }}); }} return; }}
     if (kind === 'half') {{
-      const shard = await worker_read_second_half(blob, mid, (done, total) => self.postMessage({{ progress: true, done, total }}));
+      const shard = await worker_read_second_half(blob, mid, (done, total) => self.postMessage({{ progress: true, done, total }}), mapping);
       const transfer = {columns}.filter((k) => shard[k]).map((k) => shard[k].buffer);
       const marks = performance.getEntriesByType('mark').filter((m) => m.name.startsWith('loadproof:'))
         .map((m) => [m.name.slice(10), performance.timeOrigin + m.startTime]);
@@ -995,7 +1025,7 @@ self.onmessage = async (event) => {{
       return;
     }}
     if (kind === 'trace') {{
-      const trace = await worker_ingest_trace(blob, (done, total) => self.postMessage({{ progress: true, done, total }}), digest, shard, mid ?? 0);
+      const trace = await worker_ingest_trace(blob, (done, total) => self.postMessage({{ progress: true, done, total }}), digest, shard, mid ?? 0, mapping);
       const transfer = ['arrival', 'input', 'output', 'session', 'offsets', 'ids']
         .filter((k) => trace[k]).map((k) => trace[k].buffer);
       // The worker's own marks, on the page's clock (absolute ms), for web/e2e/perf.mjs.

@@ -11,6 +11,7 @@ mod burstgpt;
 mod compression;
 mod csv_line;
 mod datetime;
+mod draft;
 mod hex;
 mod ingest;
 mod mapped;
@@ -29,6 +30,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 pub use compression::{Codec, Compression, GZIP_MAGIC, ZSTD_MAGIC};
+pub use draft::{LogFields, LogKind, MAX_NAMES, log_fields};
 pub(crate) use hex::hex;
 pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream, ShardIngester};
 pub use ragpulse::{

@@ -38,7 +38,7 @@ use self::model::{Book, Live, LiveData, SNIFF_BYTES, looks_like_receipt, run_mat
 use self::rows::{Filters, RowsTable};
 use crate::gunzip::ingest_any;
 use crate::handoff::{Handoff, Target};
-use crate::ingest::ReadError;
+use crate::ingest::{ReadError, options};
 use crate::publish::{json_value, publish};
 use crate::site::{Fetched, fetch_bytes, read_blob};
 use crate::widgets::drop_zone::DropZone;
@@ -132,7 +132,7 @@ pub fn PlaybookView() -> impl IntoView {
                     )),
                 }
             } else {
-                match ingest_any(&file, None, |_, _| {}, is_current).await {
+                match ingest_any(&file, None, options(), |_, _| {}, is_current).await {
                     Ok(trace) => Ok(LiveData::Trace(Box::new(trace))),
                     Err(ReadError::Superseded) => return,
                     Err(err) => Err(format!("{name}: {err}")),

@@ -9,9 +9,14 @@
 //! as text naming the line and the columns seen, never as a blank page. A receipt or a
 //! playbook is recognised from its first bytes (`crate::file_kind`) and handed to the view
 //! that reads it (`crate::handoff`) rather than refused as a malformed trace.
+//!
+//! A mapping (`loadproof.trace-schema/v1`, chosen, dropped or built from a log no built-in
+//! format recognises: [`mapping`]) makes every later read go through it, in the worker(s), as
+//! the CLI's `--schema` does; the file last read is read again through it.
 
 mod charts;
 mod draw;
+mod mapping;
 pub mod model;
 mod summary;
 
@@ -22,15 +27,18 @@ use leptos::task::spawn_local;
 use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
 use loadproof_core::synth::{SynthSpec, generate};
-use loadproof_core::trace::Codec;
+use loadproof_core::trace::{
+    Codec, Ingester, LogFields, TRACE_SCHEMA_MAX_BYTES, TraceError, log_fields,
+};
 use web_sys::File;
 
 use self::charts::Charts;
+use self::mapping::{Draft, Mapping, MappingForm};
 use self::model::Loaded;
 use self::summary::Summary;
 use crate::file_kind::{FileKind, SNIFF_BYTES, zstd_holds_stream};
 use crate::handoff::{Handoff, Target};
-use crate::ingest::{ZSTD_REFUSED, ingest_bytes};
+use crate::ingest::{ZSTD_REFUSED, ingest_bytes, options};
 use crate::offload::{Job, ingest_trace};
 use crate::publish::{parsed, publish};
 use crate::site::read_blob;
@@ -67,6 +75,13 @@ pub fn TraceView() -> impl IntoView {
     });
     // Bumped by every load; a slower, older load sees the change and stops.
     let generation = StoredValue::new(0u64);
+    // The mapping every read goes through, if the user gave one; the form that builds one
+    // from a log no built-in format reads; the file last read (read again through a mapping).
+    let mapping = RwSignal::new(None::<Mapping>);
+    let draft = RwSignal::new(None::<Draft>);
+    let last_file: StoredValue<Option<File>, LocalStorage> = StoredValue::new_local(None);
+    // Whether the file last read is compressed (known from its first bytes when it was chosen).
+    let last_compressed: StoredValue<bool, LocalStorage> = StoredValue::new_local(false);
 
     let typed_window = Memo::new(move |_| window_text.with(|t| window_from_text(t)));
     // An invalid entry keeps the last valid window rather than blanking the report.
@@ -103,6 +118,13 @@ pub fn TraceView() -> impl IntoView {
             old.cancel();
         }
         let name = file.name();
+        if last_file.with_value(|f| f.as_ref() != Some(&file)) {
+            draft.set(None);
+        }
+        last_file.set_value(Some(file.clone()));
+        last_compressed.set_value(compressed);
+        let through = mapping.with_untracked(|m| m.as_ref().map(|m| m.bytes.clone()));
+        let mapped = through.is_some();
         loaded.set(None);
         error.set(None);
         reading.set(Some(Reading {
@@ -122,7 +144,8 @@ pub fn TraceView() -> impl IntoView {
             }
         };
         // Parsed in a worker (the page's thread stays free); same Ingester, same numbers.
-        let started = ingest_trace(file.into(), compressed, on_progress, move |result| {
+        let blob: web_sys::Blob = file.clone().into();
+        let started = ingest_trace(blob, compressed, through, on_progress, move |result| {
             if !is_current() {
                 return;
             }
@@ -133,10 +156,54 @@ pub fn TraceView() -> impl IntoView {
                     trace,
                     synthetic: false,
                 }))),
-                Err(err) => error.set(Some(format!("{name}: {err}"))),
+                Err(err) => {
+                    error.set(Some(format!("{name}: {err}")));
+                    // No built-in format reads it: offer to build a mapping from its head.
+                    if !mapped {
+                        spawn_local(async move {
+                            let head = read_head(&file, SNIFF_BYTES).await;
+                            if is_current()
+                                && let Some(fields) = unrecognised(&head)
+                            {
+                                draft.set(Some(Draft {
+                                    source: file.name(),
+                                    fields,
+                                }));
+                            }
+                        });
+                    }
+                }
             }
         });
         job.set_value(Some(started));
+    };
+
+    // A mapping given: every later read goes through it, and the file last read is read again.
+    let use_mapping = move |m: Mapping| {
+        mapping.set(Some(m));
+        if let Some(file) = last_file.get_value() {
+            read_trace(file, last_compressed.get_value());
+        }
+    };
+    let use_mapping_file = move |file: File| {
+        spawn_local(async move {
+            let name = file.name();
+            // One byte over the limit is enough for core to refuse a file too large.
+            let bytes = read_head(&file, (TRACE_SCHEMA_MAX_BYTES + 1) as f64).await;
+            match Mapping::read(&name, bytes) {
+                Ok(m) => {
+                    error.set(None);
+                    use_mapping(m);
+                }
+                Err(e) => error.set(Some(e)),
+            }
+        });
+    };
+    let clear_mapping = move |_| {
+        mapping.set(None);
+        if let Some(file) = last_file.get_value() {
+            read_trace(file, last_compressed.get_value());
+        }
     };
 
     // A receipt or a playbook is not a trace: it opens in the view that reads it (or, without
@@ -166,6 +233,7 @@ pub fn TraceView() -> impl IntoView {
             let target = match FileKind::sniff(&head) {
                 FileKind::Receipt => Target::Receipt,
                 FileKind::Playbook => Target::Playbook,
+                FileKind::Mapping => return use_mapping_file(file),
                 FileKind::Other => return read_trace(file, false),
             };
             error.set(None);
@@ -195,6 +263,10 @@ pub fn TraceView() -> impl IntoView {
 
     let load_sample = move |_| {
         generation.update_value(|g| *g += 1);
+        // The sample is read as the BurstGPT trace it is, never through a mapping, nor read
+        // again when one is given.
+        last_file.set_value(None);
+        draft.set(None);
         if let Some(old) = job.get_value() {
             old.cancel();
         }
@@ -240,6 +312,17 @@ pub fn TraceView() -> impl IntoView {
                             " Synthetic: 2,000 BurstGPT-layout rows generated in this page (seed 42), not a real trace."
                         </span>
                     </p>
+                    <DropZone
+                        id="mapping-file"
+                        accept=".json,application/json"
+                        rechoose=true
+                        on_file=use_mapping_file
+                    >
+                        "Reading your own log? Choose or drop its mapping. "
+                        <span class="hint">
+                            "A loadproof.trace-schema/v1 JSON file, as the CLI's --schema reads; the trace is then read through it."
+                        </span>
+                    </DropZone>
                     <p class="window">
                         <label for="window-input">"Burstiness window, seconds "</label>
                         <input
@@ -290,8 +373,35 @@ pub fn TraceView() -> impl IntoView {
                         }
                     })
             }}
+            {move || {
+                mapping
+                    .get()
+                    .map(|m| {
+                        view! {
+                            <p id="mapping-status" role="status">
+                                "Read through the mapping "
+                                <strong>{m.name.clone()}</strong>
+                                ", sha256 "
+                                <span id="mapping-sha256" class="mono">
+                                    {m.schema.sha256().to_owned()}
+                                </span>
+                                " "
+                                <button id="mapping-clear" type="button" on:click=clear_mapping>
+                                    "Read without it"
+                                </button>
+                            </p>
+                        }
+                    })
+            }}
             <Message id="error" class="error" role="alert" text=error />
         </section>
+        {move || {
+            draft
+                .get()
+                .map(|d| {
+                    view! { <MappingForm draft=d on_read=Callback::new(use_mapping) /> }
+                })
+        }}
         {move || {
             let synthetic = loaded.with(|l| l.as_ref().is_some_and(|l| l.synthetic));
             report.get().map(|r| view! { <Summary report=r synthetic=synthetic /> })
@@ -299,5 +409,22 @@ pub fn TraceView() -> impl IntoView {
         <Show when=move || loaded.with(Option::is_some)>
             <Charts loaded=loaded window=window report=report use_window=use_window />
         </Show>
+    }
+}
+
+/// The first `bytes` bytes of `file` (all of it when shorter; none when unreadable).
+async fn read_head(file: &File, bytes: f64) -> Vec<u8> {
+    match file.slice_with_f64_and_f64(0.0, bytes) {
+        Ok(blob) => read_blob(&blob).await.unwrap_or_default(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The fields a mapping could name in the log starting with `head`, when core finds no
+/// built-in layout in it (core's own detection decides, not a reading of its message).
+fn unrecognised(head: &[u8]) -> Option<LogFields> {
+    match Ingester::new(options()).push(head) {
+        Err(TraceError::UnrecognisedLayout { .. }) => log_fields(head),
+        _ => None,
     }
 }

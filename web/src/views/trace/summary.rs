@@ -51,6 +51,16 @@ pub fn Summary(report: InspectReport, synthetic: bool) -> impl IntoView {
                     <dt>"File sha256"</dt>
                     <dd id="file-sha256" class="mono">{c.file_sha256}</dd>
                 })}
+                {report
+                    .meta
+                    .schema_sha256
+                    .clone()
+                    .map(|sha| {
+                        view! {
+                            <dt>"Mapping sha256"</dt>
+                            <dd id="schema-sha256" class="mono">{sha}</dd>
+                        }
+                    })}
                 <dt>"Rows read"</dt>
                 {dd("rows-read", Some(report.meta.rows_read as f64))}
                 <dt>"Emitted as requests"</dt>
