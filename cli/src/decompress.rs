@@ -25,11 +25,8 @@ use loadproof_core::trace::{Codec, Compression, Sha256Stream};
 use loadproof_core::{IngestOptions, Ingester, Trace};
 
 use crate::bad_input::BadInput;
+use crate::buffers::{Buffers, POOL};
 
-/// Decompressed bytes handed to the parser at a time (the plain read's chunk).
-const CHUNK_BYTES: usize = 4 << 20;
-/// Buffers in flight between the reader and the parser.
-const POOL: usize = 4;
 /// Compressed bytes read from the file at a time.
 const FILE_BUF_BYTES: usize = 1 << 20;
 
@@ -138,7 +135,7 @@ fn decode(
             &mut content,
             &mut decompressed,
             &filled_tx,
-            &empty_rx,
+            empty_rx,
         ),
         Codec::Zstd => match zstd::stream::read::Decoder::with_buffer(&mut buffered) {
             Ok(decoder) => pump(
@@ -146,7 +143,7 @@ fn decode(
                 &mut content,
                 &mut decompressed,
                 &filled_tx,
-                &empty_rx,
+                empty_rx,
             ),
             Err(e) => Err(e),
         },
@@ -227,23 +224,13 @@ fn pump(
     content: &mut Sha256Stream,
     decompressed: &mut u64,
     filled_tx: &std::sync::mpsc::SyncSender<Vec<u8>>,
-    empty_rx: &std::sync::mpsc::Receiver<Vec<u8>>,
+    empty_rx: std::sync::mpsc::Receiver<Vec<u8>>,
 ) -> std::io::Result<Pumped> {
-    let mut allocated = 0;
+    let mut buffers = Buffers::new(empty_rx);
     loop {
-        let mut buf = match empty_rx.try_recv() {
-            Ok(buf) => buf,
-            Err(_) if allocated < POOL + 2 => {
-                allocated += 1;
-                Vec::new()
-            }
-            // Every buffer is in flight: wait for the parser to hand one back.
-            Err(_) => match empty_rx.recv() {
-                Ok(buf) => buf,
-                Err(_) => return Ok(Pumped::Stopped),
-            },
+        let Some(mut buf) = buffers.next() else {
+            return Ok(Pumped::Stopped);
         };
-        buf.resize(CHUNK_BYTES, 0);
         // Filled here rather than by `read_full` so that bytes decoded before an error are
         // counted: the refusal says how far the decoder got.
         let mut n = 0;

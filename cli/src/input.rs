@@ -21,12 +21,9 @@ use loadproof_core::trace::{Codec, Sha256Stream, TRACE_SCHEMA_MAX_BYTES, TraceSc
 use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, Limits, Trace};
 
 use crate::args::{FormatArg, TraceSliceArgs};
+use crate::buffers::{Buffers, CHUNK_BYTES, POOL};
 pub(crate) use crate::user_file::{not_a_regular_file, open_file, read_file};
 
-/// Chunk size for reading (and decompressing): large enough to amortise syscalls, small enough for progress.
-const CHUNK_BYTES: usize = 4 << 20;
-/// Buffers in flight between the reader and the hashing thread.
-const POOL: usize = 4;
 /// Files smaller than this finish before a progress bar would be seen.
 const PROGRESS_MIN_BYTES: u64 = 32 << 20;
 
@@ -240,22 +237,11 @@ fn ingest_plain(path: &Path, mut file: File, len: u64, opts: IngestOptions) -> R
         let mut after_cut: Option<(u64, xxhash_rust::xxh3::Xxh3)> = None;
         let mut to_parser = Some(filled_tx);
         let mut offset = 0u64;
-        let mut allocated = 0;
+        let mut buffers = Buffers::new(empty_rx);
         // Past the cut nothing goes to the parser: one buffer serves the rest of the hash.
         let mut spare: Option<Vec<u8>> = None;
-        loop {
-            let mut buf = match spare.take().map_or_else(|| empty_rx.try_recv(), Ok) {
-                Ok(buf) => buf,
-                Err(_) if allocated < POOL + 2 => {
-                    allocated += 1;
-                    Vec::new()
-                }
-                // Every buffer is in flight: wait for the parser to hand one back.
-                Err(_) => match empty_rx.recv() {
-                    Ok(buf) => buf,
-                    Err(_) => break,
-                },
-            };
+        while let Some(mut buf) = spare.take().or_else(|| buffers.next()) {
+            // The spare was cut to its last read.
             buf.resize(CHUNK_BYTES, 0);
             let n = read_full(&mut file, &mut buf)?;
             if n == 0 {

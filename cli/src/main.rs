@@ -3,6 +3,7 @@
 mod args;
 mod audit_cmd;
 mod bad_input;
+mod buffers;
 mod companions;
 mod compare_cmd;
 mod decompress;
