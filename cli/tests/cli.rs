@@ -689,6 +689,92 @@ fn a_log_read_through_a_saved_mapping_is_the_trace_it_maps() {
     );
 }
 
+/// A gateway that writes its own datetime layout (nginx's `16/Nov/2023:19:15:46.68059 +0100`):
+/// the mapping declares the layout, and the log reads as the trace it was written from.
+#[test]
+fn a_log_in_its_own_datetime_layout_reads_through_its_declared_pattern() {
+    let dir = scratch("layout");
+    let azure_path = shared("traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv");
+    let azure = std::fs::read_to_string(&azure_path).unwrap();
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let mut out = String::from("time_local,in,out\n");
+    for line in azure.lines().skip(1) {
+        let cells: Vec<&str> = line.trim_end_matches('\r').split(',').collect();
+        let (date, time) = cells[0].split_once(' ').unwrap();
+        let ymd: Vec<&str> = date.split('-').collect();
+        let month = MONTHS[ymd[1].parse::<usize>().unwrap() - 1];
+        // Written in UTC with a +0000 offset: the layout carries the zone (`%z`).
+        out.push_str(&format!(
+            "{}/{month}/{}:{time} +0000,{},{}\n",
+            ymd[2], ymd[0], cells[1], cells[2]
+        ));
+    }
+    let log = dir.join("access.csv");
+    std::fs::write(&log, out).unwrap();
+    let schema = dir.join("access.schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"schema": "loadproof.trace-schema/v1",
+  "arrival": {"field": "time_local", "unit": "datetime", "format": "%d/%b/%Y:%H:%M:%S.%f %z", "zone": "UTC"},
+  "input_tokens": "in", "output_tokens": "out"}
+"#,
+    )
+    .unwrap();
+    let builtin = json(&run(&[
+        "trace",
+        "inspect",
+        azure_path.to_str().unwrap(),
+        "--json",
+    ]));
+    let out = run(&[
+        "trace",
+        "inspect",
+        log.to_str().unwrap(),
+        "--schema",
+        schema.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mapped = json(&out);
+    for key in [
+        "regime",
+        "emitted",
+        "rows_read",
+        "dropped",
+        "clock_anchor_ns",
+    ] {
+        assert_eq!(mapped[key], builtin[key], "{key}");
+    }
+    // A pattern that names no instant is refused at the mapping's field, before any row.
+    std::fs::write(
+        &schema,
+        r#"{"schema": "loadproof.trace-schema/v1",
+  "arrival": {"field": "time_local", "unit": "datetime", "format": "%d/%b:%H:%M:%S", "zone": "UTC"},
+  "input_tokens": "in", "output_tokens": "out"}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "trace",
+        "inspect",
+        log.to_str().unwrap(),
+        "--schema",
+        schema.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("arrival.format") && err.contains("year"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_mapping_that_cannot_be_read_is_refused_naming_the_file_and_field() {
     let dir = scratch("bad-mapping");

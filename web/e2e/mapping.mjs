@@ -16,6 +16,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 
 import {
   TIMEOUT_MS, bailOnCrash, check, cleanUp, cliJson, collectErrors, dist, expectEqual, expectIncludes, finish,
@@ -79,12 +80,13 @@ async function drop(page, file) {
   );
 }
 
-/** Fills the mapping form with `choice` ({ arrival, unit, zone?, input, output, session?, filters? })
+/** Fills the mapping form with `choice` ({ arrival, unit, format?, zone?, input, output, session?, filters? })
  *  by keyboard-reachable controls, and saves the mapping to `saved`. */
 async function buildMapping(page, choice, saved) {
   await page.waitForSelector('#map-arrival', { timeout: TIMEOUT_MS });
   await page.selectOption('#map-arrival', choice.arrival);
   await page.selectOption('#map-unit', choice.unit);
+  if (choice.format !== undefined) await page.fill('#map-format', choice.format);
   if (choice.zone !== undefined) await page.fill('#map-zone', choice.zone);
   await page.selectOption('#map-input', choice.input);
   await page.selectOption('#map-output', choice.output);
@@ -152,6 +154,55 @@ try {
     deepStrictEqual(await reportFor(page, 'gateway.csv'), expected);
     const r = run(['trace', 'inspect', gateway, '--schema', saved, '--where', 'model=mixtral', '--json']);
     expectEqual(r.status, 0, 'the saved filter column answers --where');
+    await page.close();
+  });
+
+  // The issue's whole case: the log as it usually arrives, gzipped, read through the saved
+  // mapping in the page, equals the CLI's report of the same file (both sha256s included).
+  await check('gateway.csv.gz: the gzipped log through the saved mapping equals the CLI, both digests included', async () => {
+    if (expected === null) throw new Error('no saved mapping');
+    const gz = path.join(tmp, 'gateway.csv.gz');
+    fs.writeFileSync(gz, zlib.gzipSync(fs.readFileSync(gateway)));
+    const cli = cliJson(['trace', 'inspect', gz, '--schema', saved, '--json'], { allow: [0] });
+    expectEqual(cli.compression?.codec, 'gzip', 'CLI compression.codec');
+    expectEqual(cli.compression?.file_sha256, sha256(gz), 'CLI compression.file_sha256');
+    expectEqual(cli.source_sha256, expected.source_sha256, 'the content\'s sha256, as the plain log\'s');
+    const page = await freshPage();
+    await page.setInputFiles('#mapping-file', saved);
+    await page.waitForSelector('#mapping-sha256');
+    await page.setInputFiles('#file', gz);
+    deepStrictEqual(await reportFor(page, 'gateway.csv.gz'), cli);
+    await page.close();
+  });
+
+  // A gateway writing its own datetime layout (nginx's `$time_local`, US-locale 12-hour clocks):
+  // the form's layout field declares it, and the page reads it as the CLI does.
+  await check('access.csv: stamps in the log\'s own layout (%d/%b/%Y:%H:%M:%S %z) read through the form\'s pattern as the CLI does', async () => {
+    const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+    const lines = fs.readFileSync(AZURE, 'utf8').split(/\r?\n/).filter((l) => l.length > 0);
+    const out = ['time_local,bytes_in,bytes_out'];
+    for (const line of lines.slice(1)) {
+      const [stamp, context, generated] = line.split(',');
+      const [day, time] = stamp.split(' ');
+      const [y, mo, d] = day.split('-');
+      out.push(`${d}/${MONTHS[Number(mo) - 1]}/${y}:${time} +0000,${context},${generated}`);
+    }
+    const access = path.join(tmp, 'access.csv');
+    fs.writeFileSync(access, out.join('\n') + '\n');
+    const page = await freshPage();
+    await drop(page, access);
+    await page.waitForSelector('#error');
+    const layoutSaved = path.join(tmp, 'access.schema.json');
+    await buildMapping(page, {
+      arrival: 'time_local', unit: 'datetime', format: '%d/%b/%Y:%H:%M:%S.%f %z', input: 'bytes_in', output: 'bytes_out',
+    }, layoutSaved);
+    await page.click('#map-read');
+    const report = await reportFor(page, 'access.csv');
+    const want = cliJson(['trace', 'inspect', access, '--schema', layoutSaved, '--json'], { allow: [0] });
+    deepStrictEqual(report, want);
+    const azure = cliJson(['trace', 'inspect', AZURE, '--json'], { allow: [0] });
+    deepStrictEqual(report.regime, azure.regime);
+    expectEqual(JSON.parse(fs.readFileSync(layoutSaved, 'utf8')).arrival.format, '%d/%b/%Y:%H:%M:%S.%f %z', 'saved layout');
     await page.close();
   });
 

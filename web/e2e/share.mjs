@@ -154,10 +154,13 @@ try {
   await check('printed from a dark screen, the charts are drawn on white paper, and dark again after', async () => {
     const page = await open('#/receipt/baseline.json');
     await page.waitForSelector('#receipt-download-audit');
+    // The charts are drawn after the banner's buttons: wait for the first one.
+    await page.waitForSelector('main canvas');
     await page.emulateMedia({ colorScheme: 'dark' });
-    // The paper's colour: a corner pixel of the first chart's canvas.
+    // The paper's colour: a corner pixel of the first chart's canvas (none while it is redrawn).
     const paper = () => page.evaluate(() => {
       const c = document.querySelector('main canvas');
+      if (c == null) return 'no canvas';
       const [r, g, b] = c.getContext('2d').getImageData(1, 1, 1, 1).data;
       return `${r},${g},${b}`;
     });

@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::burstgpt::timestamp_ns;
 use super::csv_line::Cells;
 use super::datetime::{DatetimeError, MinuteMemo, parse_datetime_ns_memo};
+use super::datetime_format::DatetimeFormat;
 use super::mooncake::kind;
 use super::row::{Defect, Row, number_defect, token_cell};
 use super::schema::{ArrivalUnit, TraceSchema};
@@ -25,6 +26,8 @@ pub(crate) struct Arrival {
     zone_offset_ns: i64,
     name: String,
     minute: std::cell::Cell<MinuteMemo>,
+    /// The declared layout of a datetime that is not ISO 8601, with the mapping's pattern.
+    format: Option<(DatetimeFormat, String)>,
 }
 
 impl Arrival {
@@ -34,6 +37,9 @@ impl Arrival {
             zone_offset_ns: schema.zone_offset_ns(),
             name: schema.doc().arrival.field.clone(),
             minute: std::cell::Cell::new(MinuteMemo::default()),
+            format: schema
+                .datetime_format()
+                .zip(schema.doc().arrival.format.clone()),
         }
     }
 
@@ -46,23 +52,27 @@ impl Arrival {
                 if cell.is_empty() {
                     return Err(Defect::named(DropReason::MissingField, &self.name, "empty"));
                 }
-                let mut memo = self.minute.get();
-                let parsed = parse_datetime_ns_memo(cell, &mut memo);
-                self.minute.set(memo);
-                let (ns, had_offset) = parsed.map_err(|e| match e {
-                    DatetimeError::Shape => Defect::named(
-                        DropReason::NonNumeric,
-                        &self.name,
-                        format!(
-                            "not an ISO 8601 datetime (YYYY-MM-DD[ T]HH:MM:SS[.f][Z|±HH:MM]): {:?}",
-                            String::from_utf8_lossy(cell.get(..40).unwrap_or(cell))
-                        ),
-                    ),
-                    DatetimeError::Range => named(
-                        number_defect(NumberError::OutOfRange, "arrival", cell),
-                        &self.name,
-                    ),
-                })?;
+                let (ns, had_offset) = match &self.format {
+                    Some((format, pattern)) => format.parse(cell).map_err(|e| {
+                        self.datetime_defect(
+                            e,
+                            cell,
+                            &format!("in the declared layout {pattern:?}"),
+                        )
+                    })?,
+                    None => {
+                        let mut memo = self.minute.get();
+                        let parsed = parse_datetime_ns_memo(cell, &mut memo);
+                        self.minute.set(memo);
+                        parsed.map_err(|e| {
+                            self.datetime_defect(
+                                e,
+                                cell,
+                                "an ISO 8601 datetime (YYYY-MM-DD[ T]HH:MM:SS[.f][Z|±HH:MM])",
+                            )
+                        })?
+                    }
+                };
                 if had_offset {
                     return Ok(ns);
                 }
@@ -75,6 +85,26 @@ impl Arrival {
                         )
                     })
             }
+        }
+    }
+}
+
+impl Arrival {
+    /// The defect of a stamp that is not `layout` (or out of range).
+    fn datetime_defect(&self, e: DatetimeError, cell: &[u8], layout: &str) -> Defect {
+        match e {
+            DatetimeError::Shape => Defect::named(
+                DropReason::NonNumeric,
+                &self.name,
+                format!(
+                    "not {layout}: {:?}",
+                    String::from_utf8_lossy(cell.get(..40).unwrap_or(cell))
+                ),
+            ),
+            DatetimeError::Range => named(
+                number_defect(NumberError::OutOfRange, "arrival", cell),
+                &self.name,
+            ),
         }
     }
 }

@@ -11,6 +11,7 @@ mod burstgpt;
 mod compression;
 mod csv_line;
 mod datetime;
+mod datetime_format;
 mod draft;
 mod hex;
 mod ingest;
@@ -40,7 +41,7 @@ pub use recording_grid::{
     ArrivalGaps, GRID_LADDER, GapBin, MAX_GAP_BINS, WINDOW_TICKS, recording_grid,
 };
 pub use schema::{
-    ArrivalField, ArrivalUnit, PrefixBlocksField, SchemaDoc, SchemaError, TRACE_SCHEMA,
+    ArrivalField, ArrivalUnit, ISO8601, PrefixBlocksField, SchemaDoc, SchemaError, TRACE_SCHEMA,
     TRACE_SCHEMA_MAX_BYTES, TraceSchema,
 };
 pub use segments::{SegmentReport, SegmentSharing};

@@ -14,7 +14,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::datetime_format::{DIRECTIVES, DatetimeFormat};
 use super::hex::hex;
+
+/// The `arrival.format` of an ISO 8601 datetime, the default.
+pub const ISO8601: &str = "iso8601";
 
 /// The `schema` tag of a mapping document.
 pub const TRACE_SCHEMA: &str = "loadproof.trace-schema/v1";
@@ -65,8 +69,9 @@ pub struct ArrivalField {
     /// The unit: a number of `s`, `ms`, `us` or `ns` (of any epoch: arrivals are rebased to
     /// the first), or `datetime` (ISO 8601 / RFC 3339).
     pub unit: ArrivalUnit,
-    /// For `datetime`: the format. Only `iso8601` (`YYYY-MM-DD[ T]HH:MM:SS[.f][Z|±HH:MM]`) is
-    /// read today; naming it keeps a future format from being read as this one.
+    /// For `datetime`: the format, `iso8601` (`YYYY-MM-DD[ T]HH:MM:SS[.f][Z|±HH:MM]`, the
+    /// default) or a strftime-style pattern such as `%d/%b/%Y:%H:%M:%S %z` (see
+    /// `datetime_format`: `%f` reads 1–9 fraction digits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
     /// For `datetime`: the zone a stamp without its own offset is in, `UTC` or `±HH:MM`.
@@ -195,6 +200,16 @@ impl TraceSchema {
         &self.sha256
     }
 
+    /// The declared layout of a datetime arrival, when it is a pattern (`None` for ISO 8601
+    /// and for numeric units). The pattern was checked when the mapping was read.
+    pub(crate) fn datetime_format(&self) -> Option<DatetimeFormat> {
+        let arrival = &self.doc.arrival;
+        match (arrival.unit, arrival.format.as_deref()) {
+            (ArrivalUnit::Datetime, Some(f)) if f != ISO8601 => DatetimeFormat::compile(f).ok(),
+            _ => None,
+        }
+    }
+
     /// The offset, in nanoseconds east of UTC, of the zone zone-less datetimes are in.
     pub(crate) fn zone_offset_ns(&self) -> i64 {
         self.doc
@@ -274,14 +289,16 @@ impl SchemaDoc {
         match arrival.unit {
             ArrivalUnit::Datetime => {
                 if let Some(f) = &arrival.format
-                    && f != "iso8601"
+                    && f != ISO8601
                 {
-                    return Err(field_error(
-                        "arrival.format",
-                        format!(
-                            "{f:?} is not a format this version reads; it reads \"iso8601\" (YYYY-MM-DD[ T]HH:MM:SS[.f][Z|±HH:MM])"
-                        ),
-                    ));
+                    DatetimeFormat::compile(f).map_err(|why| {
+                        field_error(
+                            "arrival.format",
+                            format!(
+                                "{f:?}: {why}; a format is \"iso8601\" (YYYY-MM-DD[ T]HH:MM:SS[.f][Z|±HH:MM]) or a strftime-style pattern of {DIRECTIVES}"
+                            ),
+                        )
+                    })?;
                 }
                 match &arrival.zone {
                     None => {

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use loadproof_core::trace::{
-    ArrivalField, ArrivalUnit, LogFields, LogKind, SchemaDoc, TRACE_SCHEMA, TraceSchema,
+    ArrivalField, ArrivalUnit, ISO8601, LogFields, LogKind, SchemaDoc, TRACE_SCHEMA, TraceSchema,
 };
 
 use crate::widgets::export::save_text;
@@ -58,6 +58,8 @@ pub struct Draft {
 pub struct MappingChoices {
     pub arrival: String,
     pub unit: String,
+    /// For a datetime: `iso8601` or a strftime-style layout (empty reads as `iso8601`).
+    pub format: String,
     pub zone: String,
     pub input: String,
     pub output: String,
@@ -91,7 +93,10 @@ impl MappingChoices {
             arrival: ArrivalField {
                 field: self.arrival.clone(),
                 unit,
-                format: datetime.then(|| "iso8601".to_owned()),
+                format: datetime.then(|| match self.format.trim() {
+                    "" => ISO8601.to_owned(),
+                    f => f.to_owned(),
+                }),
                 zone: datetime.then(|| self.zone.trim().to_owned()),
             },
             input_tokens: self.input.clone(),
@@ -123,6 +128,7 @@ pub fn mapping_file_name(source: &str) -> String {
 #[component]
 pub fn MappingForm(draft: Draft, on_read: Callback<Mapping>) -> impl IntoView {
     let choices = RwSignal::new(MappingChoices {
+        format: ISO8601.to_owned(),
         zone: "UTC".to_owned(),
         ..MappingChoices::default()
     });
@@ -249,10 +255,21 @@ pub fn MappingForm(draft: Draft, on_read: Callback<Mapping>) -> impl IntoView {
                         <option value="ms">"milliseconds (ms)"</option>
                         <option value="us">"microseconds (us)"</option>
                         <option value="ns">"nanoseconds (ns)"</option>
-                        <option value="datetime">"ISO 8601 date and time"</option>
+                        <option value="datetime">"date and time"</option>
                     </select>
                 </label>
                 <Show when=move || choices.with(|c| c.unit == "datetime")>
+                    <label class="field" for="map-format">
+                        <span>
+                            "Layout: iso8601, or a pattern such as %d/%b/%Y:%H:%M:%S %z or %m/%d/%Y %I:%M:%S %p (%f: 1–9 fraction digits)"
+                        </span>
+                        <input
+                            type="text"
+                            id="map-format"
+                            prop:value=move || choices.with(|c| c.format.clone())
+                            on:input=move |ev| choices.update(|c| c.format = event_target_value(&ev))
+                        />
+                    </label>
                     <label class="field" for="map-zone">
                         <span>"Zone of stamps without an offset (UTC or ±HH:MM)"</span>
                         <input
@@ -313,6 +330,7 @@ mod tests {
         MappingChoices {
             arrival: "received_at".to_owned(),
             unit: "datetime".to_owned(),
+            format: String::new(),
             zone: "UTC".to_owned(),
             input: "prompt".to_owned(),
             output: "completion".to_owned(),
@@ -343,6 +361,23 @@ mod tests {
         );
         c.unit = String::new();
         assert!(c.mapping("built").unwrap_err().contains("arrival.unit"));
+    }
+
+    #[test]
+    fn a_declared_layout_is_saved_and_a_bad_one_refused_by_core_at_its_field() {
+        let mut c = chosen();
+        c.format = " %d/%b/%Y:%H:%M:%S %z ".to_owned();
+        let m = c.mapping("built").unwrap();
+        assert_eq!(
+            m.schema.doc().arrival.format.as_deref(),
+            Some("%d/%b/%Y:%H:%M:%S %z")
+        );
+        c.format = "%d/%b %H:%M".to_owned();
+        let err = c.mapping("built").unwrap_err();
+        assert!(
+            err.contains("arrival.format") && err.contains("year"),
+            "{err}"
+        );
     }
 
     #[test]
