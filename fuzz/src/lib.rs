@@ -53,12 +53,18 @@ fn options(format: Option<Format>, flags: u8) -> IngestOptions {
 }
 
 /// The mapping bit 7 reads through: BurstGPT's columns by name (session and model too), or,
-/// when Mooncake is forced, Mooncake's fields with their prefix blocks.
+/// when Mooncake is forced, Mooncake's fields with their prefix blocks, or, when Azure is,
+/// Azure's stamps through a declared strftime-style layout.
 fn fuzz_mapping(format: Option<Format>) -> TraceSchema {
     let json: &[u8] = if format == Some(Format::Mooncake) {
         br#"{"schema":"loadproof.trace-schema/v1","arrival":{"field":"timestamp","unit":"ms"},
           "input_tokens":"input_length","output_tokens":"output_length",
           "prefix_blocks":{"field":"hash_ids","block_tokens":512}}"#
+    } else if format == Some(Format::Azure) {
+        // A declared layout, so the pattern reader sees every seed's stamps.
+        br#"{"schema":"loadproof.trace-schema/v1","arrival":{"field":"TIMESTAMP","unit":"datetime",
+          "format":"%Y-%m-%d %H:%M:%S.%f%z","zone":"UTC"},
+          "input_tokens":"ContextTokens","output_tokens":"GeneratedTokens"}"#
     } else {
         br#"{"schema":"loadproof.trace-schema/v1","arrival":{"field":"Timestamp","unit":"s"},
           "input_tokens":"Request tokens","output_tokens":"Response tokens",
