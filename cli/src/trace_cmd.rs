@@ -5,6 +5,7 @@ use std::io::Write;
 
 use anyhow::Result;
 use loadproof_core::InspectReport;
+use loadproof_core::trace::ArrivalGaps;
 
 use crate::args::InspectArgs;
 use crate::input::{ingest_file, slice_options, synthetic_note, window_of};
@@ -20,7 +21,14 @@ pub fn inspect(args: &InspectArgs, out: &mut impl Write) -> Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| args.file.display().to_string());
-    let mut report = InspectReport::new(&name, &trace, window);
+    // The gaps on a second core while this one reads the regime: both only read the arrivals.
+    let mut report = std::thread::scope(|scope| {
+        let gaps = scope.spawn(|| ArrivalGaps::of(&trace));
+        InspectReport::with_gaps(&name, &trace, window, || {
+            // Core does not panic on a trace it built; were the thread to, compute them here.
+            gaps.join().unwrap_or_else(|_| ArrivalGaps::of(&trace))
+        })
+    });
     if let Some(note) = synthetic_note(&args.file, &report.meta.source_sha256) {
         report.meta.notes.push(note);
     }

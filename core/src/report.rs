@@ -36,6 +36,20 @@ pub struct InspectReport {
 impl InspectReport {
     /// Builds the report for `trace`, read from `source`, with burstiness over `window`.
     pub fn new(source: &str, trace: &Trace, window: Window) -> InspectReport {
+        InspectReport::with_gaps(source, trace, window, || ArrivalGaps::of(trace))
+    }
+
+    /// As [`InspectReport::new`], with the arrival gaps `ArrivalGaps::of(trace)` handed over
+    /// by `gaps`, called after the regime is read: the two passes over the arrivals are
+    /// independent, so a caller with threads (the CLI) computes the gaps on another core
+    /// meanwhile and `gaps` joins it (the two were a tenth of reading 30M rows, one after the
+    /// other on one core). Gaps of another trace make a report of nothing: hand this trace's.
+    pub fn with_gaps(
+        source: &str,
+        trace: &Trace,
+        window: Window,
+        gaps: impl FnOnce() -> ArrivalGaps,
+    ) -> InspectReport {
         let meta = trace.meta();
         let (regime, regime_error) = match Regime::of(trace, window) {
             Ok(r) => (Some(r), None),
@@ -49,7 +63,7 @@ impl InspectReport {
             filtered_total: meta.filtered_total(),
             regime,
             regime_error,
-            arrival_gaps: ArrivalGaps::of(trace),
+            arrival_gaps: gaps(),
         }
     }
 

@@ -26,6 +26,7 @@ import {
 bailOnCrash();
 
 const AZURE = path.join(shared, 'traces/azure_llm_2023/AzureLLMInferenceTrace_conv.csv');
+const MOONCAKE = path.join(shared, 'traces/mooncake/conversation_trace.jsonl');
 
 const { server, base, browser, context } = await openSite(dist);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'loadproof-e2e-map-'));
@@ -80,7 +81,8 @@ async function drop(page, file) {
   );
 }
 
-/** Fills the mapping form with `choice` ({ arrival, unit, format?, zone?, input, output, session?, filters? })
+/** Fills the mapping form with `choice` ({ arrival, unit, format?, zone?, input, output, session?, prefix?: { field,
+ *  blockTokens }, filters? })
  *  by keyboard-reachable controls, and saves the mapping to `saved`. */
 async function buildMapping(page, choice, saved) {
   await page.waitForSelector('#map-arrival', { timeout: TIMEOUT_MS });
@@ -91,6 +93,10 @@ async function buildMapping(page, choice, saved) {
   await page.selectOption('#map-input', choice.input);
   await page.selectOption('#map-output', choice.output);
   if (choice.session) await page.selectOption('#map-session', choice.session);
+  if (choice.prefix) {
+    await page.selectOption('#map-prefix', choice.prefix.field);
+    await page.fill('#map-block-tokens', String(choice.prefix.blockTokens));
+  }
   for (const column of choice.filters ?? []) await page.check(`.map-filters input[value="${column}"]`);
   const [download] = await Promise.all([page.waitForEvent('download'), page.click('#map-save')]);
   await download.saveAs(saved);
@@ -255,6 +261,32 @@ try {
     await checkShown(page, want);
     const marks = await page.evaluate(() => (window.loadproofWorkerMarks ?? []).map(([n]) => n));
     if (!marks.includes('shard-joined')) throw new Error(`not read in halves: worker marks ${marks.join(', ')}`);
+    await page.close();
+  });
+
+  // A JSONL log with prefix identity under its own names (Mooncake's fields renamed, nested):
+  // the form's prefix-block field and block size read it as the CLI does, and as Mooncake.
+  await check('a JSONL log with its own prefix-block field: the form\'s block ids and size read it as the CLI does, as Mooncake', async () => {
+    const log = path.join(tmp, 'cache.jsonl');
+    const rows = fs.readFileSync(MOONCAKE, 'utf8').split('\n').filter((l) => l.trim().length > 0).map((l) => JSON.parse(l));
+    fs.writeFileSync(log, rows.map((r) => JSON.stringify({
+      at_ms: r.timestamp, req: { prompt: r.input_length, completion: r.output_length }, blocks: r.hash_ids,
+    })).join('\n') + '\n');
+    const page = await freshPage();
+    await page.setInputFiles('#file', log);
+    await page.waitForSelector('#error');
+    const savedPrefix = path.join(tmp, 'cache.schema.json');
+    await buildMapping(page, {
+      arrival: 'at_ms', unit: 'ms', input: 'req.prompt', output: 'req.completion', prefix: { field: 'blocks', blockTokens: 512 },
+    }, savedPrefix);
+    await page.click('#map-read');
+    const report = await reportFor(page, 'cache.jsonl');
+    const want = cliJson(['trace', 'inspect', log, '--schema', savedPrefix, '--json'], { allow: [0] });
+    deepStrictEqual(report, want);
+    const mooncake = cliJson(['trace', 'inspect', MOONCAKE, '--json'], { allow: [0] });
+    deepStrictEqual(report.regime, mooncake.regime);
+    expectEqual(report.prefix_block_tokens, 512, 'prefix_block_tokens');
+    expectEqual(report.rows_without_prefix, mooncake.rows_without_prefix, 'rows_without_prefix');
     await page.close();
   });
 

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use loadproof_core::trace::{
-    ArrivalField, ArrivalUnit, ISO8601, LogFields, LogKind, SchemaDoc, TRACE_SCHEMA, TraceSchema,
+    ArrivalField, ArrivalUnit, ISO8601, LogFields, LogKind, PrefixBlocksField, SchemaDoc,
+    TRACE_SCHEMA, TraceSchema,
 };
 
 use crate::widgets::export::save_text;
@@ -64,6 +65,10 @@ pub struct MappingChoices {
     pub input: String,
     pub output: String,
     pub session: String,
+    /// The field listing each request's prefix-block ids (JSONL; empty: none).
+    pub prefix_field: String,
+    /// Tokens per prefix block, as typed.
+    pub block_tokens: String,
     pub filters: Vec<String>,
 }
 
@@ -102,7 +107,18 @@ impl MappingChoices {
             input_tokens: self.input.clone(),
             output_tokens: self.output.clone(),
             session: optional(&self.session),
-            prefix_blocks: None,
+            prefix_blocks: match self.prefix_field.as_str() {
+                "" => None,
+                field => Some(PrefixBlocksField {
+                    field: field.to_owned(),
+                    block_tokens: self.block_tokens.trim().parse().map_err(|_| {
+                        format!(
+                            "field `prefix_blocks.block_tokens`: {:?} is not a whole number of tokens per block",
+                            self.block_tokens
+                        )
+                    })?,
+                }),
+            },
             filters: self
                 .filters
                 .iter()
@@ -134,6 +150,7 @@ pub fn MappingForm(draft: Draft, on_read: Callback<Mapping>) -> impl IntoView {
     });
     let problem = RwSignal::new(None::<String>);
     let names = Arc::new(draft.fields.names.clone());
+    let jsonl = draft.fields.kind == LogKind::Jsonl;
     let (noun, kind) = match draft.fields.kind {
         LogKind::Csv => ("column", "CSV header"),
         LogKind::Jsonl => ("field", "first JSON object"),
@@ -301,6 +318,33 @@ pub fn MappingForm(draft: Draft, on_read: Callback<Mapping>) -> impl IntoView {
                     |c| &c.session,
                     |c, v| c.session = v,
                 )}
+                // A CSV cell holds no list: prefix blocks are a JSONL log's only.
+                {jsonl
+                    .then(|| {
+                        view! {
+                            {select(
+                                "map-prefix",
+                                "Prefix block ids (optional: a list of integer ids)".to_owned(),
+                                "— none —",
+                                |c| &c.prefix_field,
+                                |c, v| c.prefix_field = v,
+                            )}
+                            <Show when=move || choices.with(|c| !c.prefix_field.is_empty())>
+                                <label class="field" for="map-block-tokens">
+                                    <span>"Tokens per block"</span>
+                                    <input
+                                        type="number"
+                                        min="1"
+                                        id="map-block-tokens"
+                                        prop:value=move || choices.with(|c| c.block_tokens.clone())
+                                        on:input=move |ev| {
+                                            choices.update(|c| c.block_tokens = event_target_value(&ev))
+                                        }
+                                    />
+                                </label>
+                            </Show>
+                        }
+                    })}
             </fieldset>
             <fieldset class="map-filters">
                 <legend>
@@ -335,6 +379,8 @@ mod tests {
             input: "prompt".to_owned(),
             output: "completion".to_owned(),
             session: String::new(),
+            prefix_field: String::new(),
+            block_tokens: String::new(),
             filters: vec!["model".to_owned()],
         }
     }
@@ -377,6 +423,33 @@ mod tests {
         assert!(
             err.contains("arrival.format") && err.contains("year"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn prefix_blocks_need_a_whole_block_size_and_core_refuses_zero() {
+        let mut c = chosen();
+        c.prefix_field = "hash_ids".to_owned();
+        c.block_tokens = "abc".to_owned();
+        assert!(
+            c.mapping("built")
+                .unwrap_err()
+                .contains("prefix_blocks.block_tokens")
+        );
+        c.block_tokens = "0".to_owned();
+        assert!(
+            c.mapping("built")
+                .unwrap_err()
+                .contains("prefix_blocks.block_tokens")
+        );
+        c.block_tokens = " 512 ".to_owned();
+        let doc = c.mapping("built").unwrap().schema.doc().clone();
+        assert_eq!(
+            doc.prefix_blocks,
+            Some(PrefixBlocksField {
+                field: "hash_ids".to_owned(),
+                block_tokens: 512
+            })
         );
     }
 
