@@ -389,6 +389,27 @@ impl ZstdFrames {
     }
 }
 
+/// The length of the start of `file` that holds a zstd frame's header and first block whole
+/// (its checksum too when that block is the last and the frame has one), when it does: what
+/// tells a record-stream receipt, whose writer flushes its first record alone, from a trace.
+pub fn first_block_end(file: &[u8]) -> Option<usize> {
+    if le_u32(file, 0)? != ZSTD_FRAME {
+        return None;
+    }
+    let d = *file.get(4)?;
+    let header = frame_header_bytes(d);
+    let head = file.get(header..header + 3)?;
+    let raw = u32::from(head[0]) | u32::from(head[1]) << 8 | u32::from(head[2]) << 16;
+    let body = if (raw >> 1) & 3 == 1 {
+        1
+    } else {
+        (raw >> 3) as usize
+    };
+    let checksum = if raw & 1 == 1 && d & 0x04 != 0 { 4 } else { 0 };
+    let end = header + 3 + body + checksum;
+    (end <= file.len()).then_some(end)
+}
+
 /// The little-endian u32 at `bytes[at..at + 4]`, when the bytes are there.
 fn le_u32(bytes: &[u8], at: usize) -> Option<u32> {
     let four = bytes.get(at..at.checked_add(4)?)?;
