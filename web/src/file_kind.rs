@@ -52,17 +52,18 @@ impl FileKind {
     }
 }
 
-/// Whether a zstd file whose head is `head` holds a record-stream receipt: the blocks whole
-/// in the head decode to the stream's magic. A receipt's writer flushes its first record
-/// alone, so its first block starts with the magic; a zstd-compressed trace's first block is
-/// text. A head with no whole block, or that does not decode, is left to the receipt reader
-/// to name what is wrong, as before.
+/// Whether a zstd file whose head is `head` holds a record-stream receipt: its first block,
+/// whole in the head, decodes to the stream's magic. A receipt's writer flushes its first
+/// record alone, so its first block starts with the magic; a zstd-compressed trace's first
+/// block is text. Anything else — a first block that is not whole in the head, or does not
+/// decode — is read as a trace, whose reader names what is wrong with it (the page reads zstd
+/// traces; a torn receipt still has its first block).
 pub fn zstd_holds_stream(head: &[u8]) -> bool {
-    match decompress(head, SNIFF_BYTES as u64 * 64) {
-        // Nothing whole in the head: no telling, so what it was taken for before.
-        Ok(d) => d.bytes.is_empty() || is_stream(&d.bytes),
-        Err(_) => true,
-    }
+    crate::unpack::first_block_end(head)
+        .and_then(|end| head.get(..end))
+        .is_some_and(|block| {
+            decompress(block, SNIFF_BYTES as u64 * 64).is_ok_and(|d| is_stream(&d.bytes))
+        })
 }
 
 /// The value of the first `"schema"` key of a JSON object at the head (blanks and a BOM before
@@ -123,9 +124,25 @@ mod tests {
             &stream[..],
             CompressionLevel::Fastest
         )));
-        // Only the magic, or a head that does not decode: left to the receipt reader.
-        assert!(zstd_holds_stream(&[0x28, 0xb5, 0x2f, 0xfd]));
-        assert!(zstd_holds_stream(&[0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff]));
+        // A trace of two frames, the first small; a stream with more after its first block; a
+        // trace cut inside its first block; only the magic: a stream only where the first
+        // block decodes to its magic.
+        let two = [
+            compress_to_vec(&trace[..20], CompressionLevel::Fastest),
+            compress_to_vec(&trace[20..], CompressionLevel::Fastest),
+        ]
+        .concat();
+        assert!(!zstd_holds_stream(&two));
+        let more = [
+            compress_to_vec(&stream[..], CompressionLevel::Fastest),
+            b"more".to_vec(),
+        ]
+        .concat();
+        assert!(zstd_holds_stream(&more));
+        let cut = compress_to_vec(&trace[..], CompressionLevel::Fastest);
+        assert!(!zstd_holds_stream(&cut[..cut.len() - 3]));
+        assert!(!zstd_holds_stream(&[0x28, 0xb5, 0x2f, 0xfd]));
+        assert!(!zstd_holds_stream(&[0x28, 0xb5, 0x2f, 0xfd, 0xff, 0xff]));
     }
 
     #[test]

@@ -175,9 +175,6 @@ pub async fn ingest_blob_hashed_by(
     ingester.finish().map_err(ReadError::Trace)
 }
 
-/// Why the page does not read a zstd trace, and what does.
-pub const ZSTD_REFUSED: &str = "a zstd-compressed trace: the page reads gzip (.gz) traces, not zstd; `loadproof trace inspect FILE` reads it, or open it decompressed (`zstd -d FILE`)";
-
 /// The file's SHA-256 as the hash worker answers `digest` with (`{ digest, bytes }`), in hex,
 /// refused unless it hashed the `total` bytes the file has.
 pub(crate) async fn hashed_by(digest: Promise, total: f64) -> Result<String, ReadError> {
@@ -360,7 +357,7 @@ fn sha256_of(digest: &JsValue) -> Result<[u8; 32], ReadError> {
 const READ_AHEAD: usize = 2;
 
 /// Starts reading the slice at `offset`, or `None` past the end.
-fn read_slice(
+pub(crate) fn read_slice(
     blob: &web_sys::Blob,
     offset: f64,
     total: f64,

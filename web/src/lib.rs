@@ -9,7 +9,7 @@
 //!
 //! Layout: [`app`] routes between the four [`views`] (one folder each: the view, its model,
 //! its drawing); [`widgets`] holds what the views share; [`policy`] is the reviewer's audit
-//! policy every audit in the page is judged against; [`ingest`], [`gunzip`], [`halves`],
+//! policy every audit in the page is judged against; [`ingest`], [`gunzip`], [`unpack`], [`halves`],
 //! [`offload`], [`site`], [`publish`] and [`panic_report`] are the browser glue under them.
 
 pub mod app;
@@ -25,6 +25,7 @@ pub mod policy;
 pub mod publish;
 pub mod route;
 pub mod site;
+pub mod unpack;
 pub mod views;
 pub mod warm;
 pub mod widgets;

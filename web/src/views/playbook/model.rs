@@ -70,7 +70,9 @@ pub const SNIFF_BYTES: f64 = 65_536.0;
 /// `loadproof.receipt/…`. A Mooncake trace is JSON lines of objects too, but has no `schema`.
 pub fn looks_like_receipt(head: &[u8]) -> bool {
     if loadproof_core::receipt::stream::is_stream(head) {
-        return true;
+        // A zstd file is a receipt only when it decodes to a record stream; else a zstd trace.
+        return !head.starts_with(&loadproof_core::trace::ZSTD_MAGIC)
+            || crate::file_kind::zstd_holds_stream(head);
     }
     let text = String::from_utf8_lossy(head);
     let text = text.trim_start_matches(|c: char| c.is_whitespace() || c == '\u{feff}');

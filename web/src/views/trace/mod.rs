@@ -38,7 +38,7 @@ use self::model::Loaded;
 use self::summary::Summary;
 use crate::file_kind::{FileKind, SNIFF_BYTES, zstd_holds_stream};
 use crate::handoff::{Handoff, Target};
-use crate::ingest::{ZSTD_REFUSED, ingest_bytes, options};
+use crate::ingest::{ingest_bytes, options};
 use crate::offload::{Job, ingest_trace};
 use crate::publish::{parsed, publish};
 use crate::site::read_blob;
@@ -220,14 +220,11 @@ pub fn TraceView() -> impl IntoView {
             if generation.get_value() != this_load {
                 return;
             }
-            // A gzip trace is read through the browser's decompressor; a zstd file is a receipt
-            // when it holds a record stream, else a trace the page names what reads.
+            // A gzip trace is read as a stream of its content; so is a zstd file, unless it
+            // holds a record stream (a receipt).
             match Codec::sniff(&head) {
                 Some(Codec::Gzip) => return read_trace(file, true),
-                Some(Codec::Zstd) if !zstd_holds_stream(&head) => {
-                    error.set(Some(format!("{}: {ZSTD_REFUSED}", file.name())));
-                    return;
-                }
+                Some(Codec::Zstd) if !zstd_holds_stream(&head) => return read_trace(file, true),
                 _ => {}
             }
             let target = match FileKind::sniff(&head) {
