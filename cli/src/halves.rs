@@ -10,7 +10,8 @@
 //!
 //! The reading thread takes the sha256 of every byte, as before, and also a 128-bit xxh3 of
 //! the second half; the second thread takes the xxh3 of what it parsed. The shard is joined
-//! only when the two are equal — the bytes parsed are the bytes the file's sha256 covers, even
+//! as soon as the first half is parsed (the reader is then still hashing the file's end, so
+//! the join's replay costs no wall time) and kept only when the two are equal — the bytes parsed are the bytes the file's sha256 covers, even
 //! if the file changes under the command — and otherwise the main thread reads that half
 //! itself, checked against the same xxh3. The check is xxh3, not a second sha256: it guards
 //! against a file that changes while it is read, not against a forger (who could as well edit
@@ -127,6 +128,66 @@ pub(crate) enum SecondRead {
     Reread,
 }
 
+/// The second half once the first is parsed, before the reading thread is done hashing the
+/// file's end.
+pub(crate) enum Early {
+    /// Joined already; the reader's cut and xxh3 must be these.
+    Joined { start: u64, xxh3: u128 },
+    /// Not joinable as it is (the thread failed, or found no line after the middle): settled
+    /// by [`join_second_half`] once the reader is done.
+    Pending(Box<Result<SecondHalf>>),
+}
+
+/// Joins the second thread's shard into `ingester` as soon as the first half is parsed: the
+/// reader is then still hashing the file's end (a sha256 cannot be split), and the join's
+/// replay of the rows is done on this core meanwhile instead of after it. [`settle`] checks
+/// the join against the reader's xxh3 of the same bytes.
+pub(crate) fn join_early(
+    path: &Path,
+    ingester: &mut Ingester,
+    second: Result<SecondHalf>,
+    len: u64,
+) -> Result<Early> {
+    match second {
+        Ok(half) if half.start < len => {
+            let (start, xxh3) = (half.start, half.xxh3);
+            ingester
+                .join(half.shard)
+                .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
+            Ok(Early::Joined { start, xxh3 })
+        }
+        other => Ok(Early::Pending(Box::new(other))),
+    }
+}
+
+/// Settles the second half against what the reader hashed (`cut`: where the first half ended
+/// and the xxh3 of every byte after it, `None` with one parser): a joined shard must be of
+/// exactly those bytes, else the file changed while it was read; a pending one is read here.
+pub(crate) fn settle(
+    path: &Path,
+    ingester: &mut Ingester,
+    early: Early,
+    cut: Option<(u64, u128)>,
+    len: u64,
+) -> Result<Option<SecondRead>> {
+    match (early, cut) {
+        (Early::Joined { start, xxh3 }, Some((cut, second_xxh3)))
+            if start == cut && xxh3 == second_xxh3 =>
+        {
+            Ok(Some(SecondRead::Joined))
+        }
+        (Early::Joined { .. }, _) => bail!(
+            "{}: the file changed while it was read (its second half differs between two reads)",
+            path.display()
+        ),
+        (Early::Pending(half), Some((cut, second_xxh3))) if cut < len => {
+            join_second_half(path, ingester, *half, cut, second_xxh3).map(Some)
+        }
+        // A cut at the end (no newline after the middle) leaves no second half to join.
+        (Early::Pending(_), _) => Ok(None),
+    }
+}
+
 /// Ends the first half's `ingester` with the second: the shard when it is the bytes from
 /// `cut` whose xxh3 the reading thread took (`second_xxh3`), else the half read here.
 pub(crate) fn join_second_half(
@@ -173,6 +234,29 @@ pub(crate) fn join_second_half(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_half_joined_early_is_kept_only_if_it_is_the_bytes_the_reader_hashed() {
+        let path = Path::new("trace.csv");
+        let mut ingester = Ingester::new_unhashed(IngestOptions::default());
+        let joined = || Early::Joined { start: 10, xxh3: 7 };
+        let settled = settle(path, &mut ingester, joined(), Some((10, 7)), 20).unwrap();
+        assert_eq!(settled, Some(SecondRead::Joined));
+        for cut in [Some((10, 8)), Some((11, 7)), None] {
+            let err = settle(path, &mut ingester, joined(), cut, 20).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("the file changed while it was read"),
+                "{cut:?}: {err}"
+            );
+        }
+        // No newline after the middle: nothing to join, nothing read again.
+        let pending = Early::Pending(Box::new(Err(anyhow::anyhow!("no line"))));
+        assert_eq!(
+            settle(path, &mut ingester, pending, Some((20, 0)), 20).unwrap(),
+            None
+        );
+    }
 
     #[test]
     fn the_cut_is_after_the_first_newline_at_or_after_the_byte_before_the_middle() {

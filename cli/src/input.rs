@@ -295,19 +295,25 @@ fn ingest_plain(path: &Path, mut file: File, len: u64, opts: IngestOptions) -> R
         // The reader may have finished; a buffer it never takes back is only an allocation.
         let _ = empty_tx.send(chunk);
     }
+    let early = match second {
+        Some(second) => {
+            let half = second
+                .join()
+                .map_err(|_| anyhow::anyhow!("the second half's thread panicked"))?;
+            Some(crate::halves::join_early(path, &mut ingester, half, len)?)
+        }
+        None => None,
+    };
     let hashed = reader
         .join()
         .map_err(|_| anyhow::anyhow!("the reading thread panicked"))?
         .with_context(|| format!("reading {}", path.display()))?;
-    // A cut at the end (no newline after the middle) leaves no second half to join.
-    if let (Some(second), Some((cut, second_xxh3))) = (second, hashed.cut)
-        && cut < len
-    {
-        let half = second
-            .join()
-            .map_err(|_| anyhow::anyhow!("the second half's thread panicked"))?;
-        let how = crate::halves::join_second_half(path, &mut ingester, half, cut, second_xxh3)?;
-        if std::env::var_os(crate::halves::HALVES_MIN_BYTES_VAR).is_some() {
+    if let Some(early) = early {
+        let how = crate::halves::settle(path, &mut ingester, early, hashed.cut, len)?;
+        if let Some(how) = how
+            && std::env::var_os(crate::halves::HALVES_MIN_BYTES_VAR).is_some()
+        {
+            let cut = hashed.cut.map_or(len, |(cut, _)| cut);
             eprintln!(
                 "loadproof: {}: second half {how:?} at byte {cut}",
                 path.display()

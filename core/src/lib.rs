@@ -19,6 +19,7 @@ pub mod audit;
 pub mod claim;
 pub mod compare;
 pub mod decimal;
+mod divisor;
 pub mod formats;
 pub mod plan;
 pub mod playbook;

@@ -26,6 +26,7 @@
 
 use serde::Serialize;
 
+use crate::divisor::Divisor;
 use crate::trace::Trace;
 
 /// Candidate grids, nanoseconds, finest first: 1, 2, 3 and 5 × 10^k from 1 ns to 50 s, then
@@ -94,17 +95,29 @@ pub fn recording_grid(arrival_ns: &[i64], anchor_ns: i64) -> Option<i64> {
 fn on_grid(distinct: impl Iterator<Item = i64>, anchor: i64, g: i64) -> bool {
     let tolerance = g / 100;
     let anchor_r = anchor.rem_euclid(g);
+    let Some(divisor) = u64::try_from(g).ok().and_then(Divisor::new) else {
+        return false;
+    };
     let mut timestamps = 0u64;
     let mut ticks = 0u64;
     let mut last_tick = None;
     for t in distinct {
+        // Offsets from the anchor are non-negative but for hostile input: those divide by the
+        // reciprocal (`Divisor`), the rest as `i64`, both to the same Euclidean quotient.
+        let (q, rem) = match u64::try_from(t) {
+            Ok(u) => {
+                let (q, r) = divisor.div_rem(u);
+                (q as i64, r as i64)
+            }
+            Err(_) => (t.div_euclid(g), t.rem_euclid(g)),
+        };
         // (anchor + t) mod g, and the tick it rounds to (up to a constant: the anchor's own).
-        let sum = anchor_r + t.rem_euclid(g);
+        let sum = anchor_r + rem;
         let (r, carry) = if sum >= g { (sum - g, 1) } else { (sum, 0) };
         if r.min(g - r) > tolerance {
             return false;
         }
-        let tick = t.div_euclid(g).wrapping_add(carry + i64::from(r > g / 2));
+        let tick = q.wrapping_add(carry + i64::from(r > g / 2));
         timestamps += 1;
         if last_tick != Some(tick) {
             ticks += 1;
@@ -154,12 +167,18 @@ impl ArrivalGaps {
     fn of_arrivals(arrival_ns: &[i64], grid_ns: Option<i64>) -> ArrivalGaps {
         let unit = grid_ns.unwrap_or(1).max(1) as u64;
         // Each positive gap as its multiple of `step` ns, rounded to the unit first (one
-        // division: ⌊⌊x / u⌋ / w⌋ = ⌊x / (u·w)⌋); 5M gaps are divided twice, not four times.
+        // division: ⌊⌊x / u⌋ / w⌋ = ⌊x / (u·w)⌋); 5M gaps are divided twice, not four times,
+        // each by a reciprocal (`Divisor`).
         let multiples = |step: u64| {
-            arrival_ns.windows(2).filter_map(move |pair| match pair {
-                [a, b] if b > a => Some(b.abs_diff(*a).saturating_add(unit / 2) / step),
-                _ => None,
-            })
+            let step = Divisor::new(step.max(1));
+            arrival_ns
+                .windows(2)
+                .filter_map(move |pair| match (pair, step) {
+                    ([a, b], Some(step)) if b > a => {
+                        Some(step.div(b.abs_diff(*a).saturating_add(unit / 2)))
+                    }
+                    _ => None,
+                })
         };
         let gaps = arrival_ns.len().saturating_sub(1) as u64;
         // One pass for the largest multiple and a log2 histogram, to place the 99th percentile.
