@@ -567,6 +567,28 @@ fn a_trace_read_in_halves_reports_what_it_reports_read_whole() {
     }
 }
 
+/// The `--json` report of a successful `trace inspect` (`out`), checked to read the rows the
+/// `builtin` report read, to the same regime.
+fn reads_as(out: &std::process::Output, builtin: &serde_json::Value) -> serde_json::Value {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mapped = json(out);
+    for key in [
+        "regime",
+        "emitted",
+        "rows_read",
+        "dropped",
+        "clock_anchor_ns",
+    ] {
+        assert_eq!(mapped[key], builtin[key], "{key}");
+    }
+    mapped
+}
+
 /// The Azure 2023 trace as a gateway would export it: renamed, reordered columns, an extra
 /// filter column, stamps written with a `T` and a +01:00 offset (the same instants).
 fn gateway_log(dir: &std::path::Path) -> (PathBuf, PathBuf) {
@@ -616,22 +638,7 @@ fn a_log_read_through_a_saved_mapping_is_the_trace_it_maps() {
         "--json",
     ]));
     let out = run(&["trace", "inspect", log, "--schema", schema, "--json"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mapped = json(&out);
-    for key in [
-        "regime",
-        "emitted",
-        "rows_read",
-        "dropped",
-        "clock_anchor_ns",
-    ] {
-        assert_eq!(mapped[key], builtin[key], "{key}");
-    }
+    let mapped = reads_as(&out, &builtin);
     assert_eq!(mapped["format"], "mapped");
     let sha = hex_sha256(&std::fs::read(schema).unwrap());
     assert_eq!(mapped["schema_sha256"], sha.as_str());
@@ -736,22 +743,7 @@ fn a_log_in_its_own_datetime_layout_reads_through_its_declared_pattern() {
         schema.to_str().unwrap(),
         "--json",
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mapped = json(&out);
-    for key in [
-        "regime",
-        "emitted",
-        "rows_read",
-        "dropped",
-        "clock_anchor_ns",
-    ] {
-        assert_eq!(mapped[key], builtin[key], "{key}");
-    }
+    reads_as(&out, &builtin);
     // A pattern that names no instant is refused at the mapping's field, before any row.
     std::fs::write(
         &schema,

@@ -28,7 +28,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::{JsFuture, spawn_local};
 
 use crate::ingest::{
-    Pacer, ReadError, ingest_blob_hashed_by, js_text, mark, read_bytes, read_slice, slice_bytes,
+    Pacer, ReadError, Slices, ingest_blob_hashed_by, js_text, mark, read_bytes, slice_bytes,
 };
 use crate::unpack::{Stop, Unpacker};
 
@@ -206,9 +206,8 @@ pub(crate) async fn ingest_unpacked(
     let mut ingester = Ingester::new(opts);
     let mut file_sha = digest.is_none().then(Sha256Stream::default);
     let mut pacer = Pacer::new();
-    let mut ahead: std::collections::VecDeque<Promise> = std::collections::VecDeque::new();
-    let chunk = slice_bytes();
-    let (mut requested, mut offset) = (0.0, 0.0);
+    let mut slices = Slices::new(blob, 0.0, total, 2);
+    let mut offset = 0.0;
     let mut scratch: Vec<u8> = Vec::new();
     let refused = |stop: Stop<_>| match stop {
         Stop::Taker(e) => ReadError::Trace(e),
@@ -217,20 +216,7 @@ pub(crate) async fn ingest_unpacked(
             r.what, r.at, r.decompressed
         )),
     };
-    loop {
-        while ahead.len() < 2
-            && let Some(p) = read_slice(blob, requested, total, chunk)?
-        {
-            ahead.push_back(p);
-            requested = (requested + chunk).min(total);
-        }
-        let Some(pending) = ahead.pop_front() else {
-            break;
-        };
-        let buffer = JsFuture::from(pending)
-            .await
-            .map_err(|e| ReadError::Browser(js_text(&e)))?;
-        let view = Uint8Array::new(&buffer);
+    while let Some(view) = slices.next().await? {
         scratch.resize(view.length() as usize, 0);
         view.copy_to(&mut scratch);
         if let Some(sha) = file_sha.as_mut() {

@@ -300,23 +300,11 @@ pub(crate) async fn read_range(
     let mut scratch: Vec<u8> = Vec::new();
     let mut pacer = Pacer::new();
     let mut offset = start;
-    let mut ahead: std::collections::VecDeque<Promise> = std::collections::VecDeque::new();
-    let mut requested = start;
-    let chunk = slice_bytes();
+    let mut slices = Slices::new(blob, start, end, READ_AHEAD);
     while offset < end {
-        while ahead.len() < READ_AHEAD
-            && let Some(p) = read_slice(blob, requested, end, chunk)?
-        {
-            ahead.push_back(p);
-            requested = (requested + chunk).min(end);
-        }
-        let Some(pending) = ahead.pop_front() else {
+        let Some(view) = slices.next().await? else {
             break;
         };
-        let buffer = JsFuture::from(pending)
-            .await
-            .map_err(|e| ReadError::Browser(js_text(&e)))?;
-        let view = Uint8Array::new(&buffer);
         if let Some(whole) = whole {
             whole.set(&view, offset as u32);
         }
@@ -357,7 +345,49 @@ fn sha256_of(digest: &JsValue) -> Result<[u8; 32], ReadError> {
 const READ_AHEAD: usize = 2;
 
 /// Starts reading the slice at `offset`, or `None` past the end.
-pub(crate) fn read_slice(
+/// The slices of a blob's range in order, `depth` of them requested ahead of the one
+/// awaited, so the browser reads while the caller parses (or decompresses).
+pub(crate) struct Slices<'b> {
+    blob: &'b web_sys::Blob,
+    requested: f64,
+    end: f64,
+    chunk: f64,
+    depth: usize,
+    ahead: std::collections::VecDeque<Promise>,
+}
+
+impl<'b> Slices<'b> {
+    /// The slices of `blob` from `start` to `end`, [`slice_bytes`] each.
+    pub(crate) fn new(blob: &'b web_sys::Blob, start: f64, end: f64, depth: usize) -> Slices<'b> {
+        Slices {
+            blob,
+            requested: start,
+            end,
+            chunk: slice_bytes(),
+            depth: depth.max(1),
+            ahead: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// The next slice's bytes, `None` past the end.
+    pub(crate) async fn next(&mut self) -> Result<Option<Uint8Array>, ReadError> {
+        while self.ahead.len() < self.depth
+            && let Some(p) = read_slice(self.blob, self.requested, self.end, self.chunk)?
+        {
+            self.ahead.push_back(p);
+            self.requested = (self.requested + self.chunk).min(self.end);
+        }
+        let Some(pending) = self.ahead.pop_front() else {
+            return Ok(None);
+        };
+        let buffer = JsFuture::from(pending)
+            .await
+            .map_err(|e| ReadError::Browser(js_text(&e)))?;
+        Ok(Some(Uint8Array::new(&buffer)))
+    }
+}
+
+fn read_slice(
     blob: &web_sys::Blob,
     offset: f64,
     total: f64,

@@ -63,7 +63,7 @@ pub(crate) fn parse_datetime_ns_memo(
     s: &[u8],
     memo: &mut MinuteMemo,
 ) -> Result<(i64, bool), DatetimeError> {
-    use DatetimeError::{Range, Shape};
+    use DatetimeError::Shape;
     let head: [u8; 16] = s.get(..16).and_then(|h| h.try_into().ok()).ok_or(Shape)?;
     let minute = match memo.0 {
         Some((h, secs)) if h == head => secs,
@@ -105,15 +105,18 @@ pub(crate) fn parse_datetime_ns_memo(
         }
         _ => return Err(Shape),
     };
-    let secs = minute + second - offset_s;
+    Ok((epoch_ns(minute + second - offset_s, frac_ns)?, had_offset))
+}
+
+/// `secs` since the epoch plus `frac_ns`, in nanoseconds: a stamp before 1970 or past i64
+/// nanoseconds is out of range.
+pub(crate) fn epoch_ns(secs: i64, frac_ns: i64) -> Result<i64, DatetimeError> {
     if secs < 0 {
-        return Err(Range);
+        return Err(DatetimeError::Range);
     }
-    let ns = secs
-        .checked_mul(1_000_000_000)
+    secs.checked_mul(1_000_000_000)
         .and_then(|v| v.checked_add(frac_ns))
-        .ok_or(Range)?;
-    Ok((ns, had_offset))
+        .ok_or(DatetimeError::Range)
 }
 
 fn two_digits(a: u8, b: u8) -> Option<i64> {

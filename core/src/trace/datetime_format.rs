@@ -12,7 +12,7 @@
 //! twice, a date without its year, `%I` without `%p`), so a row can only fail on its own
 //! bytes, never on the pattern.
 
-use super::datetime::{DatetimeError, days_from_civil, days_in_month};
+use super::datetime::{DatetimeError, days_from_civil, days_in_month, epoch_ns};
 
 /// One piece of a compiled pattern.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,7 +171,7 @@ impl DatetimeFormat {
     /// (otherwise it is read as UTC and the caller applies the declared zone), as
     /// [`super::datetime::parse_datetime_ns_memo`] does for ISO stamps.
     pub(crate) fn parse(&self, s: &[u8]) -> Result<(i64, bool), DatetimeError> {
-        use DatetimeError::{Range, Shape};
+        use DatetimeError::Shape;
         let mut at = s;
         let (mut year, mut month, mut day) = (None, None, None);
         let (mut hour, mut hour12, mut pm) = (None, None, None);
@@ -239,14 +239,7 @@ impl DatetimeFormat {
         }
         let secs = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
             - offset_s.unwrap_or(0);
-        if secs < 0 {
-            return Err(Range);
-        }
-        let ns = secs
-            .checked_mul(1_000_000_000)
-            .and_then(|v| v.checked_add(frac_ns))
-            .ok_or(Range)?;
-        Ok((ns, offset_s.is_some()))
+        Ok((epoch_ns(secs, frac_ns)?, offset_s.is_some()))
     }
 }
 
