@@ -752,15 +752,7 @@ fn a_log_in_its_own_datetime_layout_reads_through_its_declared_pattern() {
   "input_tokens": "in", "output_tokens": "out"}"#,
     )
     .unwrap();
-    let out = run(&[
-        "trace",
-        "inspect",
-        log.to_str().unwrap(),
-        "--schema",
-        schema.to_str().unwrap(),
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = mapping_refusal(&log, &schema);
     assert!(
         err.contains("arrival.format") && err.contains("year"),
         "{err}"
@@ -777,19 +769,24 @@ fn a_mapping_that_cannot_be_read_is_refused_naming_the_file_and_field() {
         r#"{"schema":"loadproof.trace-schema/v1","arrival":{"field":"received_at","unit":"datetime"},"input_tokens":"prompt_tokens","output_tokens":"completion_tokens"}"#,
     )
     .unwrap();
+    let said = mapping_refusal(&log, &bad);
+    assert!(
+        said.contains("bad.json") && said.contains("arrival.zone"),
+        "{said}"
+    );
+}
+
+/// What `trace inspect LOG --schema MAPPING` says when it refuses the mapping (exit 2).
+fn mapping_refusal(log: &std::path::Path, mapping: &std::path::Path) -> String {
     let out = run(&[
         "trace",
         "inspect",
         log.to_str().unwrap(),
         "--schema",
-        bad.to_str().unwrap(),
+        mapping.to_str().unwrap(),
     ]);
     assert_eq!(out.status.code(), Some(2));
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        said.contains("bad.json") && said.contains("arrival.zone"),
-        "{said}"
-    );
+    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn hex_sha256(bytes: &[u8]) -> String {
