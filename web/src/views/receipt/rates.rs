@@ -60,6 +60,20 @@ fn rate(t0: f64, v0: f64, t1: f64, v1: f64) -> Option<Rate> {
     })
 }
 
+/// The engine's generated and prompt token counters as rates (see [`counter_rates`]), and how
+/// many of those intervals followed a reset: what the `/metrics` chart draws and its table shows.
+pub fn token_rates(series: &MetricsSeries) -> (Vec<Option<Rate>>, Vec<Option<Rate>>, usize) {
+    let generated = counter_rates(series, |p| p.generation_tokens);
+    let prompt = counter_rates(series, |p| p.prompt_tokens);
+    let resets = generated
+        .iter()
+        .chain(&prompt)
+        .flatten()
+        .filter(|r| r.reset)
+        .count();
+    (generated, prompt, resets)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,18 +168,4 @@ mod tests {
         );
         assert_eq!(per_s(&s), [None, None, None, None, None]);
     }
-}
-
-/// The engine's generated and prompt token counters as rates (see [`counter_rates`]), and how
-/// many of those intervals followed a reset: what the `/metrics` chart draws and its table shows.
-pub fn token_rates(series: &MetricsSeries) -> (Vec<Option<Rate>>, Vec<Option<Rate>>, usize) {
-    let generated = counter_rates(series, |p| p.generation_tokens);
-    let prompt = counter_rates(series, |p| p.prompt_tokens);
-    let resets = generated
-        .iter()
-        .chain(&prompt)
-        .flatten()
-        .filter(|r| r.reset)
-        .count();
-    (generated, prompt, resets)
 }
