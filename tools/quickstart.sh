@@ -170,17 +170,18 @@ fi
 
 printf '\n== your own log: a gateway export read through a declared mapping (gzipped, its own column names) ==\n'
 # The synthetic trace re-exported as a gateway would write it: other column names, a status
-# column, ISO 8601 stamps with a +01:00 offset (the same instants), gzipped. A mapping names
-# the columns once; the trace read through it is the synthetic trace's, regime for regime.
+# column, nginx-style stamps (`01/Mar/2026:01:02:03.456 +0100`, the same instants), gzipped. A
+# mapping names the columns and the stamps' layout once; the trace read through it is the
+# synthetic trace's, regime for regime.
 awk -F, 'NR == 1 { print "status,llm,received_at,prompt,completion"; next }
   { s = int($1); f = $1 - s; h = int(s / 3600) + 1; m = int((s % 3600) / 60);
-    printf "200,%s,2026-03-01T%02d:%02d:%02d.%03d+01:00,%s,%s\n", $2, h, m, s % 60, int(f * 1000 + 0.5), $3, $4 }' \
+    printf "200,%s,01/Mar/2026:%02d:%02d:%02d.%03d +0100,%s,%s\n", $2, h, m, s % 60, int(f * 1000 + 0.5), $3, $4 }' \
   "$out/synthetic-burstgpt.csv" | gzip -9 > "$out/gateway.csv.gz"
 cat > "$out/gateway.schema.json" <<'JSON'
 {
   "schema": "loadproof.trace-schema/v1",
   "name": "gateway export",
-  "arrival": {"field": "received_at", "unit": "datetime", "format": "iso8601", "zone": "UTC"},
+  "arrival": {"field": "received_at", "unit": "datetime", "format": "%d/%b/%Y:%H:%M:%S.%f %z", "zone": "UTC"},
   "input_tokens": "prompt",
   "output_tokens": "completion",
   "filters": {"model": "llm", "status": "status"}
