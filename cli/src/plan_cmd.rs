@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use loadproof_core::plan::{
     BenchTarget, Check, Fidelity, PLAN_FILE, Plan, PlanDoc, PlanOptions, ReadBack,
-    TIMED_TRACE_FILE, TimeScale, TimedTraceReader, check_document,
+    TIMED_TRACE_FILE, TimeScale, TimedTraceReader, check_document, sized_blocks,
 };
 use loadproof_core::{IngestOptions, Limits};
 
@@ -57,9 +57,27 @@ pub fn plan(args: &PlanArgs, out: &mut impl Write) -> Result<ExitCode> {
     if let Some(e) = &read_error {
         fidelity = failed_read(fidelity, &file_path, e);
     }
+    // Blocks at their own lengths (RAGPulse), written beside the file and proven the same way:
+    // re-read from disk.
+    let sized = match plan.trace().requests().sized {
+        Some(_) => {
+            let path = dir.join(sized_blocks::SIZED_BLOCKS_FILE);
+            write_atomically(&path, |w| Ok(sized_blocks::write(plan.trace(), w)?))?;
+            Some(fs::read(&path).with_context(|| format!("reading back {}", path.display()))?)
+        }
+        None => None,
+    };
+    if let Some(check) = sized_blocks::check(plan.trace(), sized.as_deref()) {
+        let mut checks = fidelity.checks;
+        checks.push(check);
+        fidelity = Fidelity::of(checks);
+    }
     // The source is recorded by absolute path so `plan check` works from any directory.
     let source = fs::canonicalize(trace_path).unwrap_or_else(|_| trace_path.clone());
     let mut doc = plan.document(&source.to_string_lossy(), &back, bench, fidelity);
+    doc.sized_blocks = sized
+        .as_deref()
+        .and_then(|bytes| sized_blocks::summary(plan.trace(), bytes));
     if let Some(note) = synthetic_note(trace_path, &doc.source.sha256) {
         doc.notes.insert(0, format!("source {note}"));
     }
@@ -225,7 +243,27 @@ fn verify_directory(
     })?;
     let (back, read_error) =
         read_back(&file_path, reader).map_err(|e| ("file_readable", format!("{e:#}")))?;
-    let mut verdict = check_document(doc, &rebuilt, &back);
+    // Read only when plan.json names it, by a bare name inside DIR.
+    let sized = match &doc.sized_blocks {
+        Some(entry) => {
+            let name = Path::new(&entry.file);
+            if name.file_name() != Some(name.as_os_str()) {
+                return Err((
+                    "sized_blocks",
+                    format!(
+                        "sized_blocks.file {:?} is not a file name inside the plan directory",
+                        entry.file
+                    ),
+                ));
+            }
+            Some(
+                fs::read(dir.join(name))
+                    .map_err(|e| ("sized_blocks", format!("{}: {e}", dir.join(name).display())))?,
+            )
+        }
+        None => None,
+    };
+    let mut verdict = check_document(doc, &rebuilt, &back, sized.as_deref());
     if let Some(e) = &read_error {
         verdict = failed_read(verdict, &file_path, e);
     }

@@ -219,9 +219,13 @@ pub fn plan_text(doc: &PlanDoc, dir: &Path, out: &mut impl Write) -> io::Result<
     let r = &doc.regime;
     writeln!(
         out,
-        "plan      {}  ({PLAN_FILE}, {})",
+        "plan      {}  ({PLAN_FILE}, {}{})",
         dir.display(),
-        t.file
+        t.file,
+        doc.sized_blocks
+            .as_ref()
+            .map(|b| format!(", {}", b.file))
+            .unwrap_or_default()
     )?;
     writeln!(out, "source    {}  [{}: {}]", s.path, s.format, s.layout)?;
     writeln!(out, "          sha256 {}  ({} bytes)", s.sha256, s.bytes)?;
@@ -298,6 +302,23 @@ pub fn plan_text(doc: &PlanDoc, dir: &Path, out: &mut impl Write) -> io::Result<
             format!("from the source ({} ids)", t.source_ids)
         }
     )?;
+    if let Some(b) = &doc.sized_blocks {
+        writeln!(
+            out,
+            "blocks    {}  {} lines, {} blocks ({} distinct) of {} tokens, {} tokens undescribed, sha256 {}",
+            b.file,
+            b.lines,
+            b.blocks,
+            b.distinct_blocks,
+            b.block_tokens,
+            b.undescribed_tokens,
+            b.sha256
+        )?;
+        writeln!(
+            out,
+            "          for --engine native: each prompt built block for block at the blocks' own lengths (the recorded sharing replayed)"
+        )?;
+    }
     for warning in &r.warnings {
         writeln!(out, "warning   {warning}")?;
     }

@@ -861,3 +861,80 @@ fn a_fire_killed_mid_run_leaves_a_receipt_read_up_to_its_last_record() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_ragpulse_plan_is_fired_block_for_block_at_the_blocks_own_lengths() {
+    let sim = sim(&[]);
+    let dir =
+        std::env::temp_dir().join(format!("loadproof-native-{}-ragpulse", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = common::shared("traces/ragpulse/0_trace.first400.jsonl");
+    let plan = dir.join("plan");
+    let out = loadproof(&[
+        "plan",
+        s(&trace),
+        "--out",
+        s(&plan),
+        "--max-requests",
+        "12",
+        "--time-scale",
+        "1000",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let blocks = std::fs::read(plan.join("blocks.jsonl")).unwrap();
+    assert_eq!(doc["sized_blocks"]["sha256"], hex_sha256(&blocks));
+    assert_eq!(doc["sized_blocks"]["lines"], 12);
+    let (code, err, r) = fire(&dir, &sim.url, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    // The receipt holds the blocks the prompts were built from, and says how they were built.
+    assert_eq!(r.evidence[block::SIZED_BLOCKS].sha256, hex_sha256(&blocks));
+    assert!(
+        r.protocol
+            .argv
+            .iter()
+            .any(|a| a == "prompt_tokens=loadproof-sized-blocks/v1 blocks=plan/blocks.jsonl"),
+        "{:?}",
+        r.protocol.argv
+    );
+    assert!(
+        r.notes.iter().any(|n| n.contains("built block for block")),
+        "{:?}",
+        r.notes
+    );
+    // Every prompt is its planned length: blocks plus the tokens no block describes.
+    let input = doc["timed_trace"]["input_tokens_total"].as_f64().unwrap();
+    assert_eq!(counter_delta(&r, "vllm:prompt_tokens_total"), input);
+    let recs = records(&r);
+    assert_eq!(recs.len(), 12);
+    assert!(recs.iter().all(|rec| rec.disposition == Disposition::Ok));
+    // A blocks file edited after planning is refused before anything is fired.
+    let text = String::from_utf8(blocks).unwrap();
+    std::fs::write(
+        plan.join("blocks.jsonl"),
+        text.replacen(",437]", ",436]", 1),
+    )
+    .unwrap();
+    let (code, err) = {
+        let receipt = dir.join("edited.json");
+        let out = loadproof(&[
+            "fire",
+            s(&plan),
+            "--endpoint",
+            &sim.url,
+            "--engine",
+            "native",
+            "--out",
+            s(&receipt),
+        ]);
+        (out.status.code(), stderr(&out))
+    };
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("blocks.jsonl") && err.contains("plan check"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

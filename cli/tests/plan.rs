@@ -223,3 +223,42 @@ fn a_plan_directory_missing_its_file_fails_check_with_exit_1() {
     assert!(text.contains("* file_readable:"), "{text}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_ragpulse_plans_blocks_file_edited_after_planning_fails_check_by_name() {
+    let dir = tmp("ragpulse-blocks");
+    let trace = shared("traces/ragpulse/0_trace.first400.jsonl");
+    let out = run(&["plan", s(&trace), "--out", s(&dir)]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("blocks    blocks.jsonl  400 lines, 4086 blocks"),
+        "{text}"
+    );
+    let check = run(&["plan", "check", s(&dir)]);
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    let path = dir.join("blocks.jsonl");
+    let original = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, original.replacen(",437]", ",436]", 1)).unwrap();
+    let check = run(&["plan", "check", s(&dir), "--json"]);
+    assert_eq!(check.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    let failed: Vec<&str> = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["pass"] == false)
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["sized_blocks", "plan_json_agrees"]);
+    // Gone: named, not skipped.
+    std::fs::remove_file(&path).unwrap();
+    let check = run(&["plan", "check", s(&dir)]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(
+        stdout(&check).contains("blocks.jsonl"),
+        "{}",
+        stdout(&check)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -380,7 +380,7 @@ fn plan_json_round_trips_and_rechecks_clean() {
     )
     .unwrap();
     let again = read_back(&rebuilt, &parsed.bench, &file);
-    let verdict = check_document(&parsed, &rebuilt, &again);
+    let verdict = check_document(&parsed, &rebuilt, &again, None);
     assert!(
         verdict.pass,
         "{:#?}",
@@ -390,7 +390,7 @@ fn plan_json_round_trips_and_rechecks_clean() {
     // A number edited in plan.json is caught.
     let mut edited = parsed.clone();
     edited.timed_trace.input_tokens_total += 1;
-    let verdict = check_document(&edited, &rebuilt, &again);
+    let verdict = check_document(&edited, &rebuilt, &again, None);
     let failed: Vec<_> = verdict.failures().map(|c| c.name.as_str()).collect();
     assert_eq!(failed, ["plan_json_agrees"]);
 }
@@ -473,7 +473,7 @@ fn argv_with_underscore_abbreviated_or_label_flags_fails_the_check() {
             .argv
             .extend(extra.iter().map(|a| a.to_string()));
         let again = read_back(&plan, &edited.bench, &file);
-        let verdict = check_document(&edited, &plan, &again);
+        let verdict = check_document(&edited, &plan, &again, None);
         let failed: Vec<_> = verdict.failures().map(|c| c.name.as_str()).collect();
         assert_eq!(failed, ["argv_is_planned"], "{extra:?}");
     }
@@ -482,7 +482,12 @@ fn argv_with_underscore_abbreviated_or_label_flags_fails_the_check() {
         .bench
         .env
         .insert("PYTHONHASHSEED".into(), "random".into());
-    let verdict = check_document(&edited, &plan, &read_back(&plan, &edited.bench, &file));
+    let verdict = check_document(
+        &edited,
+        &plan,
+        &read_back(&plan, &edited.bench, &file),
+        None,
+    );
     let failed: Vec<_> = verdict.failures().map(|c| c.name.as_str()).collect();
     assert_eq!(failed, ["argv_is_planned"]);
     // The caller's own values (filled placeholders) are not a difference.
@@ -502,7 +507,7 @@ fn argv_with_underscore_abbreviated_or_label_flags_fails_the_check() {
     let (_, back, fidelity) = write_and_verify(&filled, &bench);
     let doc = filled.document("c.jsonl", &back, bench, fidelity);
     let rebuilt = Plan::new(ingest(&bytes).unwrap(), doc.options().unwrap()).unwrap();
-    assert!(check_document(&doc, &rebuilt, &back).pass);
+    assert!(check_document(&doc, &rebuilt, &back, None).pass);
 }
 
 #[test]

@@ -194,3 +194,129 @@ fn every_row_of_the_dirty_fixture_is_emitted_or_dropped_by_name() {
     // sys_prompt ids 1 and 2 recur in the second request, 1 in the third.
     assert_eq!(seg.segments[0].repeated_ids, 3);
 }
+
+/// The source's blocks of every emitted row, as (segment key, id, tokens).
+fn blocks_of(t: &loadproof_core::Trace, i: usize) -> Vec<(&'static str, u64, u32)> {
+    let sized = t.requests().sized.as_ref().unwrap();
+    sized
+        .row(i)
+        .iter()
+        .map(|b| (SEGMENTS[usize::from(b.segment)].key, b.id, b.tokens))
+        .collect()
+}
+
+#[test]
+fn with_its_companion_files_every_row_keeps_its_blocks_at_their_own_lengths() {
+    let t = ingest_with(&shared(TRACE), with_lengths()).unwrap();
+    let sized = t.requests().sized.as_ref().unwrap();
+    assert!(sized.indexes(400));
+    // Line 1 as published: three system-prompt blocks (512, 512, 437), six passages, one
+    // history and one user-input block, in the order the trace lists its segments.
+    let first = blocks_of(&t, 0);
+    assert_eq!(
+        &first[..3],
+        &[
+            ("sys_prompt", 8302, 512),
+            ("sys_prompt", 14332, 512),
+            ("sys_prompt", 15199, 437)
+        ]
+    );
+    assert_eq!(first.last(), Some(&("user_input", 26923, 7)));
+    // Every row's blocks plus its undescribed 6–12 tokens are its input_length.
+    for (i, &input) in t.requests().input_tokens.iter().enumerate() {
+        let described: u32 = sized.row(i).iter().map(|b| b.tokens).sum();
+        assert!(
+            (6..=12).contains(&(input - described)),
+            "row {i}: {input} vs {described}"
+        );
+    }
+    // Without the companion files no lengths are known, so no blocks are kept.
+    let bare = ingest_with(&shared(TRACE), opts()).unwrap();
+    assert!(bare.requests().sized.is_none());
+}
+
+#[test]
+fn a_ragpulse_plan_writes_its_blocks_and_proves_them_against_the_source() {
+    use loadproof_core::plan::{Plan, PlanOptions, sized_blocks};
+    let t = ingest_with(&shared(TRACE), with_lengths()).unwrap();
+    let plan = Plan::new(t, PlanOptions::default()).unwrap();
+    let mut file = Vec::new();
+    sized_blocks::write(plan.trace(), &mut file).unwrap();
+    let check = sized_blocks::check(plan.trace(), Some(&file)).unwrap();
+    assert!(check.pass, "{}", check.detail);
+    let summary = sized_blocks::summary(plan.trace(), &file).unwrap();
+    assert_eq!((summary.lines, summary.blocks), (400, 4086));
+    assert!(
+        summary.distinct_blocks < summary.blocks,
+        "the trace's sharing survives"
+    );
+    let input: u64 = plan
+        .trace()
+        .requests()
+        .input_tokens
+        .iter()
+        .map(|&t| u64::from(t))
+        .sum();
+    assert_eq!(summary.block_tokens + summary.undescribed_tokens, input);
+    // The plan says which engine replays the sharing and which cannot.
+    let note = plan
+        .notes()
+        .iter()
+        .find(|n| n.contains("blocks.jsonl"))
+        .unwrap();
+    assert!(
+        note.contains("NOT replayed") && note.contains("IS replayed"),
+        "{note}"
+    );
+}
+
+#[test]
+fn a_blocks_file_that_is_not_the_sources_fails_the_plan_by_name() {
+    use loadproof_core::plan::{Plan, PlanOptions, sized_blocks};
+    let t = ingest_with(&shared(TRACE), with_lengths()).unwrap();
+    let plan = Plan::new(t, PlanOptions::default()).unwrap();
+    let mut file = Vec::new();
+    sized_blocks::write(plan.trace(), &mut file).unwrap();
+    let text = String::from_utf8(file).unwrap();
+    // One block's length edited (437 → 512): the sharing would be replayed at the wrong size.
+    let edited = text.replacen(
+        "[\"sys_prompt\",15199,437]",
+        "[\"sys_prompt\",15199,512]",
+        1,
+    );
+    let check = sized_blocks::check(plan.trace(), Some(edited.as_bytes())).unwrap();
+    assert!(
+        !check.pass && check.detail.contains("line 1"),
+        "{}",
+        check.detail
+    );
+    // A line dropped.
+    let short: String = text.lines().skip(1).map(|l| format!("{l}\n")).collect();
+    let check = sized_blocks::check(plan.trace(), Some(short.as_bytes())).unwrap();
+    assert!(
+        !check.pass && check.detail.contains("399 lines"),
+        "{}",
+        check.detail
+    );
+    // An unknown segment, and no file at all.
+    let alien = text.replacen("\"user_input\"", "\"secret\"", 1);
+    let check = sized_blocks::check(plan.trace(), Some(alien.as_bytes())).unwrap();
+    assert!(
+        !check.pass && check.detail.contains("unknown segment"),
+        "{}",
+        check.detail
+    );
+    let check = sized_blocks::check(plan.trace(), None).unwrap();
+    assert!(
+        !check.pass && check.detail.contains("missing"),
+        "{}",
+        check.detail
+    );
+}
+
+proptest! {
+    #[test]
+    fn a_blocks_file_of_any_bytes_is_refused_or_read_never_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let _ = loadproof_core::plan::sized_blocks::read(&bytes);
+    }
+}

@@ -1,4 +1,5 @@
-//! vLLM `timed_trace` files read back exactly as vLLM would read them, on arbitrary bytes.
+//! vLLM `timed_trace` files read back exactly as vLLM would read them, on arbitrary bytes;
+//! the same bytes read as a plan's `blocks.jsonl`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

@@ -279,6 +279,11 @@ pub fn check_timed_trace(data: &[u8]) {
         assert!(back.arrival_ns.iter().all(|&t| t >= 0));
         assert_eq!(back.bytes, body.len() as u64);
     }
+    // The same bytes as a plan's blocks.jsonl (the native client's other plan file): read or
+    // refused by line, never a panic; what reads indexes its blocks.
+    if let Ok(blocks) = loadproof_core::plan::sized_blocks::read(body) {
+        assert!(blocks.indexes(blocks.offsets.len() - 1));
+    }
 }
 
 /// Ingests `data` like [`check_ingest`] (Mooncake forced, no filters) and, when a trace comes

@@ -712,6 +712,9 @@ fn trace_from_parts(data: &JsValue) -> Result<Trace, String> {
         output_tokens: output.to_vec(),
         session,
         prefix,
+        // Blocks at their own lengths come only with RAGPulse's companion files, which the
+        // page does not take: a plan's input, not the Trace view's.
+        sized: None,
     };
     Trace::new(meta, requests).map_err(|e| format!("the worker's trace does not reconcile: {e}"))
 }

@@ -82,6 +82,8 @@ struct PlanDir {
     bytes: Vec<u8>,
     /// The `timed_trace` file's bytes (checked against the plan's sha256).
     trace: Vec<u8>,
+    /// `blocks.jsonl`'s bytes, when plan.json names it (checked against its sha256).
+    sized: Option<Vec<u8>>,
 }
 
 fn read_plan(dir: &Path) -> Result<PlanDir> {
@@ -107,11 +109,40 @@ fn read_plan(dir: &Path) -> Result<PlanDir> {
         ))
         .into());
     }
+    let sized = match &doc.sized_blocks {
+        Some(entry) => {
+            let name = Path::new(&entry.file);
+            if name.file_name() != Some(name.as_os_str()) {
+                return Err(BadInput(format!(
+                    "{}: sized_blocks.file {:?} is not a file name inside the plan directory",
+                    path.display(),
+                    entry.file
+                ))
+                .into());
+            }
+            let file = dir.join(name);
+            let data =
+                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let sha = sha256_hex(&data);
+            if sha != entry.sha256 {
+                return Err(BadInput(format!(
+                    "{}: sha256 {sha} is not the planned {}; the plan directory changed — run `loadproof plan check {}`",
+                    file.display(),
+                    entry.sha256,
+                    dir.display()
+                ))
+                .into());
+            }
+            Some(data)
+        }
+        None => None,
+    };
     Ok(PlanDir {
         dir: dir.to_path_buf(),
         doc,
         bytes,
         trace: data,
+        sized,
     })
 }
 
@@ -163,7 +194,11 @@ fn native_inputs(args: &FireArgs, plan: &PlanDir, tls: &ClientTls) -> Result<Nat
         None => native::Vocab::range(args.vocab_size)?,
     };
     Ok(NativeInputs {
-        schedule: Arc::new(native::Schedule::read(&plan.doc, &plan.trace)?),
+        schedule: Arc::new(native::Schedule::read(
+            &plan.doc,
+            &plan.trace,
+            plan.sized.as_deref(),
+        )?),
         vocab: Arc::new(vocab),
         options: native::Options {
             request_timeout: Duration::from_secs_f64(args.request_timeout),
@@ -664,6 +699,9 @@ async fn fire_async(
     let mut evidence = BTreeMap::new();
     evidence.insert(block::PLAN.to_owned(), Evidence::of(&plan.bytes));
     // The schedule itself, so the audit can join send times to it from the receipt alone.
+    if let Some(sized) = plan.sized.as_deref().filter(|_| native.is_some()) {
+        evidence.insert(block::SIZED_BLOCKS.to_owned(), Evidence::of(sized));
+    }
     if plan.trace.len() <= EMBED_TIMED_TRACE_BYTES {
         evidence.insert(block::TIMED_TRACE.to_owned(), Evidence::of(&plan.trace));
     } else {
@@ -1659,11 +1697,17 @@ async fn fire_native(
             inputs.vocab.description()
         ));
     }
-    notes.push(format!(
-        "prompt tokens: {} (each hash id expands to the same {} tokens; a last partial block is a prefix of the full one), so token values differ from vllm bench serve's while lengths and prefix sharing are the same",
-        native::GENERATOR,
-        inputs.schedule.chunk
-    ));
+    notes.push(match inputs.schedule.sized_blocks() {
+        Some(blocks) => format!(
+            "prompt tokens: {} — built block for block from the plan's blocks.jsonl ({blocks} blocks at their own lengths, each (segment, id) always the same tokens), so the source's recorded sharing is replayed, which vllm bench serve's timed_trace (one chunk size per id) cannot; the tokens no block describes follow them as tokens of the request's own",
+            native::SIZED_GENERATOR
+        ),
+        None => format!(
+            "prompt tokens: {} (each hash id expands to the same {} tokens; a last partial block is a prefix of the full one), so token values differ from vllm bench serve's while lengths and prefix sharing are the same",
+            native::GENERATOR,
+            inputs.schedule.chunk
+        ),
+    });
     if endpoint
         .get(..8)
         .is_some_and(|s| s.eq_ignore_ascii_case("https://"))
@@ -1697,7 +1741,7 @@ async fn fire_native(
         model: Some(model.to_owned()),
         tokenizer: inputs.vocab.tokenizer().map(|p| p.display().to_string()),
         python_hash_seed: None,
-        argv: native::Template::describe(model, inputs.schedule.chunk, &inputs.vocab),
+        argv: native::Template::describe(model, &inputs.schedule, &inputs.vocab),
         ..planned_protocol(plan, Engine::Native, endpoint)
     };
     Ok(Fired {

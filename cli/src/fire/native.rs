@@ -47,7 +47,7 @@ use loadproof_core::receipt::{Disposition, Execution, RequestRecord, Stamp, bloc
 use crate::stream_out::{EVENTS_EVERY, StreamOut};
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub use prompt::{GENERATOR, PATH, Schedule, Template, Vocab};
+pub use prompt::{GENERATOR, PATH, SIZED_GENERATOR, Schedule, Template, Vocab};
 pub use summary::summarize;
 
 use super::scrape::Clock;
@@ -410,7 +410,7 @@ impl Dispatcher {
                 return i;
             };
             // Schedule::read refused short rows, so the prompt is exactly `input` tokens.
-            let _ = prompt::build_prompt(&self.vocab, s.chunk, s.ids(i), input, &mut prompt);
+            let _ = s.build(&self.vocab, i, input, &mut prompt);
             let body = self.template.body(&prompt, output);
             let scheduled_ns = self.started_ns + arrival;
             if !sleeper.wait_until(self.ctx.clock.instant(scheduled_ns), &self.stop) {

@@ -12,6 +12,7 @@ mod bench_command;
 mod blocks;
 mod fidelity;
 mod peer_input;
+pub mod sized_blocks;
 mod timed_trace;
 
 use std::collections::BTreeMap;
@@ -396,6 +397,7 @@ impl Plan {
             bench,
             fidelity,
             notes: self.notes.clone(),
+            sized_blocks: None,
         }
     }
 }
@@ -413,10 +415,26 @@ fn notes(trace: &Trace, blocks: &BlockPlan, unit: TimeUnit, options: &PlanOption
             "vLLM ≥ {MIN_VLLM} reads timed_trace, but sends prompts as token ids (exact lengths) only from the release with vLLM PR #45423 (merged 2026-08-13; verified here on 0.32.0); older releases send decoded text the server re-tokenizes, so server-side prompt lengths drift"
         ),
     ];
-    if let Some(seg) = &meta.segments {
+    if let (Some(_), Some(sized)) = (&meta.segments, &trace.requests().sized) {
+        let described: u64 = sized.blocks.iter().map(|b| u64::from(b.tokens)).sum();
+        let input: u64 = trace
+            .requests()
+            .input_tokens
+            .iter()
+            .map(|&t| u64::from(t))
+            .sum();
+        notes.push(format!(
+            "prefix blocks SYNTHESIZED in {TIMED_TRACE_FILE}, although the source records its prefix structure: RAGPulse names each request's blocks by segment (sys_prompt, passages, history, web_search, user_input) and each id has its own token length (512, 437, … 4 tokens), given by the companion files. vLLM's timed_trace gives every hash id one chunk size ({} tokens here), so it cannot rebuild those blocks: through it (vllm bench serve, AIPerf, GuideLLM) every request gets fresh ids ({} of them), prompt lengths hold, and the source's sharing is NOT replayed — prefix-cache reuse understated, never overstated. {} holds every request's blocks at their own lengths ({} blocks, {described} tokens): loadproof's native client (--engine native) builds each prompt from it block for block, so the recorded sharing IS replayed for the {described} described tokens; the {} tokens the trace does not describe are appended to each prompt as tokens of its own, shared with nothing",
+            blocks.chunk,
+            blocks.synthesized_ids,
+            sized_blocks::SIZED_BLOCKS_FILE,
+            sized.blocks.len(),
+            input.saturating_sub(described)
+        ));
+    } else if let Some(seg) = &meta.segments {
         let known = seg.undescribed_tokens.is_some();
         notes.push(format!(
-            "prefix blocks SYNTHESIZED although the source records its prefix structure: RAGPulse names each request's blocks by segment (sys_prompt, passages, history, web_search, user_input), {}. vLLM's timed_trace gives every hash id one chunk size ({} tokens here), so it cannot rebuild those blocks, and this plan does not pretend to: every request gets fresh ids ({} of them), prompt lengths hold, and the source's sharing (see `trace inspect`'s segments) is NOT replayed — prefix-cache reuse is understated, never overstated. A client that builds each block at its own length could replay it; loadproof's native client does not do that yet",
+            "prefix blocks SYNTHESIZED although the source records its prefix structure: RAGPulse names each request's blocks by segment (sys_prompt, passages, history, web_search, user_input), {}. vLLM's timed_trace gives every hash id one chunk size ({} tokens here), so it cannot rebuild those blocks, and this plan does not pretend to: every request gets fresh ids ({} of them), prompt lengths hold, and the source's sharing (see `trace inspect`'s segments) is NOT replayed — prefix-cache reuse is understated, never overstated. With the companion files beside the trace, the plan also writes each request's blocks at their own lengths for loadproof's native client",
             if known {
                 "and each id has its own token length (512, 437, … 4 tokens), given by the companion files"
             } else {
@@ -611,6 +629,10 @@ pub struct PlanDoc {
     pub fidelity: Fidelity,
     /// Things a reader should know.
     pub notes: Vec<String>,
+    /// The prompts as blocks at their own lengths, for a client that builds them (RAGPulse
+    /// read with its companion files); absent for every other source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sized_blocks: Option<sized_blocks::SizedBlocksFile>,
 }
 
 impl PlanDoc {
@@ -679,8 +701,14 @@ fn command_differences(found: &BenchCommand, planned: &BenchCommand) -> Vec<Stri
 /// re-read source with `doc`'s options, `back` = the file as read now with `doc`'s argv.
 /// Adds to [`Plan::verify`] the checks that the source and file are the ones `doc` names and
 /// that every number `doc` states is the recomputed one.
-pub fn check_document(doc: &PlanDoc, rebuilt: &Plan, back: &ReadBack) -> Fidelity {
+pub fn check_document(
+    doc: &PlanDoc,
+    rebuilt: &Plan,
+    back: &ReadBack,
+    sized: Option<&[u8]>,
+) -> Fidelity {
     let mut checks = rebuilt.verify(back, &doc.bench).checks;
+    checks.extend(sized_blocks::check(rebuilt.trace(), sized));
     let source_sha = &rebuilt.trace().meta().source_sha256;
     checks.push(Check::agreement(
         "source_sha256",
@@ -744,6 +772,11 @@ pub fn check_document(doc: &PlanDoc, rebuilt: &Plan, back: &ReadBack) -> Fidelit
         (
             "timed_trace summary",
             doc.timed_trace == recomputed.timed_trace,
+        ),
+        (
+            "sized_blocks summary",
+            doc.sized_blocks
+                == sized.and_then(|bytes| sized_blocks::summary(rebuilt.trace(), bytes)),
         ),
     ] {
         if !same {

@@ -51,6 +51,9 @@ pub mod block {
     pub const LEASE: &str = "window/lease.json";
     /// The `timed_trace` file fired (the schedule), when small enough to embed.
     pub const TIMED_TRACE: &str = "plan/timed_trace.jsonl";
+    /// The plan's blocks at their own lengths (`blocks.jsonl`), when it has them and the
+    /// native client built its prompts from them.
+    pub const SIZED_BLOCKS: &str = "plan/blocks.jsonl";
     /// The endpoint's `GET /v1/models` answer (200 body): which models it serves.
     pub const MODELS: &str = "endpoint/v1-models.json";
     /// The endpoint's `GET /version` answer (200 body): `{"version": …}`.

@@ -23,8 +23,8 @@ use super::schema::TraceSchema;
 use super::shard::{EXCLUDED_LOG_TYPE, EXCLUDED_MODEL, Shard, ShardMeta, ShardRows};
 use super::shard_error::ShardError;
 use super::{
-    DropReason, FilterReason, Format, PrefixBlocks, Requests, RowIssue, Trace, TraceError,
-    TraceMeta,
+    DropReason, FilterReason, Format, PrefixBlocks, Requests, RowIssue, SizedBlocks, Trace,
+    TraceError, TraceMeta,
 };
 
 /// Bounds on what one source may make the parser hold. No `Default`: the caller picks.
@@ -186,6 +186,7 @@ struct Accumulator {
     distinct_timestamps: u64,
     notes: Vec<String>,
     segments: Option<SegmentTally>,
+    sized: Option<SizedBlocks>,
 }
 
 impl Ingester {
@@ -408,6 +409,7 @@ impl Ingester {
             output_tokens: acc.output,
             session: acc.session,
             prefix: acc.prefix,
+            sized: acc.sized,
         };
         Ok(Trace::new(meta, requests)?)
     }
@@ -552,6 +554,12 @@ impl Ingester {
             .to_owned();
             self.acc.session = Some(Vec::new());
             self.acc.segments = Some(SegmentTally::default());
+            if known {
+                self.acc.sized = Some(SizedBlocks {
+                    offsets: vec![0],
+                    blocks: Vec::new(),
+                });
+            }
             self.acc.notes.push(if known {
                 "hash_ids read as RAGPulse segments with each id's own token length; the trace's prefix blocks are left empty: the blocks are not one size, so no fixed-size prefix identity is claimed".to_owned()
             } else {
@@ -913,6 +921,14 @@ impl Ingester {
         }
         if let (Some(tally), Some(segs)) = (&mut acc.segments, row.segments) {
             tally.add(segs, row.input, self.opts.block_lengths.as_deref());
+        }
+        if let (Some(sized), Some(segs), Some(lengths)) = (
+            &mut acc.sized,
+            row.segments,
+            self.opts.block_lengths.as_deref(),
+        ) {
+            ragpulse::push_sized(segs, lengths, &mut sized.blocks);
+            sized.offsets.push(sized.blocks.len() as u64);
         }
         if let Some(prefix) = &mut acc.prefix {
             match row.hash_ids {

@@ -36,6 +36,7 @@ pub(crate) use hex::hex;
 pub use ingest::{CallerFilter, IngestOptions, Ingester, Limits, Sha256Stream, ShardIngester};
 pub use ragpulse::{
     BlockLengths, CompanionError, SEGMENTS, Segment, looks_like as looks_like_ragpulse,
+    segment_index,
 };
 pub use recording_grid::{
     ArrivalGaps, GRID_LADDER, GapBin, MAX_GAP_BINS, WINDOW_TICKS, recording_grid,
@@ -337,6 +338,50 @@ impl PrefixBlocks {
     }
 }
 
+/// One block of a request's prompt at its own token length: RAGPulse names each block by
+/// segment and id, and its companion files give every id its length (512, 437, … 4 tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SizedBlock {
+    /// Index into [`SEGMENTS`].
+    pub segment: u8,
+    /// The id within its segment.
+    pub id: u64,
+    /// Its token length.
+    pub tokens: u32,
+}
+
+/// Every request's blocks at their own lengths, in prompt order, flattened like
+/// [`PrefixBlocks`]. Only a source whose blocks are not one size has them (RAGPulse read with
+/// its companion files), so a client can rebuild its prompts block for block.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SizedBlocks {
+    /// `offsets[i]..offsets[i+1]` indexes `blocks` for request `i`; `len = requests + 1`.
+    pub offsets: Vec<u64>,
+    /// All blocks, request after request.
+    pub blocks: Vec<SizedBlock>,
+}
+
+impl SizedBlocks {
+    /// Request `i`'s blocks (empty when out of range).
+    pub fn row(&self, i: usize) -> &[SizedBlock] {
+        match (self.offsets.get(i), self.offsets.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.blocks.get(a as usize..b as usize).unwrap_or_default(),
+            _ => &[],
+        }
+    }
+
+    /// True when the offsets index the blocks for `rows` requests.
+    pub fn indexes(&self, rows: usize) -> bool {
+        self.offsets.len() == rows + 1
+            && self.offsets.first() == Some(&0)
+            && self.offsets.last() == Some(&(self.blocks.len() as u64))
+            && self
+                .offsets
+                .windows(2)
+                .all(|w| matches!(w, [a, b] if a <= b))
+    }
+}
+
 /// The emitted requests, column by column (memory grows with rows, not file size).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Requests {
@@ -350,6 +395,9 @@ pub struct Requests {
     pub session: Option<Vec<u32>>,
     /// Prefix blocks, when the format carries prefix identity.
     pub prefix: Option<PrefixBlocks>,
+    /// Blocks at their own lengths, when the format names them so (RAGPulse with its
+    /// companion files).
+    pub sized: Option<SizedBlocks>,
 }
 
 impl Requests {
@@ -430,6 +478,11 @@ impl Trace {
         if requests.prefix.as_ref().is_some_and(|p| !p.indexes(n)) {
             return Err(ReconcileError::Columns(
                 "prefix offsets do not index the ids",
+            ));
+        }
+        if requests.sized.as_ref().is_some_and(|p| !p.indexes(n)) {
+            return Err(ReconcileError::Columns(
+                "sized block offsets do not index the blocks",
             ));
         }
         if requests.arrival_ns.first().is_some_and(|&t| t != 0) {

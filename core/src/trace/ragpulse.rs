@@ -15,11 +15,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use super::DropReason;
 use super::burstgpt::timestamp_ns;
 use super::hex::hex;
 use super::row::{Defect, Row};
 use super::segments::{SegmentReport, SegmentSharing};
+use super::{DropReason, SizedBlock};
 
 /// One segment of a RAGPulse prompt: its key in `hash_ids`, the companion file that gives
 /// its ids' lengths, and that file's id field.
@@ -299,6 +299,27 @@ pub(crate) fn read(
         },
         segments,
     ))
+}
+
+/// Appends a row's blocks at their own lengths, in prompt order (segment by segment, ids in
+/// the order listed). [`read`] has already dropped a row naming an id without a length.
+pub(crate) fn push_sized(segs: &SegmentIds, lengths: &BlockLengths, out: &mut Vec<SizedBlock>) {
+    for (segment, (ids, known)) in segs.iter().zip(&lengths.lengths).enumerate() {
+        for &id in ids {
+            if let Some(&tokens) = known.get(&id) {
+                out.push(SizedBlock {
+                    segment: segment as u8,
+                    id,
+                    tokens,
+                });
+            }
+        }
+    }
+}
+
+/// The segment named `key` (its index in [`SEGMENTS`]).
+pub fn segment_index(key: &str) -> Option<u8> {
+    SEGMENTS.iter().position(|s| s.key == key).map(|i| i as u8)
 }
 
 /// One segment's counts so far.

@@ -17,14 +17,28 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
-use loadproof_core::plan::{PlanDoc, TimedTraceReader};
+use loadproof_core::plan::{PlanDoc, TimedTraceReader, sized_blocks};
 use loadproof_core::receipt::sha256_hex;
 use loadproof_core::synth::SplitMix64;
+use loadproof_core::trace::{SizedBlock, SizedBlocks};
 
 use crate::input::BadInput;
 
 /// Names the prompt-token generator in the protocol; bump it if the function above changes.
 pub const GENERATOR: &str = "loadproof-blocks/v1";
+
+/// The generator for a plan with blocks at their own lengths (`blocks.jsonl`, RAGPulse): block
+/// (segment `g`, id `h`) of `n` tokens is the first `n` draws of the stream seeded
+/// `SplitMix64(block_seed(h) ⊕ SEGMENT_TAG ⊕ g).next_u64()`, the same tokens in every
+/// request that names it; the tokens no block describes follow the blocks, drawn from the
+/// stream seeded `SplitMix64(line ⊕ TAIL_TAG).next_u64()`, the request's own.
+pub const SIZED_GENERATOR: &str = "loadproof-sized-blocks/v1";
+
+/// XORed with a block's segment index into its id's seed: ASCII `segm` in the high half.
+const SEGMENT_TAG: u64 = 0x7365_676d_0000_0000;
+
+/// XORed into the line number seeding a request's undescribed tokens: ASCII `tail`.
+const TAIL_TAG: u64 = 0x7461_696c_0000_0000;
 
 /// XORed into every hash id before seeding: ASCII `loadprof`.
 const SEED_TAG: u64 = 0x6c6f_6164_7072_6f66;
@@ -147,6 +161,39 @@ pub fn build_prompt(
     (out.len() == len).then_some(())
 }
 
+/// Writes line `line`'s prompt of `len` tokens built from `blocks` at their own lengths, then
+/// the tokens they leave undescribed ([`SIZED_GENERATOR`]). `None` when the blocks hold more
+/// than `len` tokens (the plan's `sized_blocks` check rules that out).
+pub fn build_sized_prompt(
+    vocab: &Vocab,
+    blocks: &[SizedBlock],
+    line: u64,
+    len: u32,
+    out: &mut Vec<u32>,
+) -> Option<()> {
+    out.clear();
+    let len = len as usize;
+    let n = vocab.ids.len() as u64;
+    let draw = |seed: u64, count: usize, out: &mut Vec<u32>| {
+        let mut rng = SplitMix64::new(seed);
+        for _ in 0..count {
+            out.push(vocab.ids[rng.below(n) as usize]);
+        }
+    };
+    for b in blocks {
+        let tokens = b.tokens as usize;
+        if out.len() + tokens > len {
+            return None;
+        }
+        let seed =
+            SplitMix64::new(block_seed(b.id) ^ SEGMENT_TAG ^ u64::from(b.segment)).next_u64();
+        draw(seed, tokens, out);
+    }
+    let tail = len - out.len();
+    draw(SplitMix64::new(line ^ TAIL_TAG).next_u64(), tail, out);
+    Some(())
+}
+
 /// The plan's requests as the native client fires them: line `i` of the `timed_trace` file,
 /// read with the argv's multiplier and chunk size, as vLLM reads it.
 #[derive(Debug, Clone)]
@@ -162,11 +209,15 @@ pub struct Schedule {
     ids: Vec<u64>,
     /// `ids[starts[i]..starts[i + 1]]` are line `i`'s.
     starts: Vec<usize>,
+    /// The plan's blocks at their own lengths, line for line, when it has them: prompts are
+    /// built from these instead of the hash ids.
+    sized: Option<SizedBlocks>,
 }
 
 impl Schedule {
-    /// Reads the planned file's bytes (already checked against the plan's sha256).
-    pub fn read(doc: &PlanDoc, bytes: &[u8]) -> Result<Schedule> {
+    /// Reads the planned file's bytes and `blocks.jsonl`'s when the plan has one (both
+    /// already checked against the plan's sha256s).
+    pub fn read(doc: &PlanDoc, bytes: &[u8], sized: Option<&[u8]>) -> Result<Schedule> {
         let multiplier = doc.bench.sec_multiplier();
         let chunk = doc.bench.chunk_size().ok_or_else(|| {
             BadInput(
@@ -219,6 +270,34 @@ impl Schedule {
             ))
             .into());
         }
+        let sized = match sized {
+            None => None,
+            Some(bytes) => {
+                let blocks = sized_blocks::read(bytes).map_err(|e| BadInput(e.to_string()))?;
+                let lines = blocks.offsets.len().saturating_sub(1);
+                if lines as u64 != back.lines {
+                    return Err(BadInput(format!(
+                        "{}: {lines} lines, {} in {}; re-plan",
+                        sized_blocks::SIZED_BLOCKS_FILE,
+                        back.lines,
+                        doc.timed_trace.file
+                    ))
+                    .into());
+                }
+                for (i, &input) in back.input_tokens.iter().enumerate() {
+                    let tokens: u64 = blocks.row(i).iter().map(|b| u64::from(b.tokens)).sum();
+                    if tokens > u64::from(input) {
+                        return Err(BadInput(format!(
+                            "{}: line {}: blocks of {tokens} tokens exceed the {input}-token prompt; re-plan",
+                            sized_blocks::SIZED_BLOCKS_FILE,
+                            i + 1
+                        ))
+                        .into());
+                    }
+                }
+                Some(blocks)
+            }
+        };
         Ok(Schedule {
             arrival_ns: back.arrival_ns,
             input_tokens: back.input_tokens,
@@ -226,7 +305,23 @@ impl Schedule {
             chunk,
             ids,
             starts,
+            sized,
         })
+    }
+
+    /// How many blocks at their own lengths prompts are built from, when the plan has them.
+    pub fn sized_blocks(&self) -> Option<usize> {
+        self.sized.as_ref().map(|s| s.blocks.len())
+    }
+
+    /// Writes line `i`'s prompt of `len` tokens into `out`: from its blocks at their own
+    /// lengths when the plan has them, else from its hash ids at the chunk size. `None` when
+    /// they cannot make `len` tokens (reading the schedule refused such lines).
+    pub fn build(&self, vocab: &Vocab, i: usize, len: u32, out: &mut Vec<u32>) -> Option<()> {
+        match &self.sized {
+            Some(sized) => build_sized_prompt(vocab, sized.row(i), i as u64 + 1, len, out),
+            None => build_prompt(vocab, self.chunk, self.ids(i), len, out),
+        }
     }
 
     /// Requests offered.
@@ -294,7 +389,8 @@ impl Template {
     }
 
     /// The canonical description of every request, for the protocol's `argv`.
-    pub fn describe(model: &str, chunk: u32, vocab: &Vocab) -> Vec<String> {
+    pub fn describe(model: &str, schedule: &Schedule, vocab: &Vocab) -> Vec<String> {
+        let chunk = schedule.chunk;
         [
             "POST".to_owned(),
             PATH.to_owned(),
@@ -308,7 +404,10 @@ impl Template {
             "stream=true".to_owned(),
             "include_usage=true".to_owned(),
             "ignore_eos=true".to_owned(),
-            format!("prompt_tokens={GENERATOR} chunk={chunk}"),
+            match schedule.sized_blocks() {
+                Some(_) => format!("prompt_tokens={SIZED_GENERATOR} blocks=plan/blocks.jsonl"),
+                None => format!("prompt_tokens={GENERATOR} chunk={chunk}"),
+            },
             format!("vocab={}", vocab.description()),
         ]
         .into()
@@ -333,6 +432,58 @@ mod tests {
         }
         let mut out = Vec::new();
         assert_eq!(build_prompt(&v, 16, &[1, 2, 3], 49, &mut out), None);
+    }
+
+    fn sized(blocks: &[(u8, u64, u32)]) -> Vec<SizedBlock> {
+        blocks
+            .iter()
+            .map(|&(segment, id, tokens)| SizedBlock {
+                segment,
+                id,
+                tokens,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn blocks_at_their_own_lengths_rebuild_the_recorded_sharing_exactly() {
+        let v = Vocab::range(32_000).unwrap();
+        let build = |blocks: &[SizedBlock], line: u64, len: u32| {
+            let mut out = Vec::new();
+            build_sized_prompt(&v, blocks, line, len, &mut out).unwrap();
+            out
+        };
+        // Two requests with the same system prompt (512 + 437) and different passages.
+        let a = build(
+            &sized(&[(0, 8302, 512), (0, 15199, 437), (1, 7398, 113)]),
+            1,
+            1070,
+        );
+        let b = build(
+            &sized(&[(0, 8302, 512), (0, 15199, 437), (1, 7370, 150)]),
+            2,
+            1108,
+        );
+        assert_eq!((a.len(), b.len()), (1070, 1108));
+        assert_eq!(a[..949], b[..949], "the shared blocks are the same tokens");
+        assert_ne!(a[949..1062], b[949..1099], "different passages differ");
+        // A block is its (segment, id): the same id in another segment is other tokens.
+        let c = build(&sized(&[(1, 8302, 512)]), 3, 520);
+        assert_ne!(c[..512], a[..512]);
+        // The undescribed tail is the request's own.
+        let d = build(
+            &sized(&[(0, 8302, 512), (0, 15199, 437), (1, 7398, 113)]),
+            4,
+            1070,
+        );
+        assert_eq!(a[..1062], d[..1062]);
+        assert_ne!(a[1062..], d[1062..]);
+        // Blocks longer than the prompt build nothing.
+        let mut out = Vec::new();
+        assert_eq!(
+            build_sized_prompt(&v, &sized(&[(0, 1, 10)]), 1, 9, &mut out),
+            None
+        );
     }
 
     #[test]
