@@ -30,6 +30,8 @@ import time
 import urllib.request
 
 FAILURES = []
+# Mooncake rows every client replays at the real server (see main, step 1).
+MOONCAKE_ROWS = 6
 
 
 def check(ok, what):
@@ -160,10 +162,13 @@ def main():
     burstgpt = os.path.join(shared, "traces/burstgpt/BurstGPT_1.first400.csv")
 
     # 1. Real Mooncake rows: real prefix ids, 512-token blocks, the trace's own ms schedule.
+    #    The first 6 rows (35,200 prompt tokens) keep the tier lean: rows 7-12 alone hold
+    #    ~179k more, ~5 minutes of CPU prefill for each client whose prompts are its own text.
+    #    bench/replay_fidelity.py measures all 12 (README's fidelity table).
     mc_dir = os.path.join(work, "plan-mooncake")
-    mc = plan(lp, mooncake, mc_dir, "--max-requests", "12", *target)
+    mc = plan(lp, mooncake, mc_dir, "--max-requests", str(MOONCAKE_ROWS), *target)
     check(mc["verified"] and mc["timed_trace"]["chunk_size"] == 512, "Mooncake plan verified at chunk 512")
-    replay("mooncake, first 12 rows", mc_dir, mc, base_url, env_extra)
+    replay(f"mooncake, first {MOONCAKE_ROWS} rows", mc_dir, mc, base_url, env_extra)
 
     # 2. Real BurstGPT rows: synthesized unique blocks, sped up 1000x so 30 rows take seconds.
     bg_dir = os.path.join(work, "plan-burstgpt")
@@ -287,26 +292,20 @@ def main():
     # 5b. The peer load generators at the real server (tools/peers): AIPerf and GuideLLM fed
     #     the same plan; the audit reads their own records, and the engine's counters must
     #     agree with what each says it sent and received. How exactly each reproduces the
-    #     plan's prompt lengths is printed (vLLM tokenizes the text they send). Their prompts
-    #     are their own text, so none of the earlier runs' prefix cache helps: the first 6 rows
-    #     (35,200 prompt tokens, a sixth of the 12 rows' prefill) keep the tier lean.
-    #     bench/replay_fidelity.py measures all 12 (README's fidelity table).
-    mc6_dir = os.path.join(work, "plan-mooncake-6")
-    mc6 = plan(lp, mooncake, mc6_dir, "--max-requests", "6", *target)
-    check(mc6["verified"], "Mooncake 6-row plan verified")
+    #     plan's prompt lengths is printed (vLLM tokenizes the text they send).
     for tool in ("aiperf", "guidellm"):
         python = os.environ.get(f"PEERS_{tool.upper()}_PYTHON")
         check(python is not None, f"PEERS_{tool.upper()}_PYTHON is set (tools/peers/install.sh env)")
         receipt_path = os.path.join(work, f"receipt-mooncake-{tool}.json")
         started = time.monotonic()
-        res = subprocess.run([lp, "fire", mc6_dir, "--endpoint", base_url, "--engine", tool,
+        res = subprocess.run([lp, "fire", mc_dir, "--endpoint", base_url, "--engine", tool,
                               "--python", python, "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"],
                               "--out", receipt_path],
                              capture_output=True, text=True, env={**os.environ, **env_extra})
         print(f"loadproof fire --engine {tool}: exit {res.returncode} in {time.monotonic() - started:.1f} s; {res.stderr.strip()[-300:]}")
         check(res.returncode == 0, f"fire --engine {tool} exits 0 (captured, its records kept)")
         a = audit(lp, receipt_path)
-        n = mc6["timed_trace"]["lines"]
+        n = mc["timed_trace"]["lines"]
         lost = [i for i in a["inconsistencies"] if "still processing, whose records it did not write" in i]
         if tool == "guidellm" and lost:
             # GuideLLM 0.8 can stop its scheduler with requests in flight and write no record
@@ -328,13 +327,46 @@ def main():
               f"audit ({tool}): engine and client agree: {a['standings']['counter_agreement']['reason'][:160]}")
         check(a["standings"]["implementation"]["positive"], f"audit ({tool}): its installed modules are bound")
         check(a["inconsistencies"] == [], f"audit ({tool}): what it was given is the plan ({a['inconsistencies'][:1]})")
-        planned = mc6["timed_trace"]["input_tokens_total"]
+        planned = mc["timed_trace"]["input_tokens_total"]
         counted = a["engine"]["prompt_tokens_delta"]
         print(f"  {tool}: vLLM counted {counted} prompt tokens of the plan's {planned} "
               f"({counted - planned:+d}); generation {a['engine']['generation_tokens_delta']} of "
-              f"{mc6['timed_trace']['output_tokens_total']}; arrival lag p99 {a['arrival']['lag_p99_ms']:.1f} ms")
-        check(a["engine"]["generation_tokens_delta"] == mc6["timed_trace"]["output_tokens_total"],
+              f"{mc['timed_trace']['output_tokens_total']}; arrival lag p99 {a['arrival']['lag_p99_ms']:.1f} ms")
+        check(a["engine"]["generation_tokens_delta"] == mc["timed_trace"]["output_tokens_total"],
               f"{tool}: every planned output token generated")
+
+    # 5c. RAGPulse's recorded sharing at a real prefix cache: its blocks have their own lengths
+    #     (512, 437, … 4 tokens), which vLLM's timed_trace (one chunk size) cannot rebuild, so
+    #     the plan gives `vllm bench serve` fresh ids and the native client blocks.jsonl. The
+    #     server's own prefix-cache counters must show the difference: the native client's
+    #     prompts hit the cache where the trace shares (the system prompt every row has), the
+    #     bench's never do. First 6 rows, arrivals ×1000.
+    ragpulse = os.path.join(shared, "traces/ragpulse/0_trace.first400.jsonl")
+    rp_dir = os.path.join(work, "plan-ragpulse")
+    rp = plan(lp, ragpulse, rp_dir, "--max-requests", "6", "--time-scale", "1000", *target)
+    check(rp["verified"] and rp.get("sized_blocks", {}).get("lines") == 6,
+          "RAGPulse plan verified, with its blocks at their own lengths (blocks.jsonl)")
+    hits = {}
+    for engine in ("native", "vllm"):
+        receipt_path = os.path.join(work, f"receipt-ragpulse-{engine}.json")
+        extra = ["--python", os.environ["VLLM_LAB_PYTHON"]] if engine == "vllm" else []
+        res = subprocess.run([lp, "fire", rp_dir, "--endpoint", base_url, "--engine", engine, *extra,
+                              "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"], "--out", receipt_path],
+                             capture_output=True, text=True, env={**os.environ, **env_extra})
+        check(res.returncode == 0, f"RAGPulse fired with --engine {engine} ({res.stderr.strip()[-160:]})")
+        receipt = load_receipt(lp, receipt_path)
+        bodies = [receipt["evidence"][s["outcome"]["body"]]["content"] for s in receipt["scrapes"]
+                  if s["outcome"]["kind"] == "response"]
+        delta = {name: family_sum(bodies[-1], f"vllm:{name}_total") - family_sum(bodies[0], f"vllm:{name}_total")
+                 for name in ("prefix_cache_hits", "prefix_cache_queries", "prompt_tokens")}
+        hits[engine] = delta
+        print(f"  ragpulse --engine {engine}: prompt tokens {delta['prompt_tokens']:.0f} of the plan's "
+              f"{rp['timed_trace']['input_tokens_total']}; prefix cache hits {delta['prefix_cache_hits']:.0f} "
+              f"of {delta['prefix_cache_queries']:.0f} queried")
+        check(delta["prompt_tokens"] == rp["timed_trace"]["input_tokens_total"],
+              f"RAGPulse --engine {engine}: the server counted every planned prompt token")
+    check(hits["native"]["prefix_cache_hits"] > 0 and hits["vllm"]["prefix_cache_hits"] == 0,
+          "the native client replays RAGPulse's recorded sharing (cache hits); vllm bench serve's fresh ids cannot (none)")
 
     # 6. The same real bench client against `loadproof sim`, fired by loadproof: the receipt must
     #    say it is a simulator, and the sim's counters must equal the plan's tokens.

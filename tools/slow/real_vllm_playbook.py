@@ -3,7 +3,7 @@
 
 The treatment arm (prefix caching on, the lab's default) runs on the server already up on
 PORT with the lab's defaults (real_vllm.sh starts it); the server is then restarted with
-prefix caching off for the baseline arm. Each arm fires one small plan twice with loadproof's native engine *through `loadproof gate`*,
+prefix caching off and an API key for the baseline arm and the real-endpoint checks. Each arm fires one small plan twice with loadproof's native engine *through `loadproof gate`*,
 the lease-enforcing gateway in front of vLLM, so every receipt holds a lease bound to the real
 server's subject and route. Then `loadproof playbook row` builds the row from the four receipts.
 
@@ -36,9 +36,9 @@ def check(ok, what):
         FAILURES.append(what)
 
 
-def serve(port, *extra):
+def serve(port, *extra, env=None):
     subprocess.run(["bash", SERVE, "stop", str(port)], check=False)
-    subprocess.run(["bash", SERVE, "start", str(port), *extra], check=True)
+    subprocess.run(["bash", SERVE, "start", str(port), *extra], check=True, env=env)
 
 
 def free_port():
@@ -47,12 +47,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-def gate(lp, upstream, port):
+def gate(lp, upstream, port, env=None):
     """`loadproof gate` on `port`: one URL for every fire, since the route is part of the
-    protocol both arms must share."""
-    proc = subprocess.Popen([lp, "gate", "--upstream", upstream, "--port", str(port),
+    protocol both arms must share. With `env`, the gate holds the upstream's API key."""
+    key = ["--upstream-api-key-env", "LAB_VLLM_KEY"] if env else []
+    proc = subprocess.Popen([lp, "gate", "--upstream", upstream, "--port", str(port), *key,
                              "--model-revision", REVISION, "--gpu-sku", GPU],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     first = proc.stderr.readline().strip()
     url = first.removeprefix("loadproof gate listening on ").split(" ")[0]
     if not url.startswith("http://"):
@@ -71,16 +72,12 @@ def no_secret(lp, key, receipt, outputs, what):
     check(all(key.encode() not in p for p in places), f"{what}: the API key is in no artifact")
 
 
-def real_endpoint(lp, work, port, upstream, plan_dir):
-    """Real endpoints against real vLLM: the lab server restarted with an API key (VLLM_API_KEY in
-    its environment, as `--api-key`), `loadproof gate` serving https with a throwaway CA and
+def real_endpoint(lp, work, upstream, plan_dir, key, env):
+    """Real endpoints against real vLLM: the baseline arm's server, started with an API key
+    (VLLM_API_KEY in its environment, as `--api-key`), `loadproof gate` serving https with a throwaway CA and
     holding the key, the real bench client fired through it over TLS (`--ca-cert`, which the
     vllm engine passes on as SSL_CERT_FILE) under the gate's lease; then the native client fired
     straight at vLLM with the key from the environment, and once without it (401: unreachable)."""
-    key = "slow-tier-" + os.urandom(12).hex()
-    env = {**os.environ, "LAB_VLLM_KEY": key}
-    subprocess.run(["bash", SERVE, "stop", str(port)], check=False)
-    subprocess.run(["bash", SERVE, "start", str(port)], check=True, env={**os.environ, "VLLM_API_KEY": key})
     ca = os.path.join(work, "gate-ca.pem")
     proc = subprocess.Popen([lp, "gate", "--upstream", upstream, "--port", "0", "--tls-self-signed", ca,
                              "--upstream-api-key-env", "LAB_VLLM_KEY",
@@ -146,14 +143,18 @@ def main():
 
     # The treatment arm (prefix caching on: the lab's default) runs first, on the server
     # real_vllm.sh started with the lab's defaults: one vLLM start (~75 s on 2 cores) fewer.
+    # The baseline's server also holds an API key, which its gate sends upstream: the real
+    # endpoints below run on it, one vLLM start fewer.
+    key = "slow-tier-" + os.urandom(12).hex()
+    env = {**os.environ, "LAB_VLLM_KEY": key}
     arms = {"treatment": ("true", []), "baseline": ("false", ["--no-enable-prefix-caching"])}
     receipts = {"baseline": [], "treatment": []}
     gate_port = free_port()
     for arm, (value, flags) in arms.items():
         if flags:
-            serve(port, *flags)
+            serve(port, *flags, env={**os.environ, "VLLM_API_KEY": key})
         for rep in (1, 2):
-            proc, url = gate(lp, upstream, gate_port)
+            proc, url = gate(lp, upstream, gate_port, env if flags else None)
             path = os.path.join(work, f"receipt-{arm}-{rep}.json")
             try:
                 res = subprocess.run([lp, "fire", plan_dir, "--endpoint", url, "--engine", "native",
@@ -190,7 +191,7 @@ def main():
         check(res.returncode == 1 and environmental,
               "playbook row refused only for an environmental standing (arrival/occupancy on 2 cores)")
 
-    real_endpoint(lp, work, port, upstream, plan_dir)
+    real_endpoint(lp, work, upstream, plan_dir, key, env)
 
     if FAILURES:
         print(f"\n{len(FAILURES)} real-vLLM playbook checks FAILED:")
