@@ -892,10 +892,11 @@ fn a_ragpulse_plan_is_fired_block_for_block_at_the_blocks_own_lengths() {
     // The receipt holds the blocks the prompts were built from, and says how they were built.
     assert_eq!(r.evidence[block::SIZED_BLOCKS].sha256, hex_sha256(&blocks));
     assert!(
-        r.protocol
-            .argv
-            .iter()
-            .any(|a| a == "prompt_tokens=loadproof-sized-blocks/v1 blocks=plan/blocks.jsonl"),
+        r.protocol.argv.iter().any(|a| *a
+            == format!(
+                "prompt_tokens=loadproof-sized-blocks/v1 blocks=sha256:{}",
+                hex_sha256(&blocks)
+            )),
         "{:?}",
         r.protocol.argv
     );
@@ -903,6 +904,12 @@ fn a_ragpulse_plan_is_fired_block_for_block_at_the_blocks_own_lengths() {
         r.notes.iter().any(|n| n.contains("built block for block")),
         "{:?}",
         r.notes
+    );
+    let audit = common::audit_json(&dir.join("receipt.json"));
+    assert_eq!(audit["inconsistencies"], serde_json::json!([]), "{audit}");
+    assert_eq!(
+        audit["standings"]["counter_agreement"]["positive"], true,
+        "{audit}"
     );
     // Every prompt is its planned length: blocks plus the tokens no block describes.
     let input = doc["timed_trace"]["input_tokens_total"].as_f64().unwrap();

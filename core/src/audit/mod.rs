@@ -752,6 +752,43 @@ fn statements(
 /// The protocol against evidence that does not come from the protocol: the plan fired (its
 /// source trace, its request count), the execution (which client ran, how many requests it
 /// offered, the argv it ran with) and the server's own name for the model it serves.
+/// A native run from a plan with blocks at their own lengths (RAGPulse): the protocol names
+/// the blocks file the prompts were built from, and the embedded copy is that file, the one
+/// the plan fired names. Any two of the three disagreeing is named.
+fn sized_blocks_against_plan(receipt: &Receipt, plan: &crate::plan::PlanDoc) -> Vec<String> {
+    use crate::plan::sized_blocks;
+    let mut out = Vec::new();
+    let planned = plan.sized_blocks.as_ref().map(|b| b.sha256.as_str());
+    let named = sized_blocks::named_in_argv(&receipt.protocol.argv);
+    let embedded = receipt.recorded_sha256(block::SIZED_BLOCKS);
+    if let Some(sha) = embedded
+        && planned != Some(sha)
+    {
+        out.push(format!(
+            "{} (sha256 {sha}) is not the blocks file the plan fired names ({})",
+            block::SIZED_BLOCKS,
+            planned.unwrap_or("none")
+        ));
+    }
+    if let Some(sha) = named
+        && planned != Some(sha)
+    {
+        out.push(format!(
+            "the protocol says prompts were built from blocks with sha256 {sha}, but the plan fired names {}",
+            planned.unwrap_or("none")
+        ));
+    }
+    if receipt.protocol.engine == crate::receipt::Engine::Native
+        && let Some(sha) = planned
+        && named != Some(sha)
+    {
+        out.push(format!(
+            "the plan fired has blocks at their own lengths (sha256 {sha}), but the protocol does not say the native client built its prompts from them"
+        ));
+    }
+    out
+}
+
 fn protocol_against_evidence(
     receipt: &Receipt,
     block: &client::BlockReader<'_>,
@@ -771,6 +808,7 @@ fn protocol_against_evidence(
                 plan.source.sha256
             ));
         }
+        out.extend(sized_blocks_against_plan(receipt, plan));
         if let Some(n) = p.requests
             && n != plan.timed_trace.lines
         {

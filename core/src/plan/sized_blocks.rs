@@ -21,6 +21,26 @@ use crate::trace::{SEGMENTS, SizedBlock, SizedBlocks, Trace, hex, segment_index}
 /// The file's name inside a plan directory.
 pub const SIZED_BLOCKS_FILE: &str = "blocks.jsonl";
 
+/// The native client's prompt-token generator for a plan with this file; the CLI implements
+/// it, the protocol names it with the file's sha256 ([`protocol_argv`]).
+pub const GENERATOR: &str = "loadproof-sized-blocks/v1";
+
+/// How a native receipt's protocol names prompts built from the blocks file with `sha256`: so
+/// two runs from different blocks are two protocols, and the audit can hold the embedded file
+/// to it.
+pub fn protocol_argv(sha256: &str) -> String {
+    format!("prompt_tokens={GENERATOR} blocks=sha256:{sha256}")
+}
+
+/// The blocks file's sha256 a protocol argv names, if it names one.
+pub fn named_in_argv(argv: &[String]) -> Option<&str> {
+    argv.iter().find_map(|a| {
+        a.strip_prefix("prompt_tokens=")?
+            .strip_prefix(GENERATOR)?
+            .strip_prefix(" blocks=sha256:")
+    })
+}
+
 /// What `plan.json` states of the file, all recomputable from its bytes and the source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SizedBlocksFile {

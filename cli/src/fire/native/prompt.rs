@@ -32,7 +32,7 @@ pub const GENERATOR: &str = "loadproof-blocks/v1";
 /// `SplitMix64(block_seed(h) ⊕ SEGMENT_TAG ⊕ g).next_u64()`, the same tokens in every
 /// request that names it; the tokens no block describes follow the blocks, drawn from the
 /// stream seeded `SplitMix64(line ⊕ TAIL_TAG).next_u64()`, the request's own.
-pub const SIZED_GENERATOR: &str = "loadproof-sized-blocks/v1";
+pub const SIZED_GENERATOR: &str = sized_blocks::GENERATOR;
 
 /// XORed with a block's segment index into its id's seed: ASCII `segm` in the high half.
 const SEGMENT_TAG: u64 = 0x7365_676d_0000_0000;
@@ -212,12 +212,14 @@ pub struct Schedule {
     /// The plan's blocks at their own lengths, line for line, when it has them: prompts are
     /// built from these instead of the hash ids.
     sized: Option<SizedBlocks>,
+    /// The blocks file's sha256, for the protocol.
+    sized_sha256: Option<String>,
 }
 
 impl Schedule {
     /// Reads the planned file's bytes and `blocks.jsonl`'s when the plan has one (both
     /// already checked against the plan's sha256s).
-    pub fn read(doc: &PlanDoc, bytes: &[u8], sized: Option<&[u8]>) -> Result<Schedule> {
+    pub fn read(doc: &PlanDoc, bytes: &[u8], sized_bytes: Option<&[u8]>) -> Result<Schedule> {
         let multiplier = doc.bench.sec_multiplier();
         let chunk = doc.bench.chunk_size().ok_or_else(|| {
             BadInput(
@@ -270,7 +272,7 @@ impl Schedule {
             ))
             .into());
         }
-        let sized = match sized {
+        let sized = match sized_bytes {
             None => None,
             Some(bytes) => {
                 let blocks = sized_blocks::read(bytes).map_err(|e| BadInput(e.to_string()))?;
@@ -306,6 +308,7 @@ impl Schedule {
             ids,
             starts,
             sized,
+            sized_sha256: sized_bytes.map(sha256_hex),
         })
     }
 
@@ -404,8 +407,8 @@ impl Template {
             "stream=true".to_owned(),
             "include_usage=true".to_owned(),
             "ignore_eos=true".to_owned(),
-            match schedule.sized_blocks() {
-                Some(_) => format!("prompt_tokens={SIZED_GENERATOR} blocks=plan/blocks.jsonl"),
+            match &schedule.sized_sha256 {
+                Some(sha) => sized_blocks::protocol_argv(sha),
                 None => format!("prompt_tokens={GENERATOR} chunk={chunk}"),
             },
             format!("vocab={}", vocab.description()),
