@@ -865,8 +865,61 @@ fn a_fire_killed_mid_run_leaves_a_receipt_read_up_to_its_last_record() {
 #[test]
 fn a_ragpulse_plan_is_fired_block_for_block_at_the_blocks_own_lengths() {
     let sim = sim(&[]);
-    let dir =
-        std::env::temp_dir().join(format!("loadproof-native-{}-ragpulse", std::process::id()));
+    let (dir, doc, blocks) = ragpulse_planned("ragpulse");
+    let plan = dir.join("plan");
+    let (code, err, r) = fire(&dir, &sim.url, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    // The receipt holds the blocks the prompts were built from, and says how they were built.
+    assert_eq!(r.evidence[block::SIZED_BLOCKS].sha256, hex_sha256(&blocks));
+    let named = format!(
+        "prompt_tokens=loadproof-sized-blocks/v1 blocks=sha256:{}",
+        hex_sha256(&blocks)
+    );
+    assert!(r.protocol.argv.contains(&named), "{:?}", r.protocol.argv);
+    assert!(
+        r.notes.iter().any(|n| n.contains("built block for block")),
+        "{:?}",
+        r.notes
+    );
+    let audit = common::audit_json(&dir.join("receipt.json"));
+    assert_eq!(audit["inconsistencies"], serde_json::json!([]), "{audit}");
+    assert_eq!(audit["standings"]["counter_agreement"]["positive"], true);
+    // Every prompt is its planned length: blocks plus the tokens no block describes.
+    let input = doc["timed_trace"]["input_tokens_total"].as_f64().unwrap();
+    assert_eq!(counter_delta(&r, "vllm:prompt_tokens_total"), input);
+    let recs = records(&r);
+    assert_eq!(recs.len(), 12);
+    assert!(recs.iter().all(|rec| rec.disposition == Disposition::Ok));
+
+    // A blocks file edited after planning is refused before anything is fired.
+    let text = String::from_utf8(blocks).unwrap();
+    std::fs::write(
+        plan.join("blocks.jsonl"),
+        text.replacen(",437]", ",436]", 1),
+    )
+    .unwrap();
+    let (code, err) = fire_refused(&plan, &sim.url, &dir);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("blocks.jsonl") && err.contains("plan check"),
+        "{err}"
+    );
+    // plan.json stripped of its blocks file fires nothing (the sharing would silently not be
+    // replayed): a RAGPulse source read with its companion files always has one.
+    std::fs::write(plan.join("blocks.jsonl"), &text).unwrap();
+    let mut stripped = doc.clone();
+    stripped.as_object_mut().unwrap().remove("sized_blocks");
+    std::fs::write(plan.join("plan.json"), stripped.to_string()).unwrap();
+    let (code, err) = fire_refused(&plan, &sim.url, &dir);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("names no blocks file"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A temporary directory holding a verified plan of RAGPulse's first 12 rows at ×1000; its
+/// plan.json and blocks.jsonl.
+fn ragpulse_planned(label: &str) -> (PathBuf, serde_json::Value, Vec<u8>) {
+    let dir = std::env::temp_dir().join(format!("loadproof-native-{}-{label}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let trace = common::shared("traces/ragpulse/0_trace.first400.jsonl");
@@ -887,61 +940,141 @@ fn a_ragpulse_plan_is_fired_block_for_block_at_the_blocks_own_lengths() {
     let blocks = std::fs::read(plan.join("blocks.jsonl")).unwrap();
     assert_eq!(doc["sized_blocks"]["sha256"], hex_sha256(&blocks));
     assert_eq!(doc["sized_blocks"]["lines"], 12);
-    let (code, err, r) = fire(&dir, &sim.url, &[]);
+    (dir, doc, blocks)
+}
+
+/// `fire PLAN --engine native` expected to refuse: its exit code and stderr.
+fn fire_refused(plan: &Path, url: &str, dir: &Path) -> (Option<i32>, String) {
+    let receipt = dir.join("refused.json");
+    let out = loadproof(&[
+        "fire",
+        s(plan),
+        "--endpoint",
+        url,
+        "--engine",
+        "native",
+        "--out",
+        s(&receipt),
+    ]);
+    (out.status.code(), stderr(&out))
+}
+
+/// A native RAGPulse receipt fired at the sim, as editable JSON (`receipt upgrade --form
+/// json`), and the directory it sits in.
+fn ragpulse_receipt_json(label: &str) -> (PathBuf, serde_json::Value) {
+    let sim = sim(&[]);
+    let (dir, _, _) = ragpulse_planned(label);
+    let (code, err, _) = fire(&dir, &sim.url, &[]);
     assert_eq!(code, Some(0), "{err}");
-    // The receipt holds the blocks the prompts were built from, and says how they were built.
-    assert_eq!(r.evidence[block::SIZED_BLOCKS].sha256, hex_sha256(&blocks));
+    let json = dir.join("receipt.v1.json");
+    let out = loadproof(&[
+        "receipt",
+        "upgrade",
+        s(&dir.join("receipt.json")),
+        "--form",
+        "json",
+        "--out",
+        s(&json),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    (dir, v)
+}
+
+/// Replaces evidence block `name` with `content`, its digest recomputed (as a forger would).
+fn forge_block(v: &mut serde_json::Value, name: &str, content: &str) {
+    let e = &mut v["evidence"][name];
+    e["content"] = content.into();
+    e["sha256"] = hex_sha256(content.as_bytes()).into();
+    e["bytes"] = content.len().into();
+}
+
+/// The audit's inconsistencies for receipt JSON `v`, written beside `dir`.
+fn inconsistencies_of(dir: &Path, v: &serde_json::Value) -> Vec<String> {
+    let path = dir.join("forged.json");
+    std::fs::write(&path, v.to_string()).unwrap();
+    let audit = common::audit_json(&path);
+    audit["inconsistencies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_native_receipt_with_its_blocks_file_deleted_is_named() {
+    let (dir, mut v) = ragpulse_receipt_json("forge-deleted-blocks");
+    v["evidence"]
+        .as_object_mut()
+        .unwrap()
+        .remove(block::SIZED_BLOCKS);
+    let found = inconsistencies_of(&dir, &v);
     assert!(
-        r.protocol.argv.iter().any(|a| *a
-            == format!(
-                "prompt_tokens=loadproof-sized-blocks/v1 blocks=sha256:{}",
-                hex_sha256(&blocks)
-            )),
-        "{:?}",
-        r.protocol.argv
+        found
+            .iter()
+            .any(|i| i.contains("the receipt does not embed (plan/blocks.jsonl is absent)")),
+        "{found:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_receipt_with_its_plan_deleted_is_named_not_left_unchecked() {
+    let (dir, mut v) = ragpulse_receipt_json("forge-deleted-plan");
+    v["evidence"].as_object_mut().unwrap().remove(block::PLAN);
+    let found = inconsistencies_of(&dir, &v);
+    assert!(
+        found
+            .iter()
+            .any(|i| i.contains("the protocol names a plan") && i.contains("absent")),
+        "{found:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_embedded_blocks_file_that_says_other_than_its_plan_is_named() {
+    let (dir, mut v) = ragpulse_receipt_json("forge-contradicting-blocks");
+    // The forger swaps in one empty line and points plan.json at it, digests recomputed: the
+    // file's content must still answer to what plan.json says of it.
+    let forged = "{\"blocks\":[]}\n";
+    forge_block(&mut v, block::SIZED_BLOCKS, forged);
+    let mut plan: serde_json::Value =
+        serde_json::from_str(v["evidence"][block::PLAN]["content"].as_str().unwrap()).unwrap();
+    plan["sized_blocks"]["sha256"] = hex_sha256(forged.as_bytes()).into();
+    forge_block(&mut v, block::PLAN, &plan.to_string());
+    let found = inconsistencies_of(&dir, &v);
+    assert!(
+        found
+            .iter()
+            .any(|i| i.contains("plan/blocks.jsonl has 1 lines; plan.json says 12")),
+        "{found:?}"
     );
     assert!(
-        r.notes.iter().any(|n| n.contains("built block for block")),
-        "{:?}",
-        r.notes
+        found
+            .iter()
+            .any(|i| i.contains("plan/blocks.jsonl holds 0 blocks of 0 tokens")),
+        "{found:?}"
     );
-    let audit = common::audit_json(&dir.join("receipt.json"));
-    assert_eq!(audit["inconsistencies"], serde_json::json!([]), "{audit}");
-    assert_eq!(
-        audit["standings"]["counter_agreement"]["positive"], true,
-        "{audit}"
-    );
-    // Every prompt is its planned length: blocks plus the tokens no block describes.
-    let input = doc["timed_trace"]["input_tokens_total"].as_f64().unwrap();
-    assert_eq!(counter_delta(&r, "vllm:prompt_tokens_total"), input);
-    let recs = records(&r);
-    assert_eq!(recs.len(), 12);
-    assert!(recs.iter().all(|rec| rec.disposition == Disposition::Ok));
-    // A blocks file edited after planning is refused before anything is fired.
-    let text = String::from_utf8(blocks).unwrap();
-    std::fs::write(
-        plan.join("blocks.jsonl"),
-        text.replacen(",437]", ",436]", 1),
-    )
-    .unwrap();
-    let (code, err) = {
-        let receipt = dir.join("edited.json");
-        let out = loadproof(&[
-            "fire",
-            s(&plan),
-            "--endpoint",
-            &sim.url,
-            "--engine",
-            "native",
-            "--out",
-            s(&receipt),
-        ]);
-        (out.status.code(), stderr(&out))
-    };
-    assert_eq!(code, Some(2), "{err}");
+    // Blocks longer than their prompt, by the embedded schedule.
+    let mut lines: Vec<String> =
+        String::from_utf8(std::fs::read(dir.join("plan/blocks.jsonl")).unwrap())
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+    lines[0] = "{\"blocks\":[[\"sys_prompt\",1,4000000000]]}".to_owned();
+    let forged = lines.join("\n") + "\n";
+    forge_block(&mut v, block::SIZED_BLOCKS, &forged);
+    plan["sized_blocks"]["sha256"] = hex_sha256(forged.as_bytes()).into();
+    forge_block(&mut v, block::PLAN, &plan.to_string());
+    let found = inconsistencies_of(&dir, &v);
     assert!(
-        err.contains("blocks.jsonl") && err.contains("plan check"),
-        "{err}"
+        found
+            .iter()
+            .any(|i| i.contains("line 1: its blocks hold more tokens than the")),
+        "{found:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

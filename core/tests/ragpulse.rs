@@ -308,10 +308,29 @@ fn a_blocks_file_that_is_not_the_sources_fails_the_plan_by_name() {
     );
     let check = sized_blocks::check(plan.trace(), None).unwrap();
     assert!(
-        !check.pass && check.detail.contains("missing"),
+        !check.pass && check.detail.contains("names no blocks.jsonl"),
         "{}",
         check.detail
     );
+    // Bytes other than the canonical ones: a blank line between lines, an unknown field.
+    let blank = text.replacen('\n', "\n\n", 1);
+    let check = sized_blocks::check(plan.trace(), Some(blank.as_bytes())).unwrap();
+    assert!(
+        !check.pass && check.detail.contains("blank line"),
+        "{}",
+        check.detail
+    );
+    let extra = text.replacen("{\"blocks\"", "{\"x\":1,\"blocks\"", 1);
+    let check = sized_blocks::check(plan.trace(), Some(extra.as_bytes())).unwrap();
+    assert!(
+        !check.pass && check.detail.contains("unknown field"),
+        "{}",
+        check.detail
+    );
+    // Valid JSON escapes read as the key they spell.
+    let escaped = text.replacen("\"user_input\"", "\"user\\u005finput\"", 1);
+    let check = sized_blocks::check(plan.trace(), Some(escaped.as_bytes())).unwrap();
+    assert!(check.pass, "{}", check.detail);
 }
 
 proptest! {

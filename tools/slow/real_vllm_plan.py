@@ -147,6 +147,44 @@ def replay(name, plan_dir, doc, base_url, env_extra, expect_input=None):
     return delta, result
 
 
+def ragpulse_sharing(lp, shared, work, base_url, env_extra, target):
+    """RAGPulse's recorded sharing at a real prefix cache. Its blocks have their own lengths
+    (512, 437, ... 4 tokens), which vLLM's timed_trace (one chunk size) cannot rebuild, so the
+    plan gives `vllm bench serve` fresh ids and the native client blocks.jsonl. The server's own
+    prefix-cache counters must show the difference: the native client's prompts hit the cache
+    where the trace shares (the system prompt every row has), the bench's never do. First 6
+    rows, arrivals x1000, on the freshly started server: a plan's fresh ids are fresh only
+    within it (ids from 0 at chunk 512 under one PYTHONHASHSEED are the same tokens in every
+    plan), so the bench fires first, before any other plan has filled the cache."""
+    ragpulse = os.path.join(shared, "traces/ragpulse/0_trace.first400.jsonl")
+    rp_dir = os.path.join(work, "plan-ragpulse")
+    rp = plan(lp, ragpulse, rp_dir, "--max-requests", "6", "--time-scale", "1000", *target)
+    check(rp["verified"] and rp.get("sized_blocks", {}).get("lines") == 6,
+          "RAGPulse plan verified, with its blocks at their own lengths (blocks.jsonl)")
+    hits = {}
+    for engine in ("vllm", "native"):
+        receipt_path = os.path.join(work, f"receipt-ragpulse-{engine}.json")
+        extra = ["--python", os.environ["VLLM_LAB_PYTHON"]] if engine == "vllm" else []
+        res = subprocess.run([lp, "fire", rp_dir, "--endpoint", base_url, "--engine", engine, *extra,
+                              "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"], "--out", receipt_path],
+                             capture_output=True, text=True, env={**os.environ, **env_extra})
+        check(res.returncode == 0, f"RAGPulse fired with --engine {engine} ({res.stderr.strip()[-160:]})")
+        receipt = load_receipt(lp, receipt_path)
+        bodies = [receipt["evidence"][s["outcome"]["body"]]["content"] for s in receipt["scrapes"]
+                  if s["outcome"]["kind"] == "response"]
+        delta = {name: family_sum(bodies[-1], f"vllm:{name}_total") - family_sum(bodies[0], f"vllm:{name}_total")
+                 for name in ("prefix_cache_hits", "prefix_cache_queries", "prompt_tokens")}
+        hits[engine] = delta
+        print(f"  ragpulse --engine {engine}: prompt tokens {delta['prompt_tokens']:.0f} of the plan's "
+              f"{rp['timed_trace']['input_tokens_total']}; prefix cache hits {delta['prefix_cache_hits']:.0f} "
+              f"of {delta['prefix_cache_queries']:.0f} queried")
+        check(delta["prompt_tokens"] == rp["timed_trace"]["input_tokens_total"],
+              f"RAGPulse --engine {engine}: the server counted every planned prompt token")
+    check(hits["native"]["prefix_cache_hits"] > 0 and hits["vllm"]["prefix_cache_hits"] == 0,
+          "the native client replays RAGPulse's recorded sharing (cache hits); vllm bench serve's fresh ids cannot (none)")
+
+
+
 def main():
     lp, shared, work, base_url = sys.argv[1:5]
     os.makedirs(work, exist_ok=True)
@@ -160,6 +198,9 @@ def main():
               "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"], "--base-url", base_url]
     mooncake = os.path.join(shared, "traces/mooncake/conversation_trace.jsonl")
     burstgpt = os.path.join(shared, "traces/burstgpt/BurstGPT_1.first400.csv")
+
+    # 0. RAGPulse's recorded sharing, replayed only by the native client (first: a cold cache).
+    ragpulse_sharing(lp, shared, work, base_url, env_extra, target)
 
     # 1. Real Mooncake rows: real prefix ids, 512-token blocks, the trace's own ms schedule.
     #    The first 6 rows (35,200 prompt tokens) keep the tier lean: rows 7-12 alone hold
@@ -334,39 +375,6 @@ def main():
               f"{mc['timed_trace']['output_tokens_total']}; arrival lag p99 {a['arrival']['lag_p99_ms']:.1f} ms")
         check(a["engine"]["generation_tokens_delta"] == mc["timed_trace"]["output_tokens_total"],
               f"{tool}: every planned output token generated")
-
-    # 5c. RAGPulse's recorded sharing at a real prefix cache: its blocks have their own lengths
-    #     (512, 437, … 4 tokens), which vLLM's timed_trace (one chunk size) cannot rebuild, so
-    #     the plan gives `vllm bench serve` fresh ids and the native client blocks.jsonl. The
-    #     server's own prefix-cache counters must show the difference: the native client's
-    #     prompts hit the cache where the trace shares (the system prompt every row has), the
-    #     bench's never do. First 6 rows, arrivals ×1000.
-    ragpulse = os.path.join(shared, "traces/ragpulse/0_trace.first400.jsonl")
-    rp_dir = os.path.join(work, "plan-ragpulse")
-    rp = plan(lp, ragpulse, rp_dir, "--max-requests", "6", "--time-scale", "1000", *target)
-    check(rp["verified"] and rp.get("sized_blocks", {}).get("lines") == 6,
-          "RAGPulse plan verified, with its blocks at their own lengths (blocks.jsonl)")
-    hits = {}
-    for engine in ("native", "vllm"):
-        receipt_path = os.path.join(work, f"receipt-ragpulse-{engine}.json")
-        extra = ["--python", os.environ["VLLM_LAB_PYTHON"]] if engine == "vllm" else []
-        res = subprocess.run([lp, "fire", rp_dir, "--endpoint", base_url, "--engine", engine, *extra,
-                              "--tokenizer", os.environ["VLLM_LAB_TOKENIZER"], "--out", receipt_path],
-                             capture_output=True, text=True, env={**os.environ, **env_extra})
-        check(res.returncode == 0, f"RAGPulse fired with --engine {engine} ({res.stderr.strip()[-160:]})")
-        receipt = load_receipt(lp, receipt_path)
-        bodies = [receipt["evidence"][s["outcome"]["body"]]["content"] for s in receipt["scrapes"]
-                  if s["outcome"]["kind"] == "response"]
-        delta = {name: family_sum(bodies[-1], f"vllm:{name}_total") - family_sum(bodies[0], f"vllm:{name}_total")
-                 for name in ("prefix_cache_hits", "prefix_cache_queries", "prompt_tokens")}
-        hits[engine] = delta
-        print(f"  ragpulse --engine {engine}: prompt tokens {delta['prompt_tokens']:.0f} of the plan's "
-              f"{rp['timed_trace']['input_tokens_total']}; prefix cache hits {delta['prefix_cache_hits']:.0f} "
-              f"of {delta['prefix_cache_queries']:.0f} queried")
-        check(delta["prompt_tokens"] == rp["timed_trace"]["input_tokens_total"],
-              f"RAGPulse --engine {engine}: the server counted every planned prompt token")
-    check(hits["native"]["prefix_cache_hits"] > 0 and hits["vllm"]["prefix_cache_hits"] == 0,
-          "the native client replays RAGPulse's recorded sharing (cache hits); vllm bench serve's fresh ids cannot (none)")
 
     # 6. The same real bench client against `loadproof sim`, fired by loadproof: the receipt must
     #    say it is a simulator, and the sim's counters must equal the plan's tokens.

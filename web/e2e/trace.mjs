@@ -498,6 +498,37 @@ try {
     await page.close();
   });
 
+  // RAGPulse: the CLI finds the five companion files beside the trace; the page is given them
+  // with it (chosen or dropped together), and reads what the CLI reads.
+  const ragpulseDir = path.join(shared, 'traces/ragpulse');
+  const ragpulse = path.join(ragpulseDir, '0_trace.first400.jsonl');
+  const companionFiles = ['1_sys_prompt.jsonl', '2_passages.jsonl', '3_history.jsonl', '4_user_input.jsonl', '5_web_search.jsonl']
+    .map((f) => path.join(ragpulseDir, f));
+  await check('RAGPulse given with its five companion files: the report deep-equals the CLI (segment tokens known, companions\' sha256s)', async () => {
+    const expected = cli(ragpulse);
+    expectEqual(Object.keys(expected.segments?.companions ?? {}).length, 5, 'the CLI read five companion files');
+    const page = await freshPage();
+    await page.setInputFiles('#file', [ragpulse, ...companionFiles]);
+    deepStrictEqual(await waitForReport(page, path.basename(ragpulse)), expected);
+    await page.close();
+  });
+  await check('RAGPulse alone reads without lengths, as the CLI reads a lone copy; with four of five companions it is refused naming the missing one', async () => {
+    const lone = path.join(tmp, 'ragpulse-alone.jsonl');
+    fs.copyFileSync(ragpulse, lone);
+    const expected = cli(lone);
+    expectEqual(expected.segments?.undescribed_tokens ?? null, null, 'the CLI read it without lengths');
+    let page = await freshPage();
+    await page.setInputFiles('#file', lone);
+    deepStrictEqual(await waitForReport(page, 'ragpulse-alone.jsonl'), expected);
+    await page.close();
+    page = await freshPage();
+    await page.setInputFiles('#file', [ragpulse, ...companionFiles.slice(0, 4)]);
+    await page.waitForSelector('#error', { timeout: TIMEOUT_MS });
+    const text = await page.innerText('#error');
+    if (!text.includes('5_web_search.jsonl missing')) throw new Error(`#error reads ${JSON.stringify(text)}`);
+    await page.close();
+  });
+
   await check('broken file (header a,b,c) shows #error naming the columns seen', async () => {
     const broken = path.join(tmp, 'broken.csv');
     fs.writeFileSync(broken, 'a,b,c\n1,2,3\n');

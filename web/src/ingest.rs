@@ -14,7 +14,8 @@ use std::sync::Arc;
 
 use js_sys::{Promise, Uint8Array};
 use loadproof_core::trace::{
-    CallerFilter, IngestOptions, Ingester, Limits, Trace, TraceError, TraceSchema,
+    BlockLengths, CallerFilter, IngestOptions, Ingester, Limits, SEGMENTS, Trace, TraceError,
+    TraceSchema,
 };
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -84,6 +85,48 @@ pub fn options_with(schema: Option<Arc<TraceSchema>>) -> IngestOptions {
         schema,
         ..options()
     }
+}
+
+/// RAGPulse's companion files as the user gave them with the trace: (name, bytes).
+pub type Companions = Arc<[(String, Vec<u8>)]>;
+
+/// The options a trace is read with: through the user's mapping (as the CLI's `--schema`),
+/// and with RAGPulse's companion files when they were given with the trace (the CLI finds them
+/// beside it): all five, by their published names, or the reading is refused naming what is
+/// missing or wrong.
+pub fn options_for(
+    mapping: Option<&[u8]>,
+    companions: &[(String, Vec<u8>)],
+) -> Result<IngestOptions, String> {
+    let schema = schema_of(mapping)?;
+    let missing: Vec<&str> = SEGMENTS
+        .iter()
+        .map(|s| s.file)
+        .filter(|f| !companions.iter().any(|(name, _)| name == f))
+        .collect();
+    if !companions.is_empty() && !missing.is_empty() {
+        return Err(format!(
+            "RAGPulse companion files: {} missing (all five give the blocks' token lengths; give the trace alone to read it without lengths)",
+            missing.join(", ")
+        ));
+    }
+    let block_lengths = if companions.is_empty() {
+        None
+    } else {
+        let files: Vec<(&str, &[u8])> = companions
+            .iter()
+            .map(|(name, bytes)| (name.as_str(), bytes.as_slice()))
+            .collect();
+        Some(Arc::new(
+            BlockLengths::from_files(&files)
+                .map_err(|e| format!("RAGPulse companion files: {e}"))?,
+        ))
+    };
+    Ok(IngestOptions {
+        schema,
+        block_lengths,
+        ..options()
+    })
 }
 
 /// A mapping's bytes as the worker builds it: the `TraceSchema` is made from the very bytes

@@ -342,6 +342,7 @@ pub fn ingest_trace(
     blob: web_sys::Blob,
     compressed: bool,
     mapping: Option<std::sync::Arc<[u8]>>,
+    companions: crate::ingest::Companions,
     on_progress: impl Fn(f64, f64) + 'static,
     on_done: impl FnOnce(Result<Trace, String>) + 'static,
 ) -> Job {
@@ -357,6 +358,8 @@ pub fn ingest_trace(
     if let Some(m) = &mapping_js {
         fields.push(("mapping", m.clone()));
     }
+    let companions_js = companions_to_js(&companions);
+    fields.push(("companions", companions_js.clone()));
     if let Some(port) = start_hasher(&job, &blob) {
         fields.push(("port", port.into()));
         if !compressed && total >= crate::halves::HALVES_MIN_BYTES && halves_wanted() {
@@ -367,7 +370,8 @@ pub fn ingest_trace(
                 done_by.set((first, done));
                 progress(first + done, total);
             };
-            if let Some(port) = start_second_half(&job, &blob, mid, mapping_js.as_ref(), second) {
+            let inputs = (mapping_js.as_ref(), &companions_js);
+            if let Some(port) = start_second_half(&job, &blob, mid, inputs, second) {
                 fields.push(("halfPort", port.into()));
                 fields.push(("mid", JsValue::from_f64(mid)));
             }
@@ -413,12 +417,12 @@ pub fn ingest_trace(
             let cancelled = job.cancelled.clone();
             spawn_local(async move {
                 let live = cancelled.clone();
-                let result = match crate::ingest::schema_of(mapping.as_deref()) {
-                    Ok(schema) => {
+                let result = match crate::ingest::options_for(mapping.as_deref(), &companions) {
+                    Ok(opts) => {
                         crate::gunzip::ingest_any(
                             &blob,
                             None,
-                            crate::ingest::options_with(schema),
+                            opts,
                             move |d, t| on_progress(d, t),
                             move || !live.get(),
                         )
@@ -451,7 +455,8 @@ pub fn ingest_trace(
 /// worker reading `mid..` ([`worker_read_second_half`]); this worker then parses the first
 /// half and joins them ([`crate::halves`]).
 ///
-/// `mapping`: the bytes of the user's mapping, read through as the CLI's `--schema` reads.
+/// `mapping`: the bytes of the user's mapping, read through as the CLI's `--schema` reads;
+/// `companions`: RAGPulse's companion files given with the trace ([`companions_to_js`]).
 #[wasm_bindgen]
 pub async fn worker_ingest_trace(
     blob: web_sys::Blob,
@@ -460,10 +465,10 @@ pub async fn worker_ingest_trace(
     shard: JsValue,
     mid: f64,
     mapping: Option<Vec<u8>>,
+    companions: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let opts = crate::ingest::options_with(
-        crate::ingest::schema_of(mapping.as_deref()).map_err(|e| JsValue::from_str(&e))?,
-    );
+    let opts = crate::ingest::options_for(mapping.as_deref(), &companions_from_js(&companions))
+        .map_err(|e| JsValue::from_str(&e))?;
     let digest = digest.dyn_into::<js_sys::Promise>().ok();
     let shard = shard.dyn_into::<js_sys::Promise>().ok();
     let progress = |done: f64, total: f64| {
@@ -517,10 +522,10 @@ pub async fn worker_read_second_half(
     mid: f64,
     on_progress: js_sys::Function,
     mapping: Option<Vec<u8>>,
+    companions: JsValue,
 ) -> Result<JsValue, JsValue> {
-    let opts = crate::ingest::options_with(
-        crate::ingest::schema_of(mapping.as_deref()).map_err(|e| JsValue::from_str(&e))?,
-    );
+    let opts = crate::ingest::options_for(mapping.as_deref(), &companions_from_js(&companions))
+        .map_err(|e| JsValue::from_str(&e))?;
     let shard = crate::halves::read_second_half(&blob, mid, opts, |done, total| {
         let _ = on_progress.call2(
             &JsValue::NULL,
@@ -533,17 +538,51 @@ pub async fn worker_read_second_half(
     crate::halves::shard_to_message(shard).map_err(|e| JsValue::from_str(&e))
 }
 
+/// The companion files as they cross to a worker: an array of `{ name, bytes }`.
+fn companions_to_js(companions: &[(String, Vec<u8>)]) -> JsValue {
+    let out = js_sys::Array::new();
+    for (name, bytes) in companions {
+        let entry = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&entry, &"name".into(), &JsValue::from_str(name));
+        let _ = js_sys::Reflect::set(
+            &entry,
+            &"bytes".into(),
+            &js_sys::Uint8Array::from(bytes.as_slice()),
+        );
+        out.push(&entry);
+    }
+    out.into()
+}
+
+/// [`companions_to_js`] read back in the worker; anything else is no companions.
+fn companions_from_js(value: &JsValue) -> Vec<(String, Vec<u8>)> {
+    let Some(list) = value.dyn_ref::<js_sys::Array>() else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|entry| {
+            let name = field(&entry, "name")?.as_string()?;
+            let bytes = field(&entry, "bytes")?
+                .dyn_into::<js_sys::Uint8Array>()
+                .ok()?;
+            Some((name, bytes.to_vec()))
+        })
+        .collect()
+}
+
 /// Starts a worker reading the second half of `blob` from `mid` (see [`crate::halves`]) and
 /// returns the port on which the first worker receives `{ shard }` or `{ err }`, relayed by
-/// the page so that a worker that dies still answers. `mapping`: the mapping's bytes (a
-/// `Uint8Array`), the same the first worker reads through. `on_progress(bytes done)`.
+/// the page so that a worker that dies still answers. `inputs`: the mapping's bytes (a
+/// `Uint8Array`) and the companion files, the same the first worker reads through.
+/// `on_progress(bytes done)`.
 fn start_second_half(
     job: &Job,
     blob: &web_sys::Blob,
     mid: f64,
-    mapping: Option<&JsValue>,
+    inputs: (Option<&JsValue>, &JsValue),
     on_progress: impl Fn(f64) + 'static,
 ) -> Option<web_sys::MessagePort> {
+    let (mapping, companions) = inputs;
     let worker = take_worker()?;
     let channel = web_sys::MessageChannel::new().ok()?;
     let to_first = channel.port1();
@@ -626,6 +665,7 @@ fn start_second_half(
         ("mid", JsValue::from_f64(mid)),
         ("module", wasm_bindgen::module()),
         ("mapping", mapping.cloned().unwrap_or(JsValue::UNDEFINED)),
+        ("companions", companions.clone()),
     ] {
         let _ = js_sys::Reflect::set(&message, &JsValue::from_str(key), &value);
     }
@@ -1002,7 +1042,7 @@ fn worker_script_url(glue: &str) -> Option<String> {
         r#"import init, {{ worker_audit_receipt, worker_ingest_trace, worker_read_second_half, worker_warm_up }} from {glue:?};
 let ready = null;
 self.onmessage = async (event) => {{
-  const {{ kind, name, blob, module, policy, port, halfPort, mid, mapping }} = event.data;
+  const {{ kind, name, blob, module, policy, port, halfPort, mid, mapping, companions }} = event.data;
   try {{
     // The hash worker's answer, on the port the page gave both: {{ digest }} or {{ err }}.
     const digest = port ? new Promise((resolve, reject) => {{
@@ -1019,7 +1059,7 @@ self.onmessage = async (event) => {{
     await ready;
     if (kind === 'warm') {{ if (event.data.tierUp) {{ worker_warm_up(); self.postMessage({{ warmed: true }}); }} return; }}
     if (kind === 'half') {{
-      const shard = await worker_read_second_half(blob, mid, (done, total) => self.postMessage({{ progress: true, done, total }}), mapping);
+      const shard = await worker_read_second_half(blob, mid, (done, total) => self.postMessage({{ progress: true, done, total }}), mapping, companions);
       const transfer = {columns}.filter((k) => shard[k]).map((k) => shard[k].buffer);
       const marks = performance.getEntriesByType('mark').filter((m) => m.name.startsWith('loadproof:'))
         .map((m) => [m.name.slice(10), performance.timeOrigin + m.startTime]);
@@ -1028,7 +1068,7 @@ self.onmessage = async (event) => {{
       return;
     }}
     if (kind === 'trace') {{
-      const trace = await worker_ingest_trace(blob, (done, total) => self.postMessage({{ progress: true, done, total }}), digest, shard, mid ?? 0, mapping);
+      const trace = await worker_ingest_trace(blob, (done, total) => self.postMessage({{ progress: true, done, total }}), digest, shard, mid ?? 0, mapping, companions);
       const transfer = ['arrival', 'input', 'output', 'session', 'offsets', 'ids']
         .filter((k) => trace[k]).map((k) => trace[k].buffer);
       // The worker's own marks, on the page's clock (absolute ms), for web/e2e/perf.mjs.

@@ -109,6 +109,16 @@ fn read_plan(dir: &Path) -> Result<PlanDir> {
         ))
         .into());
     }
+    if doc.sized_blocks.is_none()
+        && doc.source.format == loadproof_core::Format::Ragpulse
+        && !doc.source.companions.is_empty()
+    {
+        return Err(BadInput(format!(
+            "{}: names no blocks file although its source (RAGPulse read with its companion files) has blocks at their own lengths; the plan was edited or written by an older version — re-plan",
+            path.display()
+        ))
+        .into());
+    }
     let sized = match &doc.sized_blocks {
         Some(entry) => {
             let name = Path::new(&entry.file);

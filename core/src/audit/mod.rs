@@ -749,18 +749,30 @@ fn statements(
     out
 }
 
-/// The protocol against evidence that does not come from the protocol: the plan fired (its
-/// source trace, its request count), the execution (which client ran, how many requests it
-/// offered, the argv it ran with) and the server's own name for the model it serves.
 /// A native run from a plan with blocks at their own lengths (RAGPulse): the protocol names
-/// the blocks file the prompts were built from, and the embedded copy is that file, the one
-/// the plan fired names. Any two of the three disagreeing is named.
-fn sized_blocks_against_plan(receipt: &Receipt, plan: &crate::plan::PlanDoc) -> Vec<String> {
+/// the blocks file the prompts were built from, the receipt embeds it, and the embedded copy
+/// is the file the plan fired names and says what plan.json says of it. Any disagreement, and
+/// a file named but not embedded, is named.
+fn sized_blocks_against_plan(
+    receipt: &Receipt,
+    plan: &crate::plan::PlanDoc,
+    block: &client::BlockReader<'_>,
+) -> Vec<String> {
     use crate::plan::sized_blocks;
     let mut out = Vec::new();
-    let planned = plan.sized_blocks.as_ref().map(|b| b.sha256.as_str());
+    let entry = plan.sized_blocks.as_ref();
+    let planned = entry.map(|b| b.sha256.as_str());
     let named = sized_blocks::named_in_argv(&receipt.protocol.argv);
     let embedded = receipt.recorded_sha256(block::SIZED_BLOCKS);
+    let native = receipt.protocol.engine == crate::receipt::Engine::Native;
+    if entry.is_none()
+        && plan.source.format == crate::trace::Format::Ragpulse
+        && !plan.source.companions.is_empty()
+    {
+        out.push(
+            "plan.json names no blocks file although its source (RAGPulse read with its companion files) has blocks at their own lengths: the plan was edited, or written by a version that did not write them".to_owned(),
+        );
+    }
     if let Some(sha) = embedded
         && planned != Some(sha)
     {
@@ -778,7 +790,7 @@ fn sized_blocks_against_plan(receipt: &Receipt, plan: &crate::plan::PlanDoc) -> 
             planned.unwrap_or("none")
         ));
     }
-    if receipt.protocol.engine == crate::receipt::Engine::Native
+    if native
         && let Some(sha) = planned
         && named != Some(sha)
     {
@@ -786,9 +798,83 @@ fn sized_blocks_against_plan(receipt: &Receipt, plan: &crate::plan::PlanDoc) -> 
             "the plan fired has blocks at their own lengths (sha256 {sha}), but the protocol does not say the native client built its prompts from them"
         ));
     }
+    if embedded.is_none() && (named.is_some() || (native && planned.is_some())) {
+        out.push(format!(
+            "the prompts were built from a blocks file the receipt does not embed ({} is absent): what was sent cannot be recomputed",
+            block::SIZED_BLOCKS
+        ));
+    }
+    if let (Some(entry), Some(sha)) = (entry, embedded)
+        && entry.sha256 == sha
+        && let Ok(bytes) = block(block::SIZED_BLOCKS)
+    {
+        out.extend(sized_blocks_content(receipt, plan, entry, &bytes, block));
+    }
     out
 }
 
+/// The embedded blocks file says what plan.json says of it: one line per request, its counts,
+/// and no line holding more tokens than its request's prompt (read from the embedded
+/// schedule, when there is one).
+fn sized_blocks_content(
+    receipt: &Receipt,
+    plan: &crate::plan::PlanDoc,
+    entry: &crate::plan::sized_blocks::SizedBlocksFile,
+    bytes: &[u8],
+    block: &client::BlockReader<'_>,
+) -> Vec<String> {
+    let name = block::SIZED_BLOCKS;
+    let blocks = match crate::plan::sized_blocks::read(bytes) {
+        Ok(blocks) => blocks,
+        Err(e) => return vec![format!("{name}: {e}")],
+    };
+    let lines = blocks.offsets.len().saturating_sub(1) as u64;
+    let tokens: u64 = blocks.blocks.iter().map(|b| u64::from(b.tokens)).sum();
+    let mut out = Vec::new();
+    if lines != entry.lines || lines != plan.timed_trace.lines {
+        out.push(format!(
+            "{name} has {lines} lines; plan.json says {} and its schedule has {}",
+            entry.lines, plan.timed_trace.lines
+        ));
+    }
+    if blocks.blocks.len() as u64 != entry.blocks || tokens != entry.block_tokens {
+        out.push(format!(
+            "{name} holds {} blocks of {tokens} tokens; plan.json says {} of {}",
+            blocks.blocks.len(),
+            entry.blocks,
+            entry.block_tokens
+        ));
+    }
+    let schedule = receipt
+        .recorded_sha256(block::TIMED_TRACE)
+        .filter(|sha| receipt.protocol.timed_trace_sha256.as_deref() == Some(*sha))
+        .and_then(|_| block(block::TIMED_TRACE).ok())
+        .and_then(|raw| {
+            let multiplier = receipt.protocol.sec_multiplier.as_deref().unwrap_or("1");
+            crate::plan::read_peer_rows(&raw, multiplier).ok()
+        });
+    if let Some(rows) = schedule
+        && let Some((i, row)) = rows.iter().enumerate().find(|(i, row)| {
+            blocks
+                .row(*i)
+                .iter()
+                .map(|b| u64::from(b.tokens))
+                .sum::<u64>()
+                > u64::from(row.input)
+        })
+    {
+        out.push(format!(
+            "{name}: line {}: its blocks hold more tokens than the {}-token prompt the schedule plans",
+            i + 1,
+            row.input
+        ));
+    }
+    out
+}
+
+/// The protocol against evidence that does not come from the protocol: the plan fired (its
+/// source trace, its request count), the execution (which client ran, how many requests it
+/// offered, the argv it ran with) and the server's own name for the model it serves.
 fn protocol_against_evidence(
     receipt: &Receipt,
     block: &client::BlockReader<'_>,
@@ -799,6 +885,19 @@ fn protocol_against_evidence(
     let plan = block(block::PLAN)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<crate::plan::PlanDoc>(&bytes).ok());
+    if plan.is_none()
+        && let Some(sha) = &p.plan_sha256
+    {
+        out.push(format!(
+            "the protocol names a plan (plan_sha256 {sha}) but the receipt's {} is {}: nothing about the plan fired can be checked",
+            block::PLAN,
+            if receipt.has_block(block::PLAN) {
+                "not a plan"
+            } else {
+                "absent"
+            }
+        ));
+    }
     if let Some(plan) = &plan {
         if let Some(sha) = &p.trace_sha256
             && *sha != plan.source.sha256
@@ -808,7 +907,7 @@ fn protocol_against_evidence(
                 plan.source.sha256
             ));
         }
-        out.extend(sized_blocks_against_plan(receipt, plan));
+        out.extend(sized_blocks_against_plan(receipt, plan, block));
         if let Some(n) = p.requests
             && n != plan.timed_trace.lines
         {

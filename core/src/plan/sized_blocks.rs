@@ -9,6 +9,7 @@
 //! against the source like the `timed_trace` file: read back, it must equal the source's
 //! blocks request for request (the `sized_blocks` check).
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::io;
 
@@ -71,9 +72,10 @@ pub struct SizedBlocksError {
 }
 
 #[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Line<'a> {
     #[serde(borrow)]
-    blocks: Vec<(&'a str, u64, u32)>,
+    blocks: Vec<(Cow<'a, str>, u64, u32)>,
 }
 
 /// Writes `trace`'s sized blocks, one line per request. Nothing when it has none.
@@ -89,7 +91,7 @@ pub fn write(trace: &Trace, out: &mut impl io::Write) -> io::Result<()> {
                 .iter()
                 .map(|b| {
                     let key = SEGMENTS.get(usize::from(b.segment)).map_or("?", |s| s.key);
-                    (key, b.id, b.tokens)
+                    (Cow::Borrowed(key), b.id, b.tokens)
                 })
                 .collect(),
         };
@@ -103,25 +105,33 @@ pub fn write(trace: &Trace, out: &mut impl io::Write) -> io::Result<()> {
     out.write_all(&buf)
 }
 
-/// Reads the file back. Every non-empty line must be a `{"blocks": […]}` of known segments.
+/// Reads the file back: one `{"blocks": […]}` of known segments per line, nothing else.
 pub fn read(bytes: &[u8]) -> Result<SizedBlocks, SizedBlocksError> {
     let mut out = SizedBlocks {
         offsets: vec![0],
         blocks: Vec::new(),
     };
-    for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
+    // One line per request, as written: only the newline ending the last one is followed
+    // by nothing.
+    let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    for (n, line) in body.split(|&b| b == b'\n').enumerate() {
         let line_no = n as u64 + 1;
-        if line.trim_ascii().is_empty() {
-            continue;
-        }
         let bad = |detail: String| SizedBlocksError {
             line: line_no,
             detail,
         };
+        if body.is_empty() {
+            break;
+        }
+        if line.trim_ascii().is_empty() {
+            return Err(bad(
+                "a blank line: one line per request, none between".to_owned()
+            ));
+        }
         let parsed: Line<'_> =
             serde_json::from_slice(line).map_err(|e| bad(format!("not a blocks line: {e}")))?;
         for (key, id, tokens) in parsed.blocks {
-            let segment = segment_index(key).ok_or_else(|| {
+            let segment = segment_index(&key).ok_or_else(|| {
                 let shown: String = key.chars().take(40).collect();
                 bad(format!("unknown segment {shown:?}"))
             })?;
@@ -169,7 +179,7 @@ pub fn check(trace: &Trace, bytes: Option<&[u8]>) -> Option<Check> {
             "{SIZED_BLOCKS_FILE} is there, but the source names no blocks at their own lengths"
         )],
         (Some(_), None) => vec![format!(
-            "{SIZED_BLOCKS_FILE} is missing: the source's blocks at their own lengths are not in the plan"
+            "the source's blocks at their own lengths are not in the plan: plan.json names no {SIZED_BLOCKS_FILE}, or it is missing"
         )],
         (Some(want), Some(bytes)) => match read(bytes) {
             Err(e) => vec![e.to_string()],

@@ -2,10 +2,11 @@
 //!
 //! One component so that the four views' inputs behave alike (the zone highlights while a
 //! file is dragged over it; the first file chosen or dropped is handed on) and keep the ids,
-//! classes and `data-for` the browser tests find them by.
+//! classes and `data-for` the browser tests find them by). The trace view's takes several
+//! files at once: a RAGPulse trace with its companion files.
 
 use leptos::prelude::*;
-use web_sys::{File, HtmlInputElement};
+use web_sys::{File, FileList, HtmlInputElement};
 
 /// A file input inside a drop zone (`div.dropzone`, `.dragging` while a file is over it).
 #[component]
@@ -25,6 +26,10 @@ pub fn DropZone(
     rechoose: bool,
     /// Called with the file chosen or dropped.
     on_file: impl Fn(File) + Copy + 'static,
+    /// When given, the input takes several files and this is called with every one chosen or
+    /// dropped (instead of `on_file` with the first).
+    #[prop(optional)]
+    on_files: Option<Callback<Vec<File>>>,
     /// The label's content.
     children: Children,
 ) -> impl IntoView {
@@ -44,12 +49,8 @@ pub fn DropZone(
             on:drop=move |ev| {
                 ev.prevent_default();
                 dragging.set(false);
-                if let Some(file) = ev
-                    .data_transfer()
-                    .and_then(|dt| dt.files())
-                    .and_then(|files| files.get(0))
-                {
-                    on_file(file);
+                if let Some(files) = ev.data_transfer().and_then(|dt| dt.files()) {
+                    hand_on(&files, on_file, on_files);
                 }
             }
         >
@@ -58,10 +59,11 @@ pub fn DropZone(
                 type="file"
                 id=id
                 accept=accept
+                multiple=on_files.is_some()
                 on:change=move |ev| {
                     let input: HtmlInputElement = event_target(&ev);
-                    if let Some(file) = input.files().and_then(|files| files.get(0)) {
-                        on_file(file);
+                    if let Some(files) = input.files() {
+                        hand_on(&files, on_file, on_files);
                     }
                     if rechoose {
                         input.set_value("");
@@ -69,5 +71,22 @@ pub fn DropZone(
                 }
             />
         </div>
+    }
+}
+
+/// Every file to `on_files` when given, else the first to `on_file`; nothing for none.
+fn hand_on(files: &FileList, on_file: impl Fn(File), on_files: Option<Callback<Vec<File>>>) {
+    match on_files {
+        Some(all) => {
+            let list: Vec<File> = (0..files.length()).filter_map(|i| files.get(i)).collect();
+            if !list.is_empty() {
+                all.run(list);
+            }
+        }
+        None => {
+            if let Some(file) = files.get(0) {
+                on_file(file);
+            }
+        }
     }
 }

@@ -28,7 +28,7 @@ use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
 use loadproof_core::synth::{SynthSpec, generate};
 use loadproof_core::trace::{
-    Codec, Ingester, LogFields, TRACE_SCHEMA_MAX_BYTES, TraceError, log_fields,
+    Codec, Ingester, LogFields, SEGMENTS, TRACE_SCHEMA_MAX_BYTES, TraceError, log_fields,
 };
 use web_sys::File;
 
@@ -38,7 +38,7 @@ use self::model::Loaded;
 use self::summary::Summary;
 use crate::file_kind::{FileKind, SNIFF_BYTES, zstd_holds_stream};
 use crate::handoff::{Handoff, Target};
-use crate::ingest::{ingest_bytes, options};
+use crate::ingest::{Companions, ingest_bytes, options};
 use crate::offload::{Job, ingest_trace};
 use crate::publish::{parsed, publish};
 use crate::site::read_blob;
@@ -80,6 +80,9 @@ pub fn TraceView() -> impl IntoView {
     let mapping = RwSignal::new(None::<Mapping>);
     let draft = RwSignal::new(None::<Draft>);
     let last_file: StoredValue<Option<File>, LocalStorage> = StoredValue::new_local(None);
+    // RAGPulse's companion files, when given with the trace: read with every later load of it.
+    let companions: StoredValue<Companions, LocalStorage> =
+        StoredValue::new_local(Arc::from(Vec::new()));
     // Whether the file last read is compressed (known from its first bytes when it was chosen).
     let last_compressed: StoredValue<bool, LocalStorage> = StoredValue::new_local(false);
 
@@ -145,36 +148,44 @@ pub fn TraceView() -> impl IntoView {
         };
         // Parsed in a worker (the page's thread stays free); same Ingester, same numbers.
         let blob: web_sys::Blob = file.clone().into();
-        let started = ingest_trace(blob, compressed, through, on_progress, move |result| {
-            if !is_current() {
-                return;
-            }
-            reading.set(None);
-            match result {
-                Ok(trace) => loaded.set(Some(Arc::new(Loaded {
-                    source: name,
-                    trace,
-                    synthetic: false,
-                }))),
-                Err(err) => {
-                    error.set(Some(format!("{name}: {err}")));
-                    // No built-in format reads it: offer to build a mapping from its head.
-                    if !mapped {
-                        spawn_local(async move {
-                            let head = read_head(&file, SNIFF_BYTES).await;
-                            if is_current()
-                                && let Some(fields) = unrecognised(&head)
-                            {
-                                draft.set(Some(Draft {
-                                    source: file.name(),
-                                    fields,
-                                }));
-                            }
-                        });
+        let given = companions.get_value();
+        let started = ingest_trace(
+            blob,
+            compressed,
+            through,
+            given,
+            on_progress,
+            move |result| {
+                if !is_current() {
+                    return;
+                }
+                reading.set(None);
+                match result {
+                    Ok(trace) => loaded.set(Some(Arc::new(Loaded {
+                        source: name,
+                        trace,
+                        synthetic: false,
+                    }))),
+                    Err(err) => {
+                        error.set(Some(format!("{name}: {err}")));
+                        // No built-in format reads it: offer to build a mapping from its head.
+                        if !mapped {
+                            spawn_local(async move {
+                                let head = read_head(&file, SNIFF_BYTES).await;
+                                if is_current()
+                                    && let Some(fields) = unrecognised(&head)
+                                {
+                                    draft.set(Some(Draft {
+                                        source: file.name(),
+                                        fields,
+                                    }));
+                                }
+                            });
+                        }
                     }
                 }
-            }
-        });
+            },
+        );
         job.set_value(Some(started));
     };
 
@@ -245,6 +256,51 @@ pub fn TraceView() -> impl IntoView {
         });
     };
 
+    // One file: a trace (or a receipt, playbook or mapping), read without companion files.
+    let start_one = move |file: File| {
+        companions.set_value(Arc::from(Vec::new()));
+        start_file(file);
+    };
+    // Several files: one trace and RAGPulse's companion files, by their published names, as
+    // the CLI finds them beside the trace.
+    let start_files = Callback::new(move |files: Vec<File>| {
+        let (given, others): (Vec<File>, Vec<File>) = files
+            .into_iter()
+            .partition(|f| SEGMENTS.iter().any(|s| s.file == f.name()));
+        let trace = match <[File; 1]>::try_from(others) {
+            Ok([trace]) => trace,
+            Err(others) => {
+                error.set(Some(if others.is_empty() {
+                    "These are RAGPulse's companion files: give them together with the trace they describe.".to_owned()
+                } else {
+                    format!(
+                        "{} files that are not RAGPulse companion files were given: read one trace at a time (with its five companion files, if it is RAGPulse).",
+                        others.len()
+                    )
+                }));
+                return;
+            }
+        };
+        if given.is_empty() {
+            return start_one(trace);
+        }
+        spawn_local(async move {
+            let mut read = Vec::with_capacity(given.len());
+            for file in given {
+                let blob: web_sys::Blob = file.clone().into();
+                match read_blob(&blob).await {
+                    Ok(bytes) => read.push((file.name(), bytes)),
+                    Err(e) => {
+                        error.set(Some(format!("{}: {e}", file.name())));
+                        return;
+                    }
+                }
+            }
+            companions.set_value(Arc::from(read));
+            start_file(trace);
+        });
+    });
+
     // Stops the load in progress: the reader sees the generation change at its next slice and
     // stops (within one slice, ~40 ms); nothing it read is shown.
     let cancel = move |_| {
@@ -294,10 +350,10 @@ pub fn TraceView() -> impl IntoView {
         <section class="card load" aria-labelledby="load-heading">
             <h2 id="load-heading">"Trace"</h2>
             <div class="controls">
-                <DropZone id="file" data_for=false on_file=start_file>
+                <DropZone id="file" data_for=false on_file=start_one on_files=start_files>
                     "Choose a trace file, or drop one here. "
                     <span class="hint">
-                        "BurstGPT CSV, Mooncake JSONL or Azure LLM inference CSV; the format is detected from the header."
+                        "BurstGPT CSV, Mooncake JSONL, Azure LLM inference CSV or RAGPulse JSONL (with its five companion files for its blocks' lengths); the format is detected from the header."
                     </span>
                 </DropZone>
                 <div class="side">
