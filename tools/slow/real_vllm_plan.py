@@ -182,6 +182,31 @@ def ragpulse_sharing(lp, shared, work, base_url, env_extra, target):
               f"RAGPulse --engine {engine}: the server counted every planned prompt token")
     check(hits["native"]["prefix_cache_hits"] > 0 and hits["vllm"]["prefix_cache_hits"] == 0,
           "the native client replays RAGPulse's recorded sharing (cache hits); vllm bench serve's fresh ids cannot (none)")
+    # What the recorded sharing allows: each prompt's longest run of leading blocks shared with
+    # an earlier one, in whole cache blocks of the server's size (its cache_config_info), at
+    # most all but the last token. Hits beyond it would be sharing the trace does not record.
+    m = re.search(r'vllm:cache_config_info\{[^}]*block_size="(\d+)"', bodies[0])
+    if m:
+        size = int(m.group(1))
+        with open(os.path.join(rp_dir, "blocks.jsonl")) as f:
+            rows = [json.loads(line)["blocks"] for line in f]
+        with open(os.path.join(rp_dir, "timed_trace.jsonl")) as f:
+            lengths = [json.loads(line)["input_length"] for line in f]
+        allowed = 0
+        for i, row in enumerate(rows):
+            shared_prefix = 0
+            for earlier in rows[:i]:
+                run = 0
+                for a, b in zip(row, earlier):
+                    if a != b:
+                        break
+                    run += a[2]
+                shared_prefix = max(shared_prefix, run)
+            allowed += min(shared_prefix, lengths[i] - 1) // size * size
+        print(f"  ragpulse: the recorded sharing allows {allowed} hits at {size}-token cache blocks; "
+              f"the native client's run hit {hits['native']['prefix_cache_hits']:.0f}")
+        check(hits["native"]["prefix_cache_hits"] <= allowed,
+              "the native client's hits are sharing the trace records, never more")
 
 
 
