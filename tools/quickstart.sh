@@ -201,6 +201,17 @@ ragpulse="$root/../shared/traces/ragpulse/0_trace.first400.jsonl"
 if [ -f "$ragpulse" ]; then
   printf '\n== a real RAG trace: RAGPulse (first 400 rows, its companion files beside it, from ../shared) ==\n'
   "$lp" trace inspect "$ragpulse"
+  # Its blocks have their own lengths, which vLLM's timed_trace cannot carry: the plan writes
+  # them as blocks.jsonl, and the native client builds every prompt from it, block for block.
+  printf '\n== RAGPulse replayed block for block: the plan writes blocks.jsonl, the native client fires it ==\n'
+  "$lp" plan "$ragpulse" --out "$out/ragpulse-plan" --max-requests 40 --time-scale 1000 \
+    | grep -E '^(plan|blocks|          for --engine native)'
+  start_sim 1 0
+  "$lp" fire "$out/ragpulse-plan" --endpoint "$sim_url" --engine native --acquire-lease 600 \
+    --ca-cert "$out/sim-ca.pem" --api-key-env LOADPROOF_SIM_KEY --out "$out/ragpulse.receipt" || true
+  kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true
+  "$lp" receipt audit "$out/ragpulse.receipt" | grep -E '^(ledger|  [+-] counter_agreement|QUALIFIED|UNQUALIFIED)' || true
+  receipts+=(--receipt "$out/ragpulse.receipt")
 fi
 
 printf '\n== main job: publish the playbook (the measured row and the examples) with the web app (a static site) ==\n'

@@ -141,6 +141,22 @@ try {
     });
   }
 
+  const ragpulse = path.join(out, 'ragpulse.receipt');
+  if (fs.existsSync(ragpulse)) {
+    await check('receipt view: the bundled RAGPulse run (prompts built from blocks.jsonl) equals the CLI and lists the blocks it embeds', async () => {
+      const expected = cliJson(['receipt', 'audit', ragpulse, '--json']);
+      expectEqual(expected.inconsistencies.length, 0, 'the CLI finds nothing inconsistent');
+      const page = await open('#/receipt');
+      await page.waitForFunction(() => window.loadproofAudit != null);
+      await page.click('#bundled-receipts button[data-name="ragpulse.receipt"]');
+      await page.waitForFunction(() => window.loadproofAudit?.ledger?.completed === 40);
+      deepStrictEqual(await page.evaluate(() => window.loadproofAudit), expected);
+      const text = await page.innerText('body');
+      if (!text.includes('plan/blocks.jsonl')) throw new Error('the page does not list plan/blocks.jsonl');
+      await page.close();
+    });
+  }
+
   await check('compare view: the two bundled arms compare exactly as `receipt compare --json`', async () => {
     // Run beside the files: the comparison names each source as given, and the page knows
     // only the file name.
