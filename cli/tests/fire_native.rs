@@ -989,6 +989,14 @@ fn forge_block(v: &mut serde_json::Value, name: &str, content: &str) {
     e["bytes"] = content.len().into();
 }
 
+/// One of the audit's inconsistencies says `needle`.
+fn assert_named(found: &[String], needle: &str) {
+    assert!(
+        found.iter().any(|i| i.contains(needle)),
+        "{needle:?} not in {found:?}"
+    );
+}
+
 /// The audit's inconsistencies for receipt JSON `v`, written beside `dir`.
 fn inconsistencies_of(dir: &Path, v: &serde_json::Value) -> Vec<String> {
     let path = dir.join("forged.json");
@@ -1010,11 +1018,9 @@ fn a_native_receipt_with_its_blocks_file_deleted_is_named() {
         .unwrap()
         .remove(block::SIZED_BLOCKS);
     let found = inconsistencies_of(&dir, &v);
-    assert!(
-        found
-            .iter()
-            .any(|i| i.contains("the receipt does not embed (plan/blocks.jsonl is absent)")),
-        "{found:?}"
+    assert_named(
+        &found,
+        "the receipt does not embed (plan/blocks.jsonl is absent)",
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -1024,12 +1030,7 @@ fn a_receipt_with_its_plan_deleted_is_named_not_left_unchecked() {
     let (dir, mut v) = ragpulse_receipt_json("forge-deleted-plan");
     v["evidence"].as_object_mut().unwrap().remove(block::PLAN);
     let found = inconsistencies_of(&dir, &v);
-    assert!(
-        found
-            .iter()
-            .any(|i| i.contains("the protocol names a plan") && i.contains("absent")),
-        "{found:?}"
-    );
+    assert_named(&found, "the receipt's plan.json is absent");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1045,18 +1046,8 @@ fn an_embedded_blocks_file_that_says_other_than_its_plan_is_named() {
     plan["sized_blocks"]["sha256"] = hex_sha256(forged.as_bytes()).into();
     forge_block(&mut v, block::PLAN, &plan.to_string());
     let found = inconsistencies_of(&dir, &v);
-    assert!(
-        found
-            .iter()
-            .any(|i| i.contains("plan/blocks.jsonl has 1 lines; plan.json says 12")),
-        "{found:?}"
-    );
-    assert!(
-        found
-            .iter()
-            .any(|i| i.contains("plan/blocks.jsonl holds 0 blocks of 0 tokens")),
-        "{found:?}"
-    );
+    assert_named(&found, "plan/blocks.jsonl has 1 lines; plan.json says 12");
+    assert_named(&found, "plan/blocks.jsonl holds 0 blocks of 0 tokens");
     // Blocks longer than their prompt, by the embedded schedule.
     let mut lines: Vec<String> =
         String::from_utf8(std::fs::read(dir.join("plan/blocks.jsonl")).unwrap())
@@ -1070,11 +1061,6 @@ fn an_embedded_blocks_file_that_says_other_than_its_plan_is_named() {
     plan["sized_blocks"]["sha256"] = hex_sha256(forged.as_bytes()).into();
     forge_block(&mut v, block::PLAN, &plan.to_string());
     let found = inconsistencies_of(&dir, &v);
-    assert!(
-        found
-            .iter()
-            .any(|i| i.contains("line 1: its blocks hold more tokens than the")),
-        "{found:?}"
-    );
+    assert_named(&found, "line 1: its blocks hold more tokens than the");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -12,6 +12,18 @@ fn tmp(name: &str) -> PathBuf {
     dir
 }
 
+/// The names of the checks `plan check --json` reports failed.
+fn failed_checks(check: &std::process::Output) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["pass"] == false)
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
 fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;
     sha2::Sha256::digest(bytes)
@@ -119,14 +131,7 @@ fn a_plan_directory_edited_after_planning_fails_check_with_exit_1() {
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     let check = run(&["plan", "check", s(&dir), "--json"]);
     assert_eq!(check.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
-    let failed: Vec<&str> = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["pass"] == false)
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let failed = failed_checks(&check);
     assert_eq!(
         failed,
         ["rows_identical", "file_sha256", "plan_json_agrees"]
@@ -242,14 +247,7 @@ fn a_ragpulse_plans_blocks_file_edited_after_planning_fails_check_by_name() {
     std::fs::write(&path, original.replacen(",437]", ",436]", 1)).unwrap();
     let check = run(&["plan", "check", s(&dir), "--json"]);
     assert_eq!(check.status.code(), Some(1));
-    let v: serde_json::Value = serde_json::from_slice(&check.stdout).unwrap();
-    let failed: Vec<&str> = v["checks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|c| c["pass"] == false)
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let failed = failed_checks(&check);
     assert_eq!(failed, ["sized_blocks", "plan_json_agrees"]);
     // Gone: named, not skipped.
     std::fs::remove_file(&path).unwrap();

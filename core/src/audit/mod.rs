@@ -829,7 +829,7 @@ fn sized_blocks_content(
         Err(e) => return vec![format!("{name}: {e}")],
     };
     let lines = blocks.offsets.len().saturating_sub(1) as u64;
-    let tokens: u64 = blocks.blocks.iter().map(|b| u64::from(b.tokens)).sum();
+    let tokens = blocks.tokens();
     let mut out = Vec::new();
     if lines != entry.lines || lines != plan.timed_trace.lines {
         out.push(format!(
@@ -854,14 +854,10 @@ fn sized_blocks_content(
             crate::plan::read_peer_rows(&raw, multiplier).ok()
         });
     if let Some(rows) = schedule
-        && let Some((i, row)) = rows.iter().enumerate().find(|(i, row)| {
-            blocks
-                .row(*i)
-                .iter()
-                .map(|b| u64::from(b.tokens))
-                .sum::<u64>()
-                > u64::from(row.input)
-        })
+        && let Some((i, row)) = rows
+            .iter()
+            .enumerate()
+            .find(|(i, row)| blocks.row_tokens(*i) > u64::from(row.input))
     {
         out.push(format!(
             "{name}: line {}: its blocks hold more tokens than the {}-token prompt the schedule plans",

@@ -416,13 +416,8 @@ fn notes(trace: &Trace, blocks: &BlockPlan, unit: TimeUnit, options: &PlanOption
         ),
     ];
     if let (Some(_), Some(sized)) = (&meta.segments, &trace.requests().sized) {
-        let described: u64 = sized.blocks.iter().map(|b| u64::from(b.tokens)).sum();
-        let input: u64 = trace
-            .requests()
-            .input_tokens
-            .iter()
-            .map(|&t| u64::from(t))
-            .sum();
+        let described = sized.tokens();
+        let input = trace.requests().input_tokens_total();
         notes.push(format!(
             "prefix blocks SYNTHESIZED in {TIMED_TRACE_FILE}, although the source records its prefix structure: RAGPulse names each request's blocks by segment (sys_prompt, passages, history, web_search, user_input) and each id has its own token length (512, 437, … 4 tokens), given by the companion files. vLLM's timed_trace gives every hash id one chunk size ({} tokens here), so it cannot rebuild those blocks: through it (vllm bench serve, AIPerf, GuideLLM) every request gets fresh ids ({} of them), prompt lengths hold, and the source's sharing is NOT replayed — prefix-cache reuse understated, never overstated. {} holds every request's blocks at their own lengths ({} blocks, {described} tokens): loadproof's native client (--engine native) builds each prompt from it block for block, so the recorded sharing IS replayed for the {described} described tokens; the {} tokens the trace does not describe are appended to each prompt as tokens of its own, shared with nothing",
             blocks.chunk,

@@ -149,13 +149,8 @@ pub fn read(bytes: &[u8]) -> Result<SizedBlocks, SizedBlocksError> {
 /// What `plan.json` states of `bytes`, the file written for `trace`.
 pub fn summary(trace: &Trace, bytes: &[u8]) -> Option<SizedBlocksFile> {
     let sized = trace.requests().sized.as_ref()?;
-    let block_tokens: u64 = sized.blocks.iter().map(|b| u64::from(b.tokens)).sum();
-    let input: u64 = trace
-        .requests()
-        .input_tokens
-        .iter()
-        .map(|&t| u64::from(t))
-        .sum();
+    let block_tokens = sized.tokens();
+    let input = trace.requests().input_tokens_total();
     let distinct: HashSet<(u8, u64)> = sized.blocks.iter().map(|b| (b.segment, b.id)).collect();
     Some(SizedBlocksFile {
         file: SIZED_BLOCKS_FILE.to_owned(),
@@ -210,7 +205,7 @@ fn differences(trace: &Trace, want: &SizedBlocks, got: &SizedBlocks) -> Vec<Stri
                 i + 1
             )];
         }
-        let tokens: u64 = row.iter().map(|b| u64::from(b.tokens)).sum();
+        let tokens = got.row_tokens(i);
         if tokens > u64::from(input) {
             return vec![format!(
                 "{SIZED_BLOCKS_FILE}: line {}: blocks of {tokens} tokens exceed the {input}-token prompt",

@@ -370,6 +370,16 @@ impl SizedBlocks {
         }
     }
 
+    /// The tokens request `i`'s blocks hold.
+    pub fn row_tokens(&self, i: usize) -> u64 {
+        self.row(i).iter().map(|b| u64::from(b.tokens)).sum()
+    }
+
+    /// The tokens every block holds, over every request.
+    pub fn tokens(&self) -> u64 {
+        self.blocks.iter().map(|b| u64::from(b.tokens)).sum()
+    }
+
     /// True when the offsets index the blocks for `rows` requests.
     pub fn indexes(&self, rows: usize) -> bool {
         self.offsets.len() == rows + 1
@@ -403,6 +413,11 @@ pub struct Requests {
 impl Requests {
     /// Sentinel session index for a request without a session.
     pub const NO_SESSION: u32 = u32::MAX;
+
+    /// Prompt tokens over every request.
+    pub fn input_tokens_total(&self) -> u64 {
+        self.input_tokens.iter().map(|&t| u64::from(t)).sum()
+    }
 }
 
 /// Why a [`Trace`] could not be constructed.

@@ -287,7 +287,7 @@ impl Schedule {
                     .into());
                 }
                 for (i, &input) in back.input_tokens.iter().enumerate() {
-                    let tokens: u64 = blocks.row(i).iter().map(|b| u64::from(b.tokens)).sum();
+                    let tokens = blocks.row_tokens(i);
                     if tokens > u64::from(input) {
                         return Err(BadInput(format!(
                             "{}: line {}: blocks of {tokens} tokens exceed the {input}-token prompt; re-plan",
