@@ -139,6 +139,36 @@ fn mooncake_at_vllm_default_chunk_16_is_refused_32x_short() {
 }
 
 #[test]
+fn a_plans_fresh_ids_are_its_own_tokens_no_two_plans_share_a_seed() {
+    let plan = |rel: &str, max_rows: Option<u64>| {
+        let mut opts = opts();
+        opts.filter.max_rows = max_rows;
+        let trace = ingest_with(&shared(rel), opts).unwrap();
+        let mut options = PlanOptions::default();
+        options.filter.max_rows = max_rows;
+        Plan::new(trace, options).unwrap()
+    };
+    let seed = |p: &Plan| p.bench_command().env["PYTHONHASHSEED"].clone();
+    let a = plan("traces/burstgpt/BurstGPT_1.first400.csv", None);
+    // One plan, one seed: its repeats and `plan check` draw the same tokens.
+    assert_eq!(seed(&a), a.hash_seed().to_string());
+    assert_eq!(
+        seed(&a),
+        seed(&plan("traces/burstgpt/BurstGPT_1.first400.csv", None))
+    );
+    // Another source, or another slice of the same one, is another plan: its fresh ids from 0
+    // are other tokens, so a warm prefix cache shares nothing between them.
+    assert_ne!(
+        seed(&a),
+        seed(&plan("traces/burstgpt/BurstGPT_3.first400.csv", None))
+    );
+    assert_ne!(
+        seed(&a),
+        seed(&plan("traces/burstgpt/BurstGPT_1.first400.csv", Some(40)))
+    );
+}
+
+#[test]
 fn synthesized_ids_never_collide_with_real_ids() {
     // Rows 3 and 4 (1000 and 512 input tokens) carry no hash_ids next to real ids up to 7.
     let trace = ingest(&data("mooncake/dirty.jsonl")).unwrap();

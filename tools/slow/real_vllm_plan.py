@@ -153,9 +153,10 @@ def ragpulse_sharing(lp, shared, work, base_url, env_extra, target):
     plan gives `vllm bench serve` fresh ids and the native client blocks.jsonl. The server's own
     prefix-cache counters must show the difference: the native client's prompts hit the cache
     where the trace shares (the system prompt every row has), the bench's never do. First 6
-    rows, arrivals x1000, on the freshly started server: a plan's fresh ids are fresh only
-    within it (ids from 0 at chunk 512 under one PYTHONHASHSEED are the same tokens in every
-    plan), so the bench fires first, before any other plan has filled the cache."""
+    rows, arrivals x1000, on the freshly started server, so nothing cached could be hit.
+    Then another plan of the same rows (first 5): its own PYTHONHASHSEED makes its fresh ids
+    other tokens, so the cache the first plan filled gives it no hit (under the one seed plans
+    used to share, ids from 0 at chunk 512 were the same tokens in every plan)."""
     ragpulse = os.path.join(shared, "traces/ragpulse/0_trace.first400.jsonl")
     rp_dir = os.path.join(work, "plan-ragpulse")
     rp = plan(lp, ragpulse, rp_dir, "--max-requests", "6", "--time-scale", "1000", *target)
@@ -182,6 +183,18 @@ def ragpulse_sharing(lp, shared, work, base_url, env_extra, target):
               f"RAGPulse --engine {engine}: the server counted every planned prompt token")
     check(hits["native"]["prefix_cache_hits"] > 0 and hits["vllm"]["prefix_cache_hits"] == 0,
           "the native client replays RAGPulse's recorded sharing (cache hits); vllm bench serve's fresh ids cannot (none)")
+    rp5_dir = os.path.join(work, "plan-ragpulse-5")
+    rp5 = plan(lp, ragpulse, rp5_dir, "--max-requests", "5", "--time-scale", "1000", *target)
+    before = scrape(base_url)
+    fire(rp5_dir, rp5, env_extra)
+    after = scrape(base_url)
+    again = {n: family_sum(after, f"vllm:{n}_total") - family_sum(before, f"vllm:{n}_total")
+             for n in ("prefix_cache_hits", "prompt_tokens")}
+    seeds = (rp["bench"]["env"]["PYTHONHASHSEED"], rp5["bench"]["env"]["PYTHONHASHSEED"])
+    print(f"  ragpulse, another plan of the same rows (seed {seeds[1]}, the first's {seeds[0]}): "
+          f"{again['prefix_cache_hits']:.0f} hits of {again['prompt_tokens']:.0f} prompt tokens")
+    check(seeds[0] != seeds[1] and again["prefix_cache_hits"] == 0,
+          "a plan's fresh ids are its own tokens: another plan's cached blocks give it no hit")
     # What the recorded sharing allows: each prompt's longest run of leading blocks shared with
     # an earlier one, in whole cache blocks of the server's size (its cache_config_info), at
     # most all but the last token. Hits beyond it would be sharing the trace does not record.

@@ -26,7 +26,7 @@ pub const TOKENIZER_PLACEHOLDER: &str = "{tokenizer}";
 /// Stands for the server's base URL until filled in.
 pub const BASE_URL_PLACEHOLDER: &str = "{base_url}";
 
-/// The seed pinned in `PYTHONHASHSEED`.
+/// The seed pinned in `PYTHONHASHSEED` by a command no plan has given its own seed.
 pub const PYTHON_HASH_SEED: &str = "0";
 
 /// Where the bench client writes its result (relative to the plan directory).
@@ -136,6 +136,13 @@ impl BenchCommand {
             placeholders,
             min_vllm: MIN_VLLM.to_owned(),
         }
+    }
+
+    /// The command with `PYTHONHASHSEED` set to `seed` (a plan's own, [`crate::plan::Plan::hash_seed`]).
+    pub fn with_hash_seed(mut self, seed: u32) -> BenchCommand {
+        self.env
+            .insert("PYTHONHASHSEED".to_owned(), seed.to_string());
+        self
     }
 
     /// The value argparse would give `flag` (`--flag v` or `--flag=v`; the last one wins).

@@ -20,6 +20,7 @@ use std::fmt;
 use std::io;
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 pub use bench_command::{
     BASE_URL_PLACEHOLDER, BenchCommand, BenchTarget, MIN_VLLM, MODEL_PLACEHOLDER, PYTHON_HASH_SEED,
@@ -216,7 +217,7 @@ impl Plan {
         let blocks = BlockPlan::new(&trace, options.chunk_size)?;
         let unit = TimeUnit::coarsest_exact(&trace.requests().arrival_ns);
         let notes = notes(&trace, &blocks, unit, &options);
-        Ok(Plan {
+        let mut plan = Plan {
             trace,
             blocks,
             unit,
@@ -224,7 +225,12 @@ impl Plan {
             regime,
             source_regime,
             notes,
-        })
+        };
+        plan.notes.push(format!(
+            "prompt tokens are this plan's own: PYTHONHASHSEED {} (and the native client's salt) is derived from the source, the slice and the chunk size, so no other plan's blocks are these tokens and a warm prefix cache shares nothing between plans; repeats of this plan on one server do share them (reset the cache between repeats, or compare knowingly)",
+            plan.hash_seed()
+        ));
+        Ok(plan)
     }
 
     /// The trace as it will be fired (sliced and sped up).
@@ -273,7 +279,8 @@ impl Plan {
         out.write_all(&buf)
     }
 
-    /// The `vllm bench serve` command for this plan's file.
+    /// The `vllm bench serve` command for this plan's file, its `PYTHONHASHSEED` this plan's
+    /// own ([`Plan::hash_seed`]).
     pub fn bench_command(&self) -> BenchCommand {
         BenchCommand::new(
             TIMED_TRACE_FILE,
@@ -282,6 +289,40 @@ impl Plan {
             self.blocks.chunk,
             &self.options.target,
         )
+        .with_hash_seed(self.hash_seed())
+    }
+
+    /// The seed of every prompt token this plan's clients draw: vLLM's client seeds hash id
+    /// `h`'s block from Python's `hash(f"{h}:{size}")`, so under one fixed seed id `h` is the
+    /// same tokens in every plan, and a plan's fresh ids (from 0) would hit another plan's
+    /// blocks in a warm prefix cache — sharing the trace never recorded. Derived from what
+    /// makes the plan (the source's sha256, the slice, the chunk size), it is fixed for the
+    /// plan (its repeats and `plan check` draw the same tokens) and differs between plans.
+    pub fn hash_seed(&self) -> u32 {
+        let identity = format!(
+            "{}\n{}\n{}",
+            self.trace.meta().source_sha256,
+            serde_json::to_string(&self.slice()).unwrap_or_default(),
+            self.blocks.chunk
+        );
+        let digest = Sha256::digest(identity.as_bytes());
+        let mut first = [0u8; 4];
+        first.copy_from_slice(digest.get(..4).unwrap_or(&[0; 4]));
+        u32::from_be_bytes(first)
+    }
+
+    /// The caller's slice and speed-up, as plan.json states them.
+    fn slice(&self) -> Slice {
+        let filter = &self.options.filter;
+        Slice {
+            model: filter.model.clone(),
+            log_type: filter.log_type.clone(),
+            start_ns: filter.start_ns,
+            end_ns: filter.end_ns,
+            max_requests: filter.max_rows,
+            time_scale: self.options.time_scale.clone(),
+            fields: filter.fields.clone(),
+        }
     }
 
     /// A reader for the written file, interpreting it as `bench` tells vLLM to (its multiplier
@@ -336,7 +377,6 @@ impl Plan {
         let meta = self.trace.meta();
         let req = self.trace.requests();
         let sum = |v: &[u32]| v.iter().map(|&x| u64::from(x)).sum();
-        let filter = &self.options.filter;
         PlanDoc {
             schema: PLAN_SCHEMA.to_owned(),
             generator: concat!("loadproof ", env!("CARGO_PKG_VERSION")).to_owned(),
@@ -364,15 +404,7 @@ impl Plan {
                     .map(|s| s.companions.clone())
                     .unwrap_or_default(),
             },
-            slice: Slice {
-                model: filter.model.clone(),
-                log_type: filter.log_type.clone(),
-                start_ns: filter.start_ns,
-                end_ns: filter.end_ns,
-                max_requests: filter.max_rows,
-                time_scale: self.options.time_scale.clone(),
-                fields: filter.fields.clone(),
-            },
+            slice: self.slice(),
             window_s: self.options.window.secs(),
             regime: self.regime.clone(),
             source_regime: self.source_regime.clone(),

@@ -2,9 +2,9 @@
 //! vocabulary prompt tokens are drawn from, each prompt built from its hash-id blocks, and the
 //! request body vLLM's `openai` backend sends.
 //!
-//! **Prompt tokens (generator `loadproof-blocks/v1`).** Hash id `h` always expands to the same
-//! `chunk` tokens: with `s = SplitMix64(h ⊕ 0x6c6f_6164_7072_6f66).next_u64()` (the tag is
-//! ASCII `loadprof`), token `j` of the block is `vocab[SplitMix64(s).below(|vocab|)]`, the
+//! **Prompt tokens (generator `loadproof-blocks/v2`).** In one plan, hash id `h` always expands
+//! to the same `chunk` tokens: with `s = SplitMix64(h ⊕ 0x6c6f_6164_7072_6f66 ⊕ salt·2³²).next_u64()`
+//! (the tag is ASCII `loadprof`; `salt` the plan's `PYTHONHASHSEED`, its own), token `j` of the block is `vocab[SplitMix64(s).below(|vocab|)]`, the
 //! `j`-th draw of that stream, `vocab` being the sorted usable ids. A prompt is its ids' blocks
 //! in order, cut to `input_length`; the last block is therefore a prefix of that id's full
 //! block, so rows that share leading ids share leading tokens exactly and hit a prefix cache.
@@ -25,13 +25,15 @@ use loadproof_core::trace::{SizedBlock, SizedBlocks};
 use crate::input::BadInput;
 
 /// Names the prompt-token generator in the protocol; bump it if the function above changes.
-pub const GENERATOR: &str = "loadproof-blocks/v1";
+/// v2: every seed is salted with the plan's own seed (its `PYTHONHASHSEED`), so one id is
+/// other tokens in another plan and a warm prefix cache shares nothing between plans.
+pub const GENERATOR: &str = "loadproof-blocks/v2";
 
 /// The generator for a plan with blocks at their own lengths (`blocks.jsonl`, RAGPulse): block
 /// (segment `g`, id `h`) of `n` tokens is the first `n` draws of the stream seeded
-/// `SplitMix64(block_seed(h) ⊕ SEGMENT_TAG ⊕ g).next_u64()`, the same tokens in every
-/// request that names it; the tokens no block describes follow the blocks, drawn from the
-/// stream seeded `SplitMix64(line ⊕ TAIL_TAG).next_u64()`, the request's own.
+/// `SplitMix64(block_seed(h, salt) ⊕ SEGMENT_TAG ⊕ g).next_u64()`, the same tokens in every
+/// request of the plan that names it; the tokens no block describes follow the blocks, drawn
+/// from the stream seeded `SplitMix64(line ⊕ TAIL_TAG ⊕ salt).next_u64()`, the request's own.
 pub const SIZED_GENERATOR: &str = sized_blocks::GENERATOR;
 
 /// XORed with a block's segment index into its id's seed: ASCII `segm` in the high half.
@@ -131,16 +133,16 @@ impl Vocab {
     }
 }
 
-/// The seed of hash id `id`'s block.
-pub fn block_seed(id: u64) -> u64 {
-    SplitMix64::new(id ^ SEED_TAG).next_u64()
+/// The seed of hash id `id`'s block in the plan salted `salt`.
+pub fn block_seed(id: u64, salt: u32) -> u64 {
+    SplitMix64::new(id ^ SEED_TAG ^ (u64::from(salt) << 32)).next_u64()
 }
 
 /// Writes the prompt of a row with `ids` and `len` tokens into `out` (cleared first). `None`
 /// when the ids cover fewer than `len` tokens (a plan's tiling check rules that out).
 pub fn build_prompt(
     vocab: &Vocab,
-    chunk: u32,
+    (chunk, salt): (u32, u32),
     ids: &[u64],
     len: u32,
     out: &mut Vec<u32>,
@@ -153,7 +155,7 @@ pub fn build_prompt(
         if need == 0 {
             break;
         }
-        let mut rng = SplitMix64::new(block_seed(id));
+        let mut rng = SplitMix64::new(block_seed(id, salt));
         for _ in 0..need.min(chunk as usize) {
             out.push(vocab.ids[rng.below(n) as usize]);
         }
@@ -167,7 +169,7 @@ pub fn build_prompt(
 pub fn build_sized_prompt(
     vocab: &Vocab,
     blocks: &[SizedBlock],
-    line: u64,
+    (line, salt): (u64, u32),
     len: u32,
     out: &mut Vec<u32>,
 ) -> Option<()> {
@@ -186,11 +188,15 @@ pub fn build_sized_prompt(
             return None;
         }
         let seed =
-            SplitMix64::new(block_seed(b.id) ^ SEGMENT_TAG ^ u64::from(b.segment)).next_u64();
+            SplitMix64::new(block_seed(b.id, salt) ^ SEGMENT_TAG ^ u64::from(b.segment)).next_u64();
         draw(seed, tokens, out);
     }
     let tail = len - out.len();
-    draw(SplitMix64::new(line ^ TAIL_TAG).next_u64(), tail, out);
+    draw(
+        SplitMix64::new(line ^ TAIL_TAG ^ u64::from(salt)).next_u64(),
+        tail,
+        out,
+    );
     Some(())
 }
 
@@ -214,6 +220,8 @@ pub struct Schedule {
     sized: Option<SizedBlocks>,
     /// The blocks file's sha256, for the protocol.
     sized_sha256: Option<String>,
+    /// The plan's own seed (its `PYTHONHASHSEED`), salting every block's.
+    pub salt: u32,
 }
 
 impl Schedule {
@@ -272,6 +280,15 @@ impl Schedule {
             ))
             .into());
         }
+        // A plan without its own seed (written before plans had one) reads as seed 0.
+        let salt = match doc.bench.env.get("PYTHONHASHSEED") {
+            None => 0,
+            Some(v) => v.parse::<u32>().map_err(|_| {
+                BadInput(format!(
+                    "the plan's PYTHONHASHSEED {v:?} is not a seed (0 to 4294967295); re-plan"
+                ))
+            })?,
+        };
         let sized = match sized_bytes {
             None => None,
             Some(bytes) => {
@@ -309,6 +326,7 @@ impl Schedule {
             starts,
             sized,
             sized_sha256: sized_bytes.map(sha256_hex),
+            salt,
         })
     }
 
@@ -322,8 +340,10 @@ impl Schedule {
     /// they cannot make `len` tokens (reading the schedule refused such lines).
     pub fn build(&self, vocab: &Vocab, i: usize, len: u32, out: &mut Vec<u32>) -> Option<()> {
         match &self.sized {
-            Some(sized) => build_sized_prompt(vocab, sized.row(i), i as u64 + 1, len, out),
-            None => build_prompt(vocab, self.chunk, self.ids(i), len, out),
+            Some(sized) => {
+                build_sized_prompt(vocab, sized.row(i), (i as u64 + 1, self.salt), len, out)
+            }
+            None => build_prompt(vocab, (self.chunk, self.salt), self.ids(i), len, out),
         }
     }
 
@@ -411,6 +431,7 @@ impl Template {
                 Some(sha) => sized_blocks::protocol_argv(sha),
                 None => format!("prompt_tokens={GENERATOR} chunk={chunk}"),
             },
+            format!("prompt_salt={}", schedule.salt),
             format!("vocab={}", vocab.description()),
         ]
         .into()
@@ -423,7 +444,7 @@ mod tests {
 
     fn prompt(vocab: &Vocab, chunk: u32, ids: &[u64], len: u32) -> Vec<u32> {
         let mut out = Vec::new();
-        build_prompt(vocab, chunk, ids, len, &mut out).unwrap();
+        build_prompt(vocab, (chunk, 0), ids, len, &mut out).unwrap();
         out
     }
 
@@ -434,7 +455,7 @@ mod tests {
             assert_eq!(prompt(&v, 16, &[1, 2, 3], len).len(), len as usize);
         }
         let mut out = Vec::new();
-        assert_eq!(build_prompt(&v, 16, &[1, 2, 3], 49, &mut out), None);
+        assert_eq!(build_prompt(&v, (16, 0), &[1, 2, 3], 49, &mut out), None);
     }
 
     fn sized(blocks: &[(u8, u64, u32)]) -> Vec<SizedBlock> {
@@ -453,7 +474,7 @@ mod tests {
         let v = Vocab::range(32_000).unwrap();
         let build = |blocks: &[SizedBlock], line: u64, len: u32| {
             let mut out = Vec::new();
-            build_sized_prompt(&v, blocks, line, len, &mut out).unwrap();
+            build_sized_prompt(&v, blocks, (line, 7), len, &mut out).unwrap();
             out
         };
         // Two requests with the same system prompt (512 + 437) and different passages.
@@ -484,7 +505,7 @@ mod tests {
         // Blocks longer than the prompt build nothing.
         let mut out = Vec::new();
         assert_eq!(
-            build_sized_prompt(&v, &sized(&[(0, 1, 10)]), 1, 9, &mut out),
+            build_sized_prompt(&v, &sized(&[(0, 1, 10)]), (1, 7), 9, &mut out),
             None
         );
     }
@@ -516,8 +537,33 @@ mod tests {
         assert_eq!(a[8..12], b[..4]);
         assert_eq!(a[4..8], b[4..8]);
         // Pinned: the generator is part of the protocol; changing it must be deliberate.
-        assert_eq!(block_seed(0), SplitMix64::new(SEED_TAG).next_u64());
+        assert_eq!(block_seed(0, 0), SplitMix64::new(SEED_TAG).next_u64());
+        assert_eq!(
+            block_seed(5, 9),
+            SplitMix64::new(5 ^ SEED_TAG ^ (9 << 32)).next_u64()
+        );
         assert_eq!(prompt(&v, 4, &[0], 4), prompt(&v, 4, &[0], 4));
+    }
+
+    #[test]
+    fn one_id_is_other_tokens_in_another_plan_so_plans_share_no_cache() {
+        let v = Vocab::range(32_000).unwrap();
+        let build = |salt: u32| {
+            let mut out = Vec::new();
+            build_prompt(&v, (16, salt), &[0, 1], 32, &mut out).unwrap();
+            out
+        };
+        // The same plan (its own seed) draws the same tokens every time: repeats and arms
+        // of one plan are one workload.
+        assert_eq!(build(3_141_592), build(3_141_592));
+        // Another plan's fresh ids from 0 are other tokens: no false sharing in a warm cache.
+        assert_ne!(build(3_141_592)[..16], build(2_718_281)[..16]);
+        let sized = |salt: u32| {
+            let mut out = Vec::new();
+            build_sized_prompt(&v, &sized(&[(0, 8302, 512)]), (1, salt), 520, &mut out).unwrap();
+            out
+        };
+        assert_ne!(sized(1)[..512], sized(2)[..512]);
     }
 
     #[test]
