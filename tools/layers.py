@@ -30,7 +30,7 @@ from pathlib import Path
 # core's layers, lowest first. A module may import its own top-level module and any lower
 # layer; modules that share a layer may not import each other.
 CORE_LAYERS = [
-    ["decimal", "divisor", "stats"],
+    ["decimal", "divisor", "stats", "signing"],
     ["trace"],
     ["regime"],
     ["report", "synth"],

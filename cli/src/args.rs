@@ -39,6 +39,29 @@ pub enum Command {
     /// traffic, write the illustrative examples.
     #[command(subcommand)]
     Playbook(PlaybookCommand),
+    /// Signing keys: the lessor (`gate`, `sim`) signs what only it sees with one; a reviewer
+    /// trusts its public half (`--trust`).
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+/// `loadproof key`
+#[derive(Debug, clap::Subcommand)]
+pub enum KeyCommand {
+    /// Write a new Ed25519 key pair: the secret key to OUT (mode 0600, never overwritten) and
+    /// its public key to OUT.pub; print the public key line (what a reviewer trusts).
+    New(KeyNewArgs),
+}
+
+/// `loadproof key new`
+#[derive(Debug, clap::Args)]
+pub struct KeyNewArgs {
+    /// The secret key file to write (refused if it exists); the public key goes to OUT.pub.
+    #[arg(long, value_name = "OUT")]
+    pub out: PathBuf,
+    /// A comment on the public key line: who holds the secret half (e.g. "gate at lab-3").
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pub comment: String,
 }
 
 /// Which client fires the plan.
@@ -259,6 +282,11 @@ pub struct PolicyArgs {
     /// defaults]. A receipt's own bounds are the claimant's intent and never used.
     #[arg(long = "policy", value_name = "POLICY_JSON")]
     pub file: Option<PathBuf>,
+    /// A file of public keys you trust (`loadproof-ed25519 BASE64 [comment]` lines, as
+    /// `loadproof key new` prints them; repeatable). Given any, the window and subject stand
+    /// only on a lease signed by one of them; given none, every receipt is self-attested.
+    #[arg(long = "trust", value_name = "KEYFILE")]
+    pub trust: Vec<PathBuf>,
 }
 
 /// `loadproof receipt compare`
@@ -379,6 +407,11 @@ pub struct SubjectArgs {
 /// (exit 0).
 #[derive(Debug, clap::Args)]
 pub struct SimArgs {
+    /// A secret key (`loadproof key new`) to sign every lease granted with: the grant's
+    /// `x-loadproof-lease-signed` header carries the signature, fire keeps it in the receipt,
+    /// and a reviewer who trusts the public half sees the lease as the simulator's, not the claimant's.
+    #[arg(long, value_name = "KEYFILE")]
+    pub signing_key: Option<PathBuf>,
     /// Address to listen on [default: 127.0.0.1]. Anything but loopback (0.0.0.0, say) only
     /// when given here explicitly.
     #[arg(long)]
@@ -440,6 +473,11 @@ pub struct SimArgs {
 /// SIGINT or SIGTERM (exit 0).
 #[derive(Debug, clap::Args)]
 pub struct GateArgs {
+    /// A secret key (`loadproof key new`) to sign every lease granted with: the grant's
+    /// `x-loadproof-lease-signed` header carries the signature, fire keeps it in the receipt,
+    /// and a reviewer who trusts the public half sees the lease as the gate's, not the claimant's.
+    #[arg(long, value_name = "KEYFILE")]
+    pub signing_key: Option<PathBuf>,
     /// The server to forward to, `http://HOST:PORT` (vLLM's OpenAI-compatible server).
     #[arg(long, value_name = "URL")]
     pub upstream: String,
@@ -773,6 +811,9 @@ pub struct PlaybookRowArgs {
     /// README "The audit policy") [default: loadproof's documented defaults].
     #[arg(long, value_name = "POLICY_JSON")]
     pub audit_policy: Option<PathBuf>,
+    /// A file of public keys the audits trust (repeatable; see `receipt audit --trust`).
+    #[arg(long = "trust", value_name = "KEYFILE")]
+    pub trust: Vec<PathBuf>,
 }
 
 /// Where the live traffic was generated.

@@ -19,7 +19,7 @@ use crate::render::{escape_controls, printable};
 /// Reads and audits a receipt against the reviewer's policy; an unreadable file, a
 /// non-receipt or a bad policy is bad input (exit 2).
 pub fn load(path: &Path, policy: &PolicyArgs) -> Result<(Receipt, Audit)> {
-    let policy = read_policy(policy.file.as_deref())?;
+    let policy = read_policy(policy.file.as_deref(), &policy.trust)?;
     let (_, receipt) = read_receipt(path)?;
     let audit = audit::audit_with(&receipt, &policy);
     Ok((receipt, audit))

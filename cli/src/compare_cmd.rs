@@ -50,7 +50,7 @@ impl Loaded {
 
 /// `loadproof receipt compare`.
 pub fn compare_cmd(args: &CompareArgs, out: &mut impl Write) -> Result<ExitCode> {
-    let policy = read_policy(args.policy.file.as_deref())?;
+    let policy = read_policy(args.policy.file.as_deref(), &args.policy.trust)?;
     let baseline = Loaded::read(&args.baseline, &policy)?;
     let treatment = Loaded::read(&args.treatment, &policy)?;
     let c = compare(&baseline.side(), &treatment.side());

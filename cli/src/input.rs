@@ -158,13 +158,28 @@ pub(crate) fn read_receipt(path: &Path) -> Result<(Vec<u8>, Receipt)> {
     Ok((bytes, receipt))
 }
 
-/// The reviewer's audit policy from `--policy FILE`, or the default.
-pub(crate) fn read_policy(path: Option<&Path>) -> Result<Policy> {
-    let Some(path) = path else {
-        return Ok(Policy::default());
+/// The reviewer's audit policy from `--policy FILE`, or the default, trusting the keys in
+/// every `--trust KEYFILE` besides any the policy names.
+pub(crate) fn read_policy(path: Option<&Path>, trust: &[PathBuf]) -> Result<Policy> {
+    let mut policy = match path {
+        None => Policy::default(),
+        Some(path) => {
+            let bytes = read_file(path, MAX_DOCUMENT_BYTES, "an audit policy")?;
+            Policy::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?
+        }
     };
-    let bytes = read_file(path, MAX_DOCUMENT_BYTES, "an audit policy")?;
-    Ok(Policy::from_json(&bytes).map_err(|e| BadInput(format!("{}: {e}", path.display())))?)
+    for file in trust {
+        let bytes = read_file(file, MAX_DOCUMENT_BYTES, "a file of trusted keys")?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|_| BadInput(format!("{}: not UTF-8 text", file.display())))?;
+        let set = loadproof_core::signing::TrustSet::parse(text)
+            .map_err(|e| BadInput(format!("{}: {e}", file.display())))?;
+        if set.is_empty() {
+            return Err(BadInput(format!("{}: holds no public key", file.display())).into());
+        }
+        policy.trusted_keys.extend(set.lines());
+    }
+    Ok(policy)
 }
 
 /// A `plan.json`: its bytes (a receipt keeps them) and the plan they hold.

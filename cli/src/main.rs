@@ -12,6 +12,7 @@ mod gate;
 mod halves;
 mod http_client;
 mod input;
+mod key_cmd;
 mod output;
 mod plan_cmd;
 mod playbook;
@@ -31,7 +32,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use args::{Cli, Command, PlanSubcommand, PlaybookCommand, ReceiptCommand, TraceCommand};
+use args::{
+    Cli, Command, KeyCommand, PlanSubcommand, PlaybookCommand, ReceiptCommand, TraceCommand,
+};
 
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let stdout = io::stdout();
@@ -41,6 +44,7 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Trace(TraceCommand::Synth(a)) => synth_cmd::synth(a, &mut out)?,
         Command::Sim(a) => sim::run(a)?,
         Command::Gate(a) => gate::run(a)?,
+        Command::Key(KeyCommand::New(a)) => key_cmd::new(a, &mut out)?,
         Command::Fire(a) => {
             let code = fire::fire(a, &mut out)?;
             out.flush()?;

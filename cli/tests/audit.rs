@@ -200,3 +200,85 @@ fn a_lease_copied_from_another_run_is_refused_by_the_lessors_own_readback() {
     );
     assert_eq!(code(&["receipt", "qualify", s(&path)]), Some(1));
 }
+
+/// issue 19: a lease the sim signs is kept in the receipt and verifies against the sim's key:
+/// signed to a reviewer who trusts that key, self-attested to one who does not, and refused
+/// (window, subject) by a reviewer who trusts only another key.
+#[test]
+fn a_lease_signed_by_the_sims_key_verifies_against_the_key_the_reviewer_trusts() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = planned("signed", 20);
+    let key = dir.join("sim.key");
+    let out = loadproof(&[
+        "key",
+        "new",
+        "--out",
+        s(&key),
+        "--comment",
+        "loadproof sim (simulator)",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line = String::from_utf8(out.stdout).unwrap();
+    assert!(line.starts_with("loadproof-ed25519 ") && line.trim_end().ends_with("(simulator)"));
+    let public = dir.join("sim.key.pub");
+    assert_eq!(std::fs::read_to_string(&public).unwrap(), line);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+    // A key is never overwritten.
+    let again = loadproof(&["key", "new", "--out", s(&key)]);
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+
+    let mut args: Vec<&str> = FAST.to_vec();
+    args.extend(["--signing-key", s(&key)]);
+    let sim = Sim::start(&args);
+    let receipt = dir.join("receipt.json");
+    common::until_qualified(&receipt, || {
+        fire(&dir, &sim, &["--acquire-lease", "120"]);
+    });
+    let r = Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
+    assert!(r.has_block(loadproof_core::receipt::block::LEASE_SIGNED));
+
+    let audit = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["receipt", "audit", s(&receipt), "--json"];
+        args.extend(extra);
+        serde_json::from_slice(&loadproof(&args).stdout).unwrap()
+    };
+    let a = audit(&["--trust", s(&public)]);
+    assert_eq!(a["qualified"], true, "{:#}", a["refusals"]);
+    assert_eq!(a["attestation"]["level"], "signed");
+    assert_eq!(
+        a["attestation"]["lease_key"]["trusted_as"],
+        "loadproof sim (simulator)"
+    );
+    let a = audit(&[]);
+    assert_eq!(a["qualified"], true);
+    assert_eq!(a["attestation"]["level"], "self_attested");
+    // Trusting only another key: the sim's signature counts for nothing.
+    let other = dir.join("other.key");
+    assert!(
+        loadproof(&["key", "new", "--out", s(&other)])
+            .status
+            .success()
+    );
+    let a = audit(&["--trust", &format!("{}.pub", s(&other))]);
+    assert_eq!(a["qualified"], false);
+    assert_eq!(a["standings"]["window"]["positive"], false);
+    // qualify says which it is on its first line.
+    let q = loadproof(&["receipt", "qualify", s(&receipt), "--trust", s(&public)]);
+    assert_eq!(q.status.code(), Some(0), "{}", stderr(&q));
+    assert!(
+        String::from_utf8_lossy(&q.stdout)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("signed by a key you trust")
+    );
+    // A file that is not a key file is bad input naming it.
+    let bad = loadproof(&["receipt", "audit", s(&receipt), "--trust", s(&receipt)]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("receipt.json"), "{}", stderr(&bad));
+}

@@ -26,6 +26,7 @@ pub mod playbook;
 pub mod receipt;
 pub mod regime;
 pub mod report;
+pub mod signing;
 pub mod site;
 pub mod stats;
 pub mod synth;

@@ -3,12 +3,13 @@
 
 use std::collections::BTreeMap;
 
-use loadproof_core::audit::{Audit, STANDINGS, audit};
+use loadproof_core::audit::{AttestationLevel, Audit, Policy, STANDINGS, audit, audit_with};
 use loadproof_core::receipt::{
     Axis, Disposition, Engine, Evidence, Execution, ExitStatus, LEASE_SCHEMA, Lease, Phase,
     Protocol, Provenance, RECEIPT_SCHEMA, Receipt, RequestRecord, ResultFile, Scrape,
     ScrapeOutcome, Stamp, Subject, Usage, block,
 };
+use loadproof_core::signing::{SecretKey, Signed};
 
 const URL: &str = "http://127.0.0.1:8000";
 const T0_UNIX: i64 = 1_800_000_000_000_000_000;
@@ -130,6 +131,8 @@ struct Native {
     /// (phase, at ms, body)
     scrapes: Vec<(Phase, i64, Option<String>)>,
     lease: Option<Lease>,
+    /// The seed of the key the lessor signs the lease with (none: unsigned).
+    lessor_key: Option<u8>,
     subject: Subject,
     end_ms: i64,
 }
@@ -167,6 +170,7 @@ impl Native {
             cap: None,
             scrapes,
             lease: Some(lease(&[("model", "tiny-llama"), ("engine", "vllm")], URL)),
+            lessor_key: None,
             subject: full_subject(),
             end_ms: 1500,
         }
@@ -205,10 +209,15 @@ impl Native {
             });
         }
         let lease = self.lease.as_ref().map(|l| {
-            evidence.insert(
-                block::LEASE.to_owned(),
-                Evidence::of(serde_json::to_string(l).unwrap().as_bytes()),
-            );
+            let bytes = serde_json::to_string(l).unwrap();
+            evidence.insert(block::LEASE.to_owned(), Evidence::of(bytes.as_bytes()));
+            if let Some(seed) = self.lessor_key {
+                let signed = Signed::sign(&SecretKey::from_seed([seed; 32]), bytes.as_bytes());
+                evidence.insert(
+                    block::LEASE_SIGNED.to_owned(),
+                    Evidence::of(signed.to_json().as_bytes()),
+                );
+            }
             block::LEASE.to_owned()
         });
         evidence.insert(
@@ -342,11 +351,14 @@ fn over_time_of_vllm_bench_counts_from_the_first_send() {
 fn the_verdict_is_one_line_naming_the_qualification() {
     let mut a = Native::positive().audit();
     assert!(a.qualified && !a.simulator);
-    assert_eq!(a.verdict(), "QUALIFIED: every standing is positive");
+    assert_eq!(
+        a.verdict(),
+        "QUALIFIED: every standing is positive, self-attested"
+    );
     a.simulator = true;
     assert_eq!(
         a.verdict(),
-        "QUALIFIED (of loadproof sim, a simulator): every standing is positive"
+        "QUALIFIED (of loadproof sim, a simulator): every standing is positive, self-attested"
     );
     a.qualified = false;
     a.refusals = vec!["one".to_owned(), "two".to_owned()];
@@ -1695,4 +1707,128 @@ fn a_counter_two_spellings_of_one_replica_are_not_summed() {
         a.engine.reason
     );
     assert!(!a.qualified);
+}
+
+/// The reviewer's policy trusting the keys of these seeds.
+fn trusting(seeds: &[u8]) -> Policy {
+    Policy {
+        trusted_keys: seeds
+            .iter()
+            .map(|&s| SecretKey::from_seed([s; 32]).public().to_line("the lessor"))
+            .collect(),
+        ..Policy::default()
+    }
+}
+
+/// issue 19: without a trusted key nothing is signed, and the verdict says so.
+#[test]
+fn an_unsigned_receipt_is_self_attested_never_silently_equal_to_signed() {
+    let a = Native::positive().audit();
+    assert!(a.qualified);
+    assert_eq!(a.attestation.level, AttestationLevel::SelfAttested);
+    assert!(a.verdict().ends_with("self-attested"), "{}", a.verdict());
+    // A reviewer who trusts a key refuses the window and the subject of an unsigned receipt.
+    let a = audit_with(&Native::positive().receipt(), &trusting(&[9]));
+    assert!(!a.qualified);
+    for name in ["window", "subject"] {
+        let (pos, reason) = standing(&a, name);
+        assert!(
+            !pos && reason.contains("not signed by its lessor"),
+            "{reason}"
+        );
+    }
+}
+
+/// issue 19: the lessor's signature over the exact lease, by a key the reviewer trusts.
+#[test]
+fn a_lease_signed_by_a_trusted_key_makes_the_attestation_signed() {
+    let mut n = Native::positive();
+    n.lessor_key = Some(9);
+    let a = audit_with(&n.receipt(), &trusting(&[9]));
+    assert!(a.qualified, "{:?}", a.refusals);
+    assert_eq!(a.attestation.level, AttestationLevel::Signed);
+    assert_eq!(
+        a.attestation
+            .lease_key
+            .as_ref()
+            .unwrap()
+            .trusted_as
+            .as_deref(),
+        Some("the lessor")
+    );
+    assert!(
+        a.verdict().ends_with("signed by a key you trust"),
+        "{}",
+        a.verdict()
+    );
+    // The same receipt to a reviewer who trusts nothing: self-attested, window as before.
+    let a = audit(&n.receipt());
+    assert!(a.qualified);
+    assert_eq!(a.attestation.level, AttestationLevel::SelfAttested);
+    assert!(a.attestation.lease_key.as_ref().is_some_and(|k| !k.trusted));
+}
+
+/// issue 19: a signature from a key the reviewer does not trust (the claimant's own) counts
+/// for nothing.
+#[test]
+fn a_signature_from_an_untrusted_key_is_self_attested() {
+    let mut n = Native::positive();
+    n.lessor_key = Some(1);
+    let a = audit_with(&n.receipt(), &trusting(&[9]));
+    assert!(!a.qualified);
+    assert_eq!(a.attestation.level, AttestationLevel::SelfAttested);
+    let (pos, reason) = standing(&a, "window");
+    assert!(
+        !pos && reason.contains("not among the 1 key(s) you trust"),
+        "{reason}"
+    );
+}
+
+/// issue 19: a signed lease whose window was edited afterwards (digest recomputed) is a
+/// tampered receipt, refused by name.
+#[test]
+fn a_signed_lease_with_its_window_edited_is_refused_by_name() {
+    let mut n = Native::positive();
+    n.lessor_key = Some(9);
+    let mut r = n.receipt();
+    let mut lease = Lease::from_json(&r.block(block::LEASE).unwrap()).unwrap();
+    lease.until_unix_ns += 3_600_000_000_000;
+    r.evidence.insert(
+        block::LEASE.into(),
+        Evidence::of(serde_json::to_string(&lease).unwrap().as_bytes()),
+    );
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(!a.qualified);
+    assert!(
+        a.refusals
+            .iter()
+            .any(|r| r.contains("over other bytes than the receipt's lease")),
+        "{:?}",
+        a.refusals
+    );
+    // The signature itself edited: it does not verify.
+    let mut r = n.receipt();
+    let envelope = String::from_utf8(r.block(block::LEASE_SIGNED).unwrap().to_vec()).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&envelope).unwrap();
+    let mut sig = v["signature"].as_str().unwrap().to_owned();
+    sig.replace_range(
+        0..4,
+        if sig.starts_with("AAAA") {
+            "BBBB"
+        } else {
+            "AAAA"
+        },
+    );
+    v["signature"] = sig.into();
+    r.evidence.insert(
+        block::LEASE_SIGNED.into(),
+        Evidence::of(v.to_string().as_bytes()),
+    );
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(!a.qualified);
+    assert!(
+        a.refusals.iter().any(|r| r.contains("does not verify")),
+        "{:?}",
+        a.refusals
+    );
 }

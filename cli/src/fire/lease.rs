@@ -15,6 +15,7 @@ use std::time::Duration;
 use anyhow::Result;
 use hyper::Method;
 use loadproof_core::receipt::{Lease, block, sha256_hex};
+use loadproof_core::signing::Signed;
 
 use super::http::Http;
 use crate::input::{BadInput, MAX_DOCUMENT_BYTES, read_file};
@@ -38,7 +39,12 @@ pub struct Held {
     pub origin: String,
     /// The bearer token (never in `raw`).
     token: Option<String>,
+    /// The lessor's signature of `raw` (a `loadproof.signed/v1` envelope), when it signs.
+    pub signed: Option<Vec<u8>>,
 }
+
+/// The response header a signing lessor sends its signature of the lease in.
+const SIGNED_HEADER: &str = "x-loadproof-lease-signed";
 
 /// The response header a lessor sends the token in.
 const TOKEN_HEADER: &str = "x-loadproof-lease-token";
@@ -72,13 +78,35 @@ fn checked(raw: Vec<u8>, token: Option<String>, origin: String, what: &str) -> R
         lease,
         origin,
         token,
+        signed: None,
     })
+}
+
+/// `held` with the lessor's signature `envelope`, which must verify and cover exactly the
+/// lease's bytes (a receipt never carries a signature the audit will refuse as tampered).
+fn signed_by_lessor(mut held: Held, envelope: Vec<u8>, what: &str) -> Result<Held> {
+    let signed = Signed::from_json(&envelope)
+        .map_err(|e| BadInput(format!("{what}: the lessor's signature: {e}")))?;
+    if signed.statement() != held.raw.as_slice() {
+        return Err(BadInput(format!(
+            "{what}: the lessor's signature covers other bytes than the lease it granted"
+        ))
+        .into());
+    }
+    held.signed = Some(envelope);
+    Ok(held)
 }
 
 /// Reads `--lease FILE` and the token from the environment variable `token_env` names (bad
 /// input naming the file when it is not a usable lease).
 pub fn read(path: &Path, token_env: Option<&str>) -> Result<Held> {
-    let raw = read_file(path, MAX_DOCUMENT_BYTES, "a lease")?;
+    let file = read_file(path, MAX_DOCUMENT_BYTES, "a lease")?;
+    // A lease as its lessor signed it (the envelope of a signing lessor's grant) is read as
+    // the lease it holds, the signature kept.
+    let envelope = Signed::from_json(&file)
+        .ok()
+        .map(|s| (s.statement().to_vec(), file.clone()));
+    let raw = envelope.as_ref().map_or(file, |(lease, _)| lease.clone());
     let token = match token_env {
         Some(name) => Some(std::env::var(name).map_err(|_| {
             BadInput(format!(
@@ -87,12 +115,12 @@ pub fn read(path: &Path, token_env: Option<&str>) -> Result<Held> {
         })?),
         None => None,
     };
-    checked(
-        raw,
-        token,
-        format!("--lease {}", path.display()),
-        &format!("--lease {}", path.display()),
-    )
+    let what = format!("--lease {}", path.display());
+    let held = checked(raw, token, what.clone(), &what)?;
+    match envelope {
+        Some((_, envelope)) => signed_by_lessor(held, envelope, &what),
+        None => Ok(held),
+    }
 }
 
 /// `POST ENDPOINT/loadproof/lease` `{"holder", "seconds"}`; anything but a 200 with a lease
@@ -119,12 +147,21 @@ pub async fn acquire(http: &Http, endpoint: &str, holder: &str, seconds: u64) ->
         .get(TOKEN_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::to_owned);
-    checked(
+    let signed = answer
+        .headers
+        .get(SIGNED_HEADER)
+        .map(|v| v.as_bytes().to_vec());
+    let what = format!("--acquire-lease: the answer of POST {url}");
+    let held = checked(
         answer.body,
         token,
         format!("POST {url} (--acquire-lease {seconds})"),
-        &format!("--acquire-lease: the answer of POST {url}"),
-    )
+        &what,
+    )?;
+    match signed {
+        Some(envelope) => signed_by_lessor(held, envelope, &what),
+        None => Ok(held),
+    }
 }
 
 /// `DELETE ENDPOINT/loadproof/lease` with the token: the window closes when the run does, so

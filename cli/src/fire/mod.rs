@@ -965,6 +965,9 @@ async fn fire_async(
             }
             if let Some(held) = &leased {
                 journal.block(block::LEASE, &held.raw);
+                if let Some(signed) = &held.signed {
+                    journal.block(block::LEASE_SIGNED, signed);
+                }
             }
             Some(journal)
         }
@@ -1099,6 +1102,9 @@ async fn fire_async(
         let run = run_interval(&execution);
         notes.extend(held.notes(endpoint, run));
         evidence.insert(block::LEASE.to_owned(), Evidence::of(&held.raw));
+        if let Some(signed) = &held.signed {
+            evidence.insert(block::LEASE_SIGNED.to_owned(), Evidence::of(signed));
+        }
     }
     let report = report.map(|(text, clean)| {
         (

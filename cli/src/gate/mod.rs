@@ -66,6 +66,8 @@ struct GateConfig {
     upstream_key: Option<HeaderValue>,
     upstream_tls: crate::tls::ClientTls,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    /// The key every lease is signed with (`--signing-key`).
+    signer: Option<loadproof_core::signing::SecretKey>,
 }
 
 impl GateConfig {
@@ -104,6 +106,11 @@ impl GateConfig {
             upstream_key,
             upstream_tls: args.trust.trust().client()?,
             tls: args.tls.acceptor()?,
+            signer: args
+                .signing_key
+                .as_deref()
+                .map(crate::key_cmd::read_secret)
+                .transpose()?,
             upstream,
             stated: Stated {
                 model_revision: args.model_revision.clone(),
@@ -173,7 +180,8 @@ async fn serve(cfg: GateConfig) -> anyhow::Result<()> {
                 exclusion: exclusion(&upstream),
                 readback: "loadproof_gate_lease_active",
             },
-        ),
+        )
+        .signing_with(cfg.signer.clone()),
         gate_id: crate::sim::lease::fresh_id(),
     });
 
@@ -371,6 +379,15 @@ async fn grant_lease(app: &App, req: Request<Incoming>) -> Response<GateBody> {
             );
             if let Ok(token) = HeaderValue::from_str(&granted.token) {
                 response.headers_mut().insert(TOKEN_HEADER, token);
+            }
+            if let Some(signed) = granted
+                .signed
+                .as_deref()
+                .and_then(|s| HeaderValue::from_str(s).ok())
+            {
+                response
+                    .headers_mut()
+                    .insert(crate::sim::lease::SIGNED_HEADER, signed);
             }
             response
         }

@@ -123,7 +123,7 @@ pub fn row(args: &PlaybookRowArgs, out: &mut impl Write) -> Result<ExitCode> {
         ))
         .into());
     }
-    let policy = read_policy(args.audit_policy.as_deref())?;
+    let policy = read_policy(args.audit_policy.as_deref(), &args.trust)?;
     let baseline = load_arm(&args.baseline, &policy)?;
     let treatment = load_arm(&args.treatment, &policy)?;
     let arm_of = |arm: Arm| match arm {

@@ -26,6 +26,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use loadproof_core::receipt::{LEASE_SCHEMA, Lease, sha256_hex};
+use loadproof_core::signing::{SecretKey, Signed};
 use serde_json::Value;
 
 /// The longest lease granted (a week).
@@ -64,6 +65,7 @@ pub struct Lessor {
     held: Mutex<Option<Held>>,
     granted: AtomicU64,
     refused: AtomicU64,
+    signer: Option<SecretKey>,
 }
 
 /// The lease that holds (or held: it expires by its `until`, or its holder released it).
@@ -85,7 +87,14 @@ pub struct Granted {
     pub json: String,
     /// The bearer token, for [`TOKEN_HEADER`] only.
     pub token: String,
+    /// `json` signed by the lessor's key (a `loadproof.signed/v1` envelope, one line), for
+    /// [`SIGNED_HEADER`], when the lessor signs.
+    pub signed: Option<String>,
 }
+
+/// The response header that carries the lessor's signature of the lease it granted (the
+/// envelope holds the body's exact bytes).
+pub const SIGNED_HEADER: &str = "x-loadproof-lease-signed";
 
 /// Why a lease was not granted: an HTTP status and a JSON body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -126,7 +135,14 @@ impl Lessor {
             held: Mutex::new(None),
             granted: AtomicU64::new(0),
             refused: AtomicU64::new(0),
+            signer: None,
         }
+    }
+
+    /// This lessor signing every lease it grants with `key` (`--signing-key`).
+    pub fn signing_with(mut self, key: Option<SecretKey>) -> Lessor {
+        self.signer = key;
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Option<Held>> {
@@ -210,7 +226,15 @@ impl Lessor {
             until_unix_ns,
             token: token.clone(),
         });
-        Ok(Granted { json, token })
+        let signed = self
+            .signer
+            .as_ref()
+            .map(|key| Signed::sign(key, json.as_bytes()).to_json());
+        Ok(Granted {
+            json,
+            token,
+            signed,
+        })
     }
 
     /// `DELETE /loadproof/lease` by its holder: the lease that holds ends now. 200 with

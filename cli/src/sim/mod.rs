@@ -69,6 +69,8 @@ struct SimConfig {
     gpu_sku: String,
     api_key: Option<String>,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    /// The key every lease is signed with (`--signing-key`).
+    signer: Option<loadproof_core::signing::SecretKey>,
     /// The settings a knob can name, as `loadproof_sim_config_info` states them.
     settings: Vec<(String, String)>,
 }
@@ -126,6 +128,11 @@ impl SimConfig {
                 .transpose()?
                 .map(|key| format!("Bearer {key}")),
             tls: args.tls.acceptor()?,
+            signer: args
+                .signing_key
+                .as_deref()
+                .map(crate::key_cmd::read_secret)
+                .transpose()?,
             settings: vec![
                 (
                     "decode_ms_per_seq".to_owned(),
@@ -208,7 +215,8 @@ async fn serve(cfg: SimConfig) -> anyhow::Result<()> {
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .collect(),
             fallback_route: format!("{scheme}://{local}"),
-        }),
+        })
+        .signing_with(cfg.signer.clone()),
     });
 
     if !local.ip().is_loopback() {
@@ -362,6 +370,13 @@ async fn grant_lease(
             let mut response = full(StatusCode::OK, "application/json", granted.json);
             if let Ok(token) = HeaderValue::from_str(&granted.token) {
                 response.headers_mut().insert(lease::TOKEN_HEADER, token);
+            }
+            if let Some(signed) = granted
+                .signed
+                .as_deref()
+                .and_then(|s| HeaderValue::from_str(s).ok())
+            {
+                response.headers_mut().insert(lease::SIGNED_HEADER, signed);
             }
             Ok(response)
         }

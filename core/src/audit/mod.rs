@@ -8,6 +8,7 @@
 //! `derived` section. Capture and qualification are separate answers: [`Audit::captured`] says
 //! a raw observation exists; [`Audit::qualification`] says whether it supports a claim.
 
+mod attestation;
 mod client;
 mod engine;
 mod over_time;
@@ -20,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
+pub use attestation::{Attestation, Level as AttestationLevel, SignerFacts};
 pub use client::{
     ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LATENCY_METRICS, LatencyFacts,
     LedgerFacts, bench_samples, native_samples, peer_request_records,
@@ -138,6 +140,9 @@ pub struct Audit {
     /// named on the verdict, never silently equal to the stronger case.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub caveats: Vec<String>,
+    /// Who vouches for the window: signed by a key the reviewer trusts, or self-attested
+    /// (named on the verdict either way).
+    pub attestation: Attestation,
 }
 
 /// A field of the receipt that only the claimant vouches for.
@@ -172,7 +177,7 @@ impl Audit {
     pub fn verdict(&self) -> String {
         if self.qualified {
             format!(
-                "QUALIFIED{}: every standing is positive{}",
+                "QUALIFIED{}: every standing is positive{}{}",
                 if self.simulator {
                     " (of loadproof sim, a simulator)"
                 } else {
@@ -182,6 +187,10 @@ impl Audit {
                     0 => String::new(),
                     1 => " (1 caveat)".to_owned(),
                     n => format!(" ({n} caveats)"),
+                },
+                match self.attestation.level {
+                    AttestationLevel::Signed => ", signed by a key you trust",
+                    AttestationLevel::SelfAttested => ", self-attested",
                 }
             )
         } else if let Some(s) = &self.unsealed {
@@ -505,6 +514,19 @@ fn conclude(
         ledger_standing(&gate, side.ledger.as_ref()),
     );
 
+    let trust = policy.trust();
+    let (attestation, forged) = attestation::read(receipt, &block, &trust);
+    inconsistencies.extend(forged);
+    if !trust.is_empty() && attestation.level != AttestationLevel::Signed {
+        // The reviewer named the keys they trust: the claimant's word no longer stands for
+        // the window or the subject.
+        for name in ["window", "subject"] {
+            standings.insert(
+                name.to_owned(),
+                Standing::refused(attestation.reason.clone(), attestation::SIGNED_SETTLE),
+            );
+        }
+    }
     let caveats = caveats(receipt, &eng.sources);
     let mut out = Audit {
         schema: AUDIT_SCHEMA.to_owned(),
@@ -534,6 +556,7 @@ fn conclude(
         knobs,
         statements,
         caveats,
+        attestation,
     };
     // 4. Derived numbers in the file are compared, never trusted.
     if let Some(stored) = &receipt.derived {

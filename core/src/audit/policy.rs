@@ -29,6 +29,11 @@ pub struct Policy {
     /// Occupancy: a queue (requests waiting for admission) seen in this many consecutive scrapes
     /// means the engine did not keep up; fewer is admission at the next scheduler step.
     pub max_waiting_scrapes: u32,
+    /// The public keys the reviewer trusts (`loadproof-ed25519 BASE64 [comment]` lines). When
+    /// any is given, the window and subject standings stand only on a lease signed by one of
+    /// them; none given, every receipt is read as self-attested (and said to be).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trusted_keys: Vec<String>,
 }
 
 impl Default for Policy {
@@ -40,6 +45,7 @@ impl Default for Policy {
             max_send_lag_ms: 10.0,
             max_scrape_gap_ms: 1_000.0,
             max_waiting_scrapes: 2,
+            trusted_keys: Vec::new(),
         }
     }
 }
@@ -117,7 +123,26 @@ impl Policy {
                 expected: "a whole number of scrapes ≥ 1",
             });
         }
+        for (i, line) in self.trusted_keys.iter().enumerate() {
+            if let Err(e) = crate::signing::PublicKey::parse_line(line) {
+                return Err(PolicyError::OutOfRange {
+                    field: "trusted_keys",
+                    value: format!("entry {}: {e}", i + 1),
+                    expected: "a public key line (`loadproof-ed25519 BASE64 [comment]`)",
+                });
+            }
+        }
         Ok(self)
+    }
+
+    /// The trusted keys as a set (every entry was checked by [`Policy::checked`]; one that
+    /// does not read is left out, so it trusts nothing).
+    pub fn trust(&self) -> crate::signing::TrustSet {
+        let mut set = crate::signing::TrustSet::default();
+        for line in &self.trusted_keys {
+            let _ = set.add(line);
+        }
+        set
     }
 
     /// The policy as the audit reports it: pretty JSON with a final newline.

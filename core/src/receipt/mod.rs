@@ -49,6 +49,9 @@ pub mod block {
     pub const METRICS_PREFIX: &str = "metrics/";
     /// The lease the run held, as the lessor returned it.
     pub const LEASE: &str = "window/lease.json";
+    /// The lessor's signed statement of the lease ([`crate::signing::Signed`] over the exact
+    /// bytes of [`LEASE`]), when the lessor signs.
+    pub const LEASE_SIGNED: &str = "window/lease.signed.json";
     /// The `timed_trace` file fired (the schedule), when small enough to embed.
     pub const TIMED_TRACE: &str = "plan/timed_trace.jsonl";
     /// The plan's blocks at their own lengths (`blocks.jsonl`), when it has them and the
