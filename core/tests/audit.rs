@@ -7,7 +7,7 @@ use loadproof_core::audit::{AttestationLevel, Audit, Policy, STANDINGS, audit, a
 use loadproof_core::receipt::{
     Axis, Disposition, Engine, Evidence, Execution, ExitStatus, LEASE_SCHEMA, Lease, Phase,
     Protocol, Provenance, RECEIPT_SCHEMA, Receipt, RequestRecord, ResultFile, Scrape,
-    ScrapeOutcome, Stamp, Subject, Usage, block,
+    ScrapeOutcome, ScrapeStatement, Stamp, Subject, Usage, block, signed_block_of,
 };
 use loadproof_core::signing::{SecretKey, Signed};
 
@@ -133,6 +133,9 @@ struct Native {
     lease: Option<Lease>,
     /// The seed of the key the lessor signs the lease with (none: unsigned).
     lessor_key: Option<u8>,
+    /// The seed of the key the lessor signs each scrape body's statement with, and the lease
+    /// the statements name (none: unsigned).
+    scrape_key: Option<(u8, &'static str)>,
     subject: Subject,
     end_ms: i64,
 }
@@ -171,6 +174,7 @@ impl Native {
             scrapes,
             lease: Some(lease(&[("model", "tiny-llama"), ("engine", "vllm")], URL)),
             lessor_key: None,
+            scrape_key: None,
             subject: full_subject(),
             end_ms: 1500,
         }
@@ -190,6 +194,20 @@ impl Native {
                 Some(b) => {
                     let name = format!("metrics/{i}");
                     evidence.insert(name.clone(), Evidence::of(b.as_bytes()));
+                    if let Some((seed, lease_id)) = self.scrape_key {
+                        let statement = ScrapeStatement::of(
+                            "/metrics",
+                            b.as_bytes(),
+                            Some(lease_id.to_owned()),
+                            T0_UNIX + at * MS,
+                        );
+                        let signed =
+                            Signed::sign(&SecretKey::from_seed([seed; 32]), &statement.to_bytes());
+                        evidence.insert(
+                            signed_block_of(&name),
+                            Evidence::of(signed.to_json().as_bytes()),
+                        );
+                    }
                     ScrapeOutcome::Response {
                         status: Some(200),
                         body: name,
@@ -1744,6 +1762,7 @@ fn an_unsigned_receipt_is_self_attested_never_silently_equal_to_signed() {
 fn a_lease_signed_by_a_trusted_key_makes_the_attestation_signed() {
     let mut n = Native::positive();
     n.lessor_key = Some(9);
+    n.scrape_key = Some((9, "lease-1"));
     let a = audit_with(&n.receipt(), &trusting(&[9]));
     assert!(a.qualified, "{:?}", a.refusals);
     assert_eq!(a.attestation.level, AttestationLevel::Signed);
@@ -1790,6 +1809,7 @@ fn a_signature_from_an_untrusted_key_is_self_attested() {
 fn a_signed_lease_with_its_window_edited_is_refused_by_name() {
     let mut n = Native::positive();
     n.lessor_key = Some(9);
+    n.scrape_key = Some((9, "lease-1"));
     let mut r = n.receipt();
     let mut lease = Lease::from_json(&r.block(block::LEASE).unwrap()).unwrap();
     lease.until_unix_ns += 3_600_000_000_000;
@@ -1831,4 +1851,60 @@ fn a_signed_lease_with_its_window_edited_is_refused_by_name() {
         "{:?}",
         a.refusals
     );
+}
+
+/// issue 19: a signed lease alone does not make the scrapes the lessor's: the bodies the window,
+/// subject and counters are read from must carry its statements too.
+#[test]
+fn a_signed_lease_over_unsigned_scrapes_is_self_attested() {
+    let mut n = Native::positive();
+    n.lessor_key = Some(9);
+    let a = audit_with(&n.receipt(), &trusting(&[9]));
+    assert_eq!(a.attestation.level, AttestationLevel::SelfAttested);
+    assert_eq!(a.attestation.scrapes.lessor_scrapes, 5);
+    assert_eq!(a.attestation.scrapes.by_trusted_key, 0);
+    let (pos, reason) = standing(&a, "window");
+    assert!(!pos && reason.contains("5 of the 5 scrapes"), "{reason}");
+}
+
+/// issue 19: a scrape body swapped for another, its digest recomputed, no longer matches the
+/// digest the lessor signed.
+#[test]
+fn a_scrape_body_swapped_with_its_digest_recomputed_is_refused_by_name() {
+    let mut n = Native::positive();
+    n.lessor_key = Some(9);
+    n.scrape_key = Some((9, "lease-1"));
+    let mut r = n.receipt();
+    let body = String::from_utf8(r.block("metrics/2").unwrap().to_vec()).unwrap();
+    let edited = body.replace("tiny-llama", "big-llama");
+    assert_ne!(body, edited);
+    r.evidence
+        .insert("metrics/2".into(), Evidence::of(edited.as_bytes()));
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(!a.qualified);
+    assert!(
+        a.refusals
+            .iter()
+            .any(|r| r.contains("signed/metrics/2") && r.contains("the body was swapped")),
+        "{:?}",
+        a.refusals
+    );
+}
+
+/// issue 19: statements the lessor signed under another lease, spliced in, name that lease.
+#[test]
+fn a_scrape_statement_replayed_from_another_lease_is_refused_by_name() {
+    let mut n = Native::positive();
+    n.lessor_key = Some(9);
+    n.scrape_key = Some((9, "lease-0"));
+    let a = audit_with(&n.receipt(), &trusting(&[9]));
+    assert!(!a.qualified);
+    assert!(
+        a.refusals
+            .iter()
+            .any(|r| r.contains("made under lease lease-0") && r.contains("replayed")),
+        "{:?}",
+        a.refusals
+    );
+    assert_eq!(a.attestation.level, AttestationLevel::SelfAttested);
 }

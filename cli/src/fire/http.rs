@@ -48,6 +48,14 @@ impl Http {
 
     /// GET `url`; the status and whole body, or what went wrong, within `timeout`.
     pub async fn get(&self, url: &str, timeout: Duration) -> Result<(u16, Vec<u8>), String> {
+        self.get_answer(url, timeout)
+            .await
+            .map(|answer| (answer.status, answer.body))
+    }
+
+    /// As [`Http::get`], with the response's headers (a signing lessor's statement of the body
+    /// travels in one).
+    pub async fn get_answer(&self, url: &str, timeout: Duration) -> Result<Answer, String> {
         let uri = http_uri(url)?;
         let mut builder = hyper::Request::builder()
             .method(hyper::Method::GET)
@@ -64,7 +72,13 @@ impl Http {
                 .request(request)
                 .await
                 .map_err(|e| describe(&e))?;
-            whole(response).await
+            let headers = response.headers().clone();
+            let (status, body) = whole(response).await?;
+            Ok(Answer {
+                status,
+                headers,
+                body,
+            })
         };
         match tokio::time::timeout(timeout, request).await {
             Ok(result) => result,

@@ -6,9 +6,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use loadproof_core::receipt::{Evidence, Exporter, Phase, Scrape, ScrapeOutcome, Stamp, block};
+use loadproof_core::receipt::{
+    Evidence, Exporter, Phase, SCRAPE_SIGNED_HEADER, Scrape, ScrapeOutcome, Stamp, block,
+    signed_block_of,
+};
 
-use super::http::Http;
+use super::http::{Answer, Http};
 use crate::stream_out::StreamOut;
 
 /// Where scrapes go besides the list: block names numbered across the before, during and
@@ -99,13 +102,26 @@ impl Scrapes {
     pub async fn take(&mut self, http: &Http, clock: &Clock, urls: &[Target], phase: Phase) {
         for Target { url, exporter } in urls {
             let requested = clock.stamp();
-            let result = http.get(url, SCRAPE_TIMEOUT).await;
+            let result = http.get_answer(url, SCRAPE_TIMEOUT).await;
             let completed = clock.mono_ns();
             let (outcome, body) = match result {
-                Ok((status, body)) => {
+                Ok(Answer {
+                    status,
+                    headers,
+                    body,
+                }) => {
                     let n = self.sink.next.fetch_add(1, Ordering::Relaxed);
                     let name = format!("{}{n}", block::METRICS_PREFIX);
                     self.blocks.insert(name.clone(), Evidence::of(&body));
+                    // The lessor's signed statement of this body, kept beside it as it came.
+                    if let Some(signed) = headers.get(SCRAPE_SIGNED_HEADER) {
+                        let signed_name = signed_block_of(&name);
+                        self.blocks
+                            .insert(signed_name.clone(), Evidence::of(signed.as_bytes()));
+                        if let Some(journal) = &self.sink.journal {
+                            journal.block(&signed_name, signed.as_bytes());
+                        }
+                    }
                     let outcome = ScrapeOutcome::Response {
                         status: Some(status),
                         body: name,

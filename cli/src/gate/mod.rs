@@ -315,7 +315,10 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
             lease_refused: app.lessor.refused(),
             upstream_tls: app.upstream_tls,
         };
-        return Ok(proxy::metrics(&app.client, &app.upstream, req, &app.gate_id, &lines).await);
+        let sign = |body: &[u8]| app.lessor.sign_scrape("/metrics", body, unix_ns_now());
+        return Ok(
+            proxy::metrics(&app.client, &app.upstream, req, &app.gate_id, &lines, sign).await,
+        );
     }
     Ok(proxy::forward(&app.client, &app.upstream, req, &app.gate_id).await)
 }

@@ -192,6 +192,7 @@ pub async fn metrics(
     mut req: Request<Full<Bytes>>,
     gate_id: &str,
     lines: &GateLines<'_>,
+    sign: impl Fn(&[u8]) -> Option<HeaderValue>,
 ) -> Response<GateBody> {
     req.headers_mut()
         .insert(ACCEPT_ENCODING, HeaderValue::from_static("identity"));
@@ -220,6 +221,12 @@ pub async fn metrics(
     };
     parts.headers.remove(CONTENT_LENGTH);
     let joined = metrics::append(&bytes, lines);
+    // The lessor's statement of exactly the bytes it serves (the upstream's and its own).
+    if let Some(signed) = sign(&joined) {
+        parts
+            .headers
+            .insert(crate::sim::lease::SCRAPE_SIGNED_HEADER, signed);
+    }
     Response::from_parts(parts, GateBody::Full(Some(Bytes::from(joined))))
 }
 

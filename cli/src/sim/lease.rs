@@ -25,7 +25,8 @@ use std::io::Read;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use loadproof_core::receipt::{LEASE_SCHEMA, Lease, sha256_hex};
+use hyper::header::HeaderValue;
+use loadproof_core::receipt::{LEASE_SCHEMA, Lease, ScrapeStatement, sha256_hex};
 use loadproof_core::signing::{SecretKey, Signed};
 use serde_json::Value;
 
@@ -96,6 +97,8 @@ pub struct Granted {
 /// envelope holds the body's exact bytes).
 pub const SIGNED_HEADER: &str = "x-loadproof-lease-signed";
 
+pub use loadproof_core::receipt::SCRAPE_SIGNED_HEADER;
+
 /// Why a lease was not granted: an HTTP status and a JSON body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
@@ -137,6 +140,14 @@ impl Lessor {
             refused: AtomicU64::new(0),
             signer: None,
         }
+    }
+
+    /// The signed statement of a `path` body this lessor serves now (for
+    /// [`SCRAPE_SIGNED_HEADER`]), naming the lease that holds; none when it does not sign.
+    pub fn sign_scrape(&self, path: &str, body: &[u8], now_unix_ns: i64) -> Option<HeaderValue> {
+        let key = self.signer.as_ref()?;
+        let statement = ScrapeStatement::of(path, body, self.active_id(now_unix_ns), now_unix_ns);
+        HeaderValue::from_str(&Signed::sign(key, &statement.to_bytes()).to_json()).ok()
     }
 
     /// This lessor signing every lease it grants with `key` (`--signing-key`).

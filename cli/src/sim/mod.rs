@@ -307,11 +307,20 @@ async fn handle(
                 let m = model::lock(&app.metrics);
                 metrics::render(&m, &app.exposition, lease)
             };
-            Ok(full(
+            let signed = app
+                .lessor
+                .sign_scrape("/metrics", text.as_bytes(), unix_ns_now());
+            let mut response = full(
                 StatusCode::OK,
                 "text/plain; version=0.0.4; charset=utf-8",
                 text,
-            ))
+            );
+            if let Some(signed) = signed {
+                response
+                    .headers_mut()
+                    .insert(lease::SCRAPE_SIGNED_HEADER, signed);
+            }
+            Ok(response)
         }
         (&Method::GET, "/dcgm/metrics") => {
             let text = {

@@ -10,7 +10,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::receipt::{Receipt, block};
+use crate::receipt::{
+    Lease, Phase, Receipt, ScrapeOutcome, ScrapeStatement, block, origin, signed_block_of,
+};
 use crate::signing::{Signed, TrustSet};
 
 /// How well the window's evidence is vouched for.
@@ -33,8 +35,23 @@ pub struct Attestation {
     /// The lease's signature, when the receipt holds one that verifies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lease_key: Option<SignerFacts>,
+    /// The lessor's statements of the `/metrics` bodies it served during the run.
+    pub scrapes: ScrapeSignatures,
     /// How many keys the reviewer trusted (0: every receipt is self-attested).
     pub trusted_keys: usize,
+}
+
+/// How many of the run's scrapes of the lessor's route its signed statements vouch for.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScrapeSignatures {
+    /// Scrapes taken while requests were in flight from the route the lease protects (the
+    /// lessor's own `/metrics`): the bodies the window, subject and counters are read from.
+    pub lessor_scrapes: usize,
+    /// Of those, how many carry a statement that holds (verifies, names the body's digest and
+    /// this lease, served inside it).
+    pub signed: usize,
+    /// Of those, how many are signed by a key the reviewer trusts.
+    pub by_trusted_key: usize,
 }
 
 /// The key behind a verified signature.
@@ -54,9 +71,130 @@ pub struct SignerFacts {
 /// The settle line of a standing refused for want of a trusted signature.
 pub const SIGNED_SETTLE: &str = "fire through a lessor that signs its leases (`loadproof gate --signing-key`, `loadproof sim --signing-key`) and trust its public key (`--trust KEYFILE`)";
 
-/// Reads the lease's signature: the attestation, and an inconsistency when a signature is
-/// present but does not hold.
+/// Reads the lease's signature and the lessor's statements of its scrapes: the attestation,
+/// and the inconsistencies of signatures present that do not hold (tampering, not a weaker
+/// attestation).
 pub fn read(
+    receipt: &Receipt,
+    block_bytes: &super::client::BlockReader<'_>,
+    trust: &TrustSet,
+) -> (Attestation, Vec<String>) {
+    let (mut attestation, forged) = lease_signature(receipt, block_bytes, trust);
+    let mut inconsistencies: Vec<String> = forged.into_iter().collect();
+    let lease = receipt
+        .lease
+        .as_deref()
+        .and_then(|name| block_bytes(name).ok())
+        .and_then(|bytes| Lease::from_json(&bytes).ok());
+    let (scrapes, scrape_problems) = scrape_statements(receipt, block_bytes, trust, lease.as_ref());
+    inconsistencies.extend(scrape_problems);
+    attestation.scrapes = scrapes;
+    if attestation.level == Level::Signed {
+        let s = &attestation.scrapes;
+        if s.lessor_scrapes == 0 {
+            attestation.level = Level::SelfAttested;
+            attestation.reason = "self-attested: the lease is signed, but no scrape of its route was taken while requests were in flight, so nothing the lessor signed says what it served".to_owned();
+        } else if s.by_trusted_key < s.lessor_scrapes {
+            attestation.level = Level::SelfAttested;
+            attestation.reason = format!(
+                "self-attested: the lease is signed, but {} of the {} scrapes of its route taken during the run carry no statement a key you trust signed",
+                s.lessor_scrapes - s.by_trusted_key,
+                s.lessor_scrapes
+            );
+        } else {
+            attestation.reason = format!(
+                "{}, as is every one of the {} scrapes of its route taken during the run",
+                attestation.reason, s.lessor_scrapes
+            );
+        }
+    }
+    (attestation, inconsistencies)
+}
+
+/// The lessor's statements of the scrape bodies: counted, and every one present held to the
+/// body it sits beside, the receipt's lease and that lease's window.
+fn scrape_statements(
+    receipt: &Receipt,
+    block_bytes: &super::client::BlockReader<'_>,
+    trust: &TrustSet,
+    lease: Option<&Lease>,
+) -> (ScrapeSignatures, Vec<String>) {
+    let mut out = ScrapeSignatures::default();
+    let mut problems = Vec::new();
+    let route = lease.and_then(|l| origin(&l.route));
+    for scrape in &receipt.scrapes {
+        let ScrapeOutcome::Response { body, .. } = &scrape.outcome else {
+            continue;
+        };
+        let lessors =
+            scrape.phase == Phase::During && route.is_some() && origin(&scrape.url) == route;
+        if lessors {
+            out.lessor_scrapes += 1;
+        }
+        let name = signed_block_of(body);
+        if !receipt.has_block(&name) {
+            continue;
+        }
+        let signed = match block_bytes(&name).map(|b| Signed::from_json(&b)) {
+            Ok(Ok(signed)) => signed,
+            Ok(Err(e)) => {
+                problems.push(format!("{name}: {e}"));
+                continue;
+            }
+            // A block that fails its digest is refused with the digests already.
+            Err(_) => continue,
+        };
+        let Some(statement) = ScrapeStatement::from_bytes(signed.statement()) else {
+            problems.push(format!(
+                "{name}: key {} signed something that is not a scrape statement",
+                signed.key().id()
+            ));
+            continue;
+        };
+        if Some(statement.body_sha256.as_str()) != receipt.recorded_sha256(body) {
+            problems.push(format!(
+                "{name}: the lessor's statement names body sha256 {}, but {body} holds another: the body was swapped after it was served",
+                statement.body_sha256
+            ));
+            continue;
+        }
+        if let Some(lease) = lease {
+            let other = statement.lease_id.as_deref().filter(|id| *id != lease.id);
+            if let Some(other) = other {
+                problems.push(format!(
+                    "{name}: the statement was made under lease {other}, not this receipt's lease {}: replayed from another lease",
+                    lease.id
+                ));
+                continue;
+            }
+            if scrape.phase == Phase::During
+                && (statement.lease_id.is_none()
+                    || statement.served_unix_ns < lease.from_unix_ns
+                    || statement.served_unix_ns > lease.until_unix_ns)
+            {
+                problems.push(format!(
+                    "{name}: served at {} Unix ns with {} holding, outside lease {} ({}..{}), yet recorded while requests were in flight",
+                    statement.served_unix_ns,
+                    statement.lease_id.as_deref().unwrap_or("no lease"),
+                    lease.id,
+                    lease.from_unix_ns,
+                    lease.until_unix_ns
+                ));
+                continue;
+            }
+        }
+        if lessors {
+            out.signed += 1;
+            if trust.comment(signed.key()).is_some() {
+                out.by_trusted_key += 1;
+            }
+        }
+    }
+    (out, problems)
+}
+
+/// The lease's own signature.
+fn lease_signature(
     receipt: &Receipt,
     block_bytes: &super::client::BlockReader<'_>,
     trust: &TrustSet,
@@ -66,6 +204,7 @@ pub fn read(
         level: Level::SelfAttested,
         reason,
         lease_key: key,
+        scrapes: ScrapeSignatures::default(),
         trusted_keys,
     };
     if !receipt.has_block(block::LEASE_SIGNED) {
@@ -140,6 +279,7 @@ pub fn read(
                     }
                 ),
                 lease_key: Some(facts),
+                scrapes: ScrapeSignatures::default(),
                 trusted_keys,
             },
             None,

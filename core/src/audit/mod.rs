@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-pub use attestation::{Attestation, Level as AttestationLevel, SignerFacts};
+pub use attestation::{Attestation, Level as AttestationLevel, ScrapeSignatures, SignerFacts};
 pub use client::{
     ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LATENCY_METRICS, LatencyFacts,
     LedgerFacts, bench_samples, native_samples, peer_request_records,

@@ -15,6 +15,7 @@ mod evidence;
 mod lease;
 mod packed;
 mod protocol;
+mod scrape_statement;
 pub mod stream;
 mod strict_json;
 
@@ -29,6 +30,9 @@ pub use evidence::{Encoding, Evidence, EvidenceError, sha256_hex};
 pub use lease::{LEASE_SCHEMA, Lease, LeaseError};
 pub use packed::{Packed, PackedBody, Walk, Walked};
 pub use protocol::{Engine, FieldDifference, Protocol, Tls, TlsVerify};
+pub use scrape_statement::{
+    SCRAPE_SIGNED_HEADER, SCRAPE_STATEMENT_SCHEMA, ScrapeStatement, signed_block_of,
+};
 
 /// Schema identity of [`Receipt`].
 pub const RECEIPT_SCHEMA: &str = "loadproof.receipt/v1";
