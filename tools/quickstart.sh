@@ -55,13 +55,19 @@ openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=1
 printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\n' > "$tls/server.ext"
 openssl x509 -req -in "$tls/server.csr" -CA "$out/sim-ca.pem" -CAkey "$tls/ca.key" -CAcreateserial \
   -days 2 -extfile "$tls/server.ext" -out "$tls/server.pem" 2>/dev/null
+# The sim signs every lease it grants and every /metrics body it serves with a key of its own
+# (issue 19): a reviewer who trusts its public half (--trust sim.key.pub) sees the window as the
+# lessor's word; one who does not sees it as self-attested. Like everything about the sim, the
+# key is labelled simulator.
+rm -f "$out/sim.key" "$out/sim.key.pub"
+"$lp" key new --out "$out/sim.key" --comment "loadproof sim of the quick start (a simulator)" > /dev/null
 sim_pid=""
 trap 'kill $sim_pid 2>/dev/null || true' EXIT
 start_sim() { # $1 = decode step ms, $2 = port (0: any free one); sets sim_pid and sim_url
   local log="$out/sim-$1.log"
   "$lp" sim --port "$2" --decode-step-ms "$1" --prefill-tokens-per-s 100000000 \
     --decode-ms-per-seq 0 --tls-cert "$tls/server.pem" --tls-key "$tls/server.key" \
-    --api-key-env LOADPROOF_SIM_KEY > /dev/null 2> "$log" &
+    --api-key-env LOADPROOF_SIM_KEY --signing-key "$out/sim.key" > /dev/null 2> "$log" &
   sim_pid=$!
   for _ in $(seq 100); do grep -q "listening on" "$log" 2>/dev/null && break; sleep 0.1; done
   sim_url="$(sed -n 's/^loadproof sim listening on \(http[^ ]*\).*/\1/p' "$log")"
@@ -107,6 +113,12 @@ printf '\n== main job: audit the receipt (every number recomputed from its raw e
 "$lp" receipt qualify "$out/baseline.receipt" >/dev/null \
   && echo "receipt qualify: exit 0 (qualified, of loadproof sim, a simulator)" \
   || echo "receipt qualify: exit $? (unqualified: see the refusals above)"
+printf '\n== main job: signed by the lessor (the sim), verified against the key a reviewer trusts ==\n'
+echo "trusting $(cut -d' ' -f1-2 "$out/sim.key.pub" | cut -c1-40)… (sim.key.pub):"
+"$lp" receipt audit "$out/baseline.receipt" --trust "$out/sim.key.pub" | grep -E '^(ATTESTATION|QUALIFIED|UNQUALIFIED)'
+"$lp" receipt qualify "$out/baseline.receipt" --trust "$out/sim.key.pub" >/dev/null \
+  && echo "receipt qualify --trust sim.key.pub: exit 0 (signed by the sim's key)" \
+  || echo "receipt qualify --trust sim.key.pub: exit $?"
 printf '\n== main job: compare the two arms (one receipt each: an observation, not a measured effect) ==\n'
 "$lp" receipt compare "$out/baseline.receipt" "$out/treatment.receipt" \
   || echo "receipt compare: exit $? (not comparable: see the reasons above)"

@@ -348,5 +348,15 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
     for c in &a.caveats {
         writeln!(out, "CAVEAT        {c}")?;
     }
+    let t = &a.attestation;
+    writeln!(
+        out,
+        "ATTESTATION   {} (scrapes of the lease's route during the run: {} signed, {} by a key you trust, of {}; keys trusted: {})",
+        t.reason,
+        t.scrapes.signed,
+        t.scrapes.by_trusted_key,
+        t.scrapes.lessor_scrapes,
+        t.trusted_keys
+    )?;
     verdict(a, out)
 }

@@ -282,3 +282,53 @@ fn a_lease_signed_by_the_sims_key_verifies_against_the_key_the_reviewer_trusts()
     assert_eq!(bad.status.code(), Some(2));
     assert!(stderr(&bad).contains("receipt.json"), "{}", stderr(&bad));
 }
+
+/// issue 19: the receipt `bench/make_receipt.py` writes in plain Python (a lease it made up,
+/// scrapes it made up) is self-attested, and a reviewer who trusts a lessor's key refuses its
+/// window and subject, whatever else it gets right.
+#[test]
+fn a_receipt_written_by_hand_is_self_attested_and_never_signed() {
+    let dir = common::fresh_dir("audit-forged");
+    let forged = dir.join("forged.json");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let made = std::process::Command::new("python3")
+        .arg(root.join("bench/make_receipt.py"))
+        .arg(common::shared("vllm/real-runs/vllm-cpu/metrics_after.txt"))
+        .arg(&forged)
+        .args(["40", "5"])
+        .output()
+        .expect("python3");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let a = audit_json(&forged);
+    assert_eq!(a["attestation"]["level"], "self_attested");
+    let key = dir.join("lessor.key");
+    assert!(
+        loadproof(&["key", "new", "--out", s(&key)])
+            .status
+            .success()
+    );
+    let out = loadproof(&[
+        "receipt",
+        "audit",
+        s(&forged),
+        "--json",
+        "--trust",
+        &format!("{}.pub", s(&key)),
+    ]);
+    let a: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(a["qualified"], false);
+    assert_eq!(a["attestation"]["level"], "self_attested");
+    for name in ["window", "subject"] {
+        assert_eq!(a["standings"][name]["positive"], false, "{name}");
+        assert!(
+            a["standings"][name]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("not signed by its lessor")
+        );
+    }
+}

@@ -47,10 +47,13 @@ def free_port():
         return s.getsockname()[1]
 
 
-def gate(lp, upstream, port, env=None):
+def gate(lp, upstream, port, env=None, signing_key=None):
     """`loadproof gate` on `port`: one URL for every fire, since the route is part of the
-    protocol both arms must share. With `env`, the gate holds the upstream's API key."""
+    protocol both arms must share. With `env`, the gate holds the upstream's API key; with
+    `signing_key`, it signs every lease it grants and every /metrics body it serves."""
     key = ["--upstream-api-key-env", "LAB_VLLM_KEY"] if env else []
+    if signing_key:
+        key += ["--signing-key", signing_key]
     proc = subprocess.Popen([lp, "gate", "--upstream", upstream, "--port", str(port), *key,
                              "--model-revision", REVISION, "--gpu-sku", GPU],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
@@ -150,11 +153,26 @@ def main():
     arms = {"treatment": ("true", []), "baseline": ("false", ["--no-enable-prefix-caching"])}
     receipts = {"baseline": [], "treatment": []}
     gate_port = free_port()
+    # The gate's own key (issue 19): the party that runs the serving host signs what only it
+    # sees; every receipt below must verify against its public half, and a reviewer who trusts
+    # another key must refuse the window.
+    gate_key = os.path.join(work, "gate.key")
+    for stale in (gate_key, gate_key + ".pub"):
+        if os.path.exists(stale):
+            os.remove(stale)
+    res = subprocess.run([lp, "key", "new", "--out", gate_key, "--comment", "loadproof gate of the slow tier"],
+                         capture_output=True, text=True)
+    check(res.returncode == 0 and res.stdout.startswith("loadproof-ed25519 "), "a key pair for the gate")
+    other_key = os.path.join(work, "other.key")
+    for stale in (other_key, other_key + ".pub"):
+        if os.path.exists(stale):
+            os.remove(stale)
+    subprocess.run([lp, "key", "new", "--out", other_key], capture_output=True, text=True)
     for arm, (value, flags) in arms.items():
         if flags:
             serve(port, *flags, env={**os.environ, "VLLM_API_KEY": key})
         for rep in (1, 2):
-            proc, url = gate(lp, upstream, gate_port, env if flags else None)
+            proc, url = gate(lp, upstream, gate_port, env if flags else None, gate_key)
             path = os.path.join(work, f"receipt-{arm}-{rep}.json")
             try:
                 res = subprocess.run([lp, "fire", plan_dir, "--endpoint", url, "--engine", "native",
@@ -180,6 +198,17 @@ def main():
                 print(f"    refused: {r[:170]}")
             check(not (set(refused) - ENVIRONMENTAL),
                   f"{arm} {rep}: no standing refused beyond the environmental ones ({refused})")
+            signed = json.loads(subprocess.run([lp, "receipt", "audit", path, "--json", "--trust", gate_key + ".pub"],
+                                               capture_output=True, text=True).stdout)
+            att = signed["attestation"]
+            print(f"  attestation with --trust gate.key.pub: {att['reason'][:160]}")
+            check(att["level"] == "signed" and att["scrapes"]["by_trusted_key"] == att["scrapes"]["lessor_scrapes"] > 0,
+                  f"{arm} {rep}: the lease and every during-run scrape verify against the gate's key")
+            check(not signed["inconsistencies"], f"{arm} {rep}: no signature refused ({signed['inconsistencies'][:1]})")
+            untrusted = json.loads(subprocess.run([lp, "receipt", "audit", path, "--json", "--trust", other_key + ".pub"],
+                                                  capture_output=True, text=True).stdout)
+            check(untrusted["attestation"]["level"] == "self_attested" and not untrusted["standings"]["window"]["positive"],
+                  f"{arm} {rep}: to a reviewer trusting another key, the window is refused")
             receipts[arm].append(path)
 
     book = os.path.join(work, "playbook.json")
