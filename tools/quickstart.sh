@@ -61,6 +61,10 @@ openssl x509 -req -in "$tls/server.csr" -CA "$out/sim-ca.pem" -CAkey "$tls/ca.ke
 # key is labelled simulator.
 rm -f "$out/sim.key" "$out/sim.key.pub"
 "$lp" key new --out "$out/sim.key" --comment "loadproof sim of the quick start (a simulator)" > /dev/null
+# The firing client signs each receipt's seal with its own key: nothing can be added to or
+# dropped from the stream afterwards without breaking that signature.
+rm -f "$out/client.key" "$out/client.key.pub"
+"$lp" key new --out "$out/client.key" --comment "the quick start's firing client" > /dev/null
 sim_pid=""
 trap 'kill $sim_pid 2>/dev/null || true' EXIT
 start_sim() { # $1 = decode step ms, $2 = port (0: any free one); sets sim_pid and sim_url
@@ -85,7 +89,7 @@ fire_arm() {
     rm -f "$out/qualify.log"
     "$lp" fire "$out/plan" --endpoint "$sim_url" --engine native --acquire-lease 600 \
       --ca-cert "$out/sim-ca.pem" --api-key-env LOADPROOF_SIM_KEY --dcgm-url "$sim_url/dcgm/metrics" \
-      --knob "decode_step_ms=$1" --out "$2" || rc=$?
+      --knob "decode_step_ms=$1" --signing-key "$out/client.key" --out "$2" || rc=$?
     kill "$sim_pid"; wait "$sim_pid" 2>/dev/null || true
     port="${sim_url##*:}"
     if [ "$rc" = 0 ] && "$lp" receipt qualify "$2" > "$out/qualify.log" 2>&1; then return 0; fi
@@ -115,7 +119,7 @@ printf '\n== main job: audit the receipt (every number recomputed from its raw e
   || echo "receipt qualify: exit $? (unqualified: see the refusals above)"
 printf '\n== main job: signed by the lessor (the sim), verified against the key a reviewer trusts ==\n'
 echo "trusting $(cut -d' ' -f1-2 "$out/sim.key.pub" | cut -c1-40)… (sim.key.pub):"
-"$lp" receipt audit "$out/baseline.receipt" --trust "$out/sim.key.pub" | grep -E '^(ATTESTATION|QUALIFIED|UNQUALIFIED)'
+"$lp" receipt audit "$out/baseline.receipt" --trust "$out/sim.key.pub" | grep -E '^(ATTESTATION|SEALED BY|QUALIFIED|UNQUALIFIED)'
 "$lp" receipt qualify "$out/baseline.receipt" --trust "$out/sim.key.pub" >/dev/null \
   && echo "receipt qualify --trust sim.key.pub: exit 0 (signed by the sim's key)" \
   || echo "receipt qualify --trust sim.key.pub: exit $?"

@@ -96,6 +96,12 @@ pub enum ReceiptForm {
 /// fell behind its schedule by more than --lag-bound-ms; 2 bad input, nothing written.
 #[derive(Debug, clap::Args)]
 pub struct FireArgs {
+    /// A secret key (`loadproof key new`) to sign the record stream's seal with: a reviewer
+    /// then sees who sealed it, and no record can be added, dropped or changed afterwards
+    /// without the signature naming another stream. (The lessor's own signatures are what
+    /// make a window signed; this one binds the file to its writer.)
+    #[arg(long, value_name = "KEYFILE")]
+    pub signing_key: Option<PathBuf>,
     /// The plan directory (from `loadproof plan`; must be verified and unchanged).
     pub plan: PathBuf,
     /// The server's base URL, e.g. http://127.0.0.1:8000 (fills the plan's --base-url).

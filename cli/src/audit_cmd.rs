@@ -358,5 +358,16 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
         t.scrapes.lessor_scrapes,
         t.trusted_keys
     )?;
+    if let Some(k) = &t.seal_key {
+        writeln!(
+            out,
+            "SEALED BY     key {}{}",
+            k.key_id,
+            match &k.trusted_as {
+                Some(name) => format!(", which you trust ({name})"),
+                None => ", which you do not trust".to_owned(),
+            }
+        )?;
+    }
     verdict(a, out)
 }

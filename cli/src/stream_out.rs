@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow};
 use loadproof_core::receipt::stream::{Fields, RecordWriter};
 use loadproof_core::receipt::{Receipt, Scrape};
+use loadproof_core::signing::SecretKey;
 
 /// How often the file is fsync'd while records are appended.
 pub const SYNC_EVERY: Duration = Duration::from_secs(5);
@@ -38,7 +39,7 @@ enum Op {
     Part(String, Vec<u8>),
     Scrape(Box<Scrape>, Vec<u8>),
     Restate(Box<dyn FnOnce(&mut Fields) + Send>),
-    Seal(Box<Receipt>),
+    Seal(Box<Receipt>, Option<SecretKey>),
 }
 
 /// The writer thread's handle: its result is the seal's.
@@ -94,13 +95,13 @@ fn write_loop(
                 change(&mut fields);
                 writer.update(&fields, now())
             }
-            Op::Seal(receipt) => {
+            Op::Seal(receipt, key) => {
                 if let Some(e) = error {
                     return Err(format!(
                         "{e} (the receipt on disk stops before that record)"
                     ));
                 }
-                let bytes = writer.seal(&receipt, now());
+                let bytes = writer.seal_signed(&receipt, now(), key.as_ref());
                 return zstd
                     .write_all(&bytes)
                     .and_then(|()| zstd.finish())
@@ -194,15 +195,16 @@ impl StreamOut {
 
     /// Appends every block of `receipt` not yet written and the seal, closes the frame and
     /// syncs the file, after everything handed over before it. Fails when any write during the
-    /// run failed.
-    pub fn seal(&self, receipt: &Receipt) -> Result<()> {
+    /// run failed. With `key` (`fire --signing-key`) the seal is signed: no record can then be
+    /// added, dropped or changed without the signature naming another stream.
+    pub fn seal_signed(&self, receipt: &Receipt, key: Option<SecretKey>) -> Result<()> {
         let thread = self
             .thread
             .lock()
             .map_err(|_| anyhow!("{}: the receipt writer was poisoned", self.path.display()))?
             .take()
             .ok_or_else(|| anyhow!("{}: sealed twice", self.path.display()))?;
-        self.send(Op::Seal(Box::new(receipt.clone())));
+        self.send(Op::Seal(Box::new(receipt.clone()), key));
         thread
             .join()
             .map_err(|_| {

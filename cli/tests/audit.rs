@@ -235,9 +235,20 @@ fn a_lease_signed_by_the_sims_key_verifies_against_the_key_the_reviewer_trusts()
     let mut args: Vec<&str> = FAST.to_vec();
     args.extend(["--signing-key", s(&key)]);
     let sim = Sim::start(&args);
+    // The firing client signs the stream's seal with a key of its own.
+    let client = dir.join("client.key");
+    assert!(
+        loadproof(&["key", "new", "--out", s(&client)])
+            .status
+            .success()
+    );
     let receipt = dir.join("receipt.json");
     common::until_qualified(&receipt, || {
-        fire(&dir, &sim, &["--acquire-lease", "120"]);
+        fire(
+            &dir,
+            &sim,
+            &["--acquire-lease", "120", "--signing-key", s(&client)],
+        );
     });
     let r = Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
     assert!(r.has_block(loadproof_core::receipt::block::LEASE_SIGNED));
@@ -257,6 +268,12 @@ fn a_lease_signed_by_the_sims_key_verifies_against_the_key_the_reviewer_trusts()
     let a = audit(&[]);
     assert_eq!(a["qualified"], true);
     assert_eq!(a["attestation"]["level"], "self_attested");
+    // The seal's signer is named (the client's key, not the sim's; trusted by nobody here).
+    assert_eq!(a["attestation"]["seal_key"]["trusted"], false);
+    assert_ne!(
+        a["attestation"]["seal_key"]["key_id"],
+        a["attestation"]["lease_key"]["key_id"]
+    );
     // Trusting only another key: the sim's signature counts for nothing.
     let other = dir.join("other.key");
     assert!(

@@ -224,6 +224,19 @@ fn native_inputs(args: &FireArgs, plan: &PlanDir, tls: &ClientTls) -> Result<Nat
 /// `loadproof fire`.
 pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     let plan = read_plan(&args.plan)?;
+    // Read before anything is fired: a key that cannot be read is bad input, not a lost run.
+    let signing_key = args
+        .signing_key
+        .as_deref()
+        .map(crate::key_cmd::read_secret)
+        .transpose()?;
+    if signing_key.is_some() && args.form == ReceiptForm::Json {
+        return Err(BadInput(
+            "--signing-key signs a record stream's seal; --form json writes no stream (leave one out)"
+                .to_owned(),
+        )
+        .into());
+    }
     let endpoint = args.endpoint.trim_end_matches('/').to_owned();
     let engine_urls = if args.metrics_urls.is_empty() {
         vec![format!("{endpoint}/metrics")]
@@ -345,7 +358,7 @@ pub fn fire(args: &FireArgs, out: &mut impl Write) -> Result<ExitCode> {
     let audit = loadproof_core::audit::audit(&receipt);
     receipt.derived = Some(audit.derived());
     match (journal, args.form) {
-        (Some(journal), _) => journal.seal(&receipt)?,
+        (Some(journal), _) => journal.seal_signed(&receipt, signing_key)?,
         (None, ReceiptForm::Stream) => write_whole(&args.out, &receipt)?,
         (None, ReceiptForm::Json) => write_atomically(&args.out, |w| Ok(receipt.write_json(w)?))?,
     }

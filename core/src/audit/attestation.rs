@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::receipt::stream::SealStatement;
 use crate::receipt::{
     Lease, Phase, Receipt, ScrapeOutcome, ScrapeStatement, block, origin, signed_block_of,
 };
@@ -37,6 +38,10 @@ pub struct Attestation {
     pub lease_key: Option<SignerFacts>,
     /// The lessor's statements of the `/metrics` bodies it served during the run.
     pub scrapes: ScrapeSignatures,
+    /// Who signed the record stream's seal (the firing client, given a key), when it is
+    /// signed and the signature holds: no record added, dropped or changed since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal_key: Option<SignerFacts>,
     /// How many keys the reviewer trusted (0: every receipt is self-attested).
     pub trusted_keys: usize,
 }
@@ -89,6 +94,10 @@ pub fn read(
     let (scrapes, scrape_problems) = scrape_statements(receipt, block_bytes, trust, lease.as_ref());
     inconsistencies.extend(scrape_problems);
     attestation.scrapes = scrapes;
+    match seal_signature(receipt, trust) {
+        Ok(key) => attestation.seal_key = key,
+        Err(problem) => inconsistencies.push(problem),
+    }
     if attestation.level == Level::Signed {
         let s = &attestation.scrapes;
         if s.lessor_scrapes == 0 {
@@ -193,6 +202,42 @@ fn scrape_statements(
     (out, problems)
 }
 
+/// The record stream's seal signature: who signed it, or why it does not hold.
+fn seal_signature(receipt: &Receipt, trust: &TrustSet) -> Result<Option<SignerFacts>, String> {
+    let Some(status) = receipt.stream.as_ref() else {
+        return Ok(None);
+    };
+    let Some(sig) = status.seal_signature.as_ref() else {
+        return Ok(None);
+    };
+    let signed = Signed::from_json(sig.envelope.as_bytes())
+        .map_err(|e| format!("the seal's signature: {e}"))?;
+    let key = signed.key();
+    let Some(statement) = SealStatement::from_bytes(signed.statement()) else {
+        return Err(format!(
+            "the seal's signature: key {} signed something that is not a seal statement",
+            key.id()
+        ));
+    };
+    if statement.run != status.run || statement.seal != sig.seal_sha256 {
+        return Err(format!(
+            "the seal's signature (key {}) names another stream (run {}, seal {}; this one: run {}, seal {}): records were added, dropped or changed after it was signed",
+            key.id(),
+            statement.run,
+            statement.seal,
+            status.run,
+            sig.seal_sha256
+        ));
+    }
+    let trusted_as = trust.comment(key).map(str::to_owned);
+    Ok(Some(SignerFacts {
+        key_id: key.id(),
+        key: key.to_line(""),
+        trusted: trusted_as.is_some(),
+        trusted_as,
+    }))
+}
+
 /// The lease's own signature.
 fn lease_signature(
     receipt: &Receipt,
@@ -205,6 +250,7 @@ fn lease_signature(
         reason,
         lease_key: key,
         scrapes: ScrapeSignatures::default(),
+        seal_key: None,
         trusted_keys,
     };
     if !receipt.has_block(block::LEASE_SIGNED) {
@@ -280,6 +326,7 @@ fn lease_signature(
                 ),
                 lease_key: Some(facts),
                 scrapes: ScrapeSignatures::default(),
+                seal_key: None,
                 trusted_keys,
             },
             None,

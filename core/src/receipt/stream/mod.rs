@@ -37,7 +37,10 @@ use super::{RECEIPT_SCHEMA, Receipt, ReceiptError};
 
 pub use reader::{Materialized, read_records};
 pub use record::{Digest, Fields, Header, Opening, Sealing};
-pub use status::{Kind, MAGIC, StreamError, StreamStatus, TornTail, ZSTD_MAGIC, is_stream};
+pub use status::{
+    Kind, MAGIC, SEAL_STATEMENT_SCHEMA, SealSignature, SealStatement, StreamError, StreamStatus,
+    TornTail, ZSTD_MAGIC, is_stream,
+};
 pub use writer::{RecordWriter, whole};
 
 /// The most raw evidence any record stream may hold: 4 GiB, the v1 document's bound.

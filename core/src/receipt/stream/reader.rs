@@ -2,7 +2,10 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{Fields, Header, Kind, MAGIC, Opening, Sealing, StreamError, StreamStatus, TornTail};
+use super::{
+    Fields, Header, Kind, MAGIC, Opening, SealSignature, Sealing, StreamError, StreamStatus,
+    TornTail,
+};
 use crate::receipt::{
     Evidence, Execution, Packed, PackedBody, Receipt, Scrape, ScrapeOutcome, Stamp, sha256_hex,
     strict_json,
@@ -108,6 +111,7 @@ pub fn read_records(
     let mut opening: Option<Opening> = None;
     let mut latest: Option<Fields> = None;
     let mut sealing: Option<Sealing> = None;
+    let mut seal_signature: Option<SealSignature> = None;
     let mut evidence: BTreeMap<String, Evidence> = BTreeMap::new();
     let mut growing: BTreeMap<String, Growing> = BTreeMap::new();
     let mut scrapes: Vec<Scrape> = Vec::new();
@@ -156,7 +160,7 @@ pub fn read_records(
         if h.prev != prev {
             return Err(StreamError::Chain { seq: h.seq });
         }
-        if sealing.is_some() {
+        if sealing.is_some() && (h.kind != Kind::SealSignature || seal_signature.is_some()) {
             return Err(StreamError::AfterSeal { seq: h.seq });
         }
         let refuse = |detail: String| StreamError::Record {
@@ -173,7 +177,7 @@ pub fn read_records(
         }
         // Each kind carries its own fields and no other's.
         let fields_ok = match h.kind {
-            Kind::Open | Kind::Update | Kind::Seal => {
+            Kind::Open | Kind::Update | Kind::Seal | Kind::SealSignature => {
                 h.block.is_none() && h.part.is_none() && h.scrape.is_none() && h.base.is_none()
             }
             Kind::Block => h.block.is_some() && h.scrape.is_none() && h.base.is_none(),
@@ -246,6 +250,22 @@ pub fn read_records(
                     ));
                 }
                 sealing = Some(read_json(&raw).map_err(refuse)?);
+            }
+            Kind::SealSignature => {
+                if sealing.is_none() {
+                    return Err(refuse("a seal signature before the seal".to_owned()));
+                }
+                if !intact() {
+                    return Err(refuse(
+                        "its payload is not the bytes its header digests".to_owned(),
+                    ));
+                }
+                let envelope = String::from_utf8(raw.to_vec())
+                    .map_err(|_| refuse("a seal signature that is not UTF-8".to_owned()))?;
+                seal_signature = Some(SealSignature {
+                    envelope,
+                    seal_sha256: h.prev.clone(),
+                });
             }
             Kind::Block => {
                 let Some(name) = &h.block else {
@@ -393,6 +413,7 @@ pub fn read_records(
         file_bytes,
         stream_bytes: stream.len() as u64,
         torn_tail: torn_tail.or(torn),
+        seal_signature,
     };
     Ok(Materialized {
         receipt: Receipt {

@@ -21,6 +21,50 @@ pub enum Kind {
     Update,
     /// The last record: the final fields and every block's digest ([`super::Sealing`]).
     Seal,
+    /// After the seal, at most one: the firing client's signature of it (a
+    /// `loadproof.signed/v1` envelope of a [`SealStatement`]), when it was given a key.
+    SealSignature,
+}
+
+/// Schema identity of [`SealStatement`].
+pub const SEAL_STATEMENT_SCHEMA: &str = "loadproof.seal-statement/v1";
+
+/// What the firing client signs when it seals: this run's stream, up to and including its seal.
+/// The seal's header line digests every record before it through the `prev` chain, so no
+/// record can be added, dropped or changed afterwards without this statement naming another
+/// stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SealStatement {
+    /// [`SEAL_STATEMENT_SCHEMA`].
+    pub schema: String,
+    /// The run id record 0 names.
+    pub run: String,
+    /// sha256 (hex) of the seal record's header line: the head of the chain.
+    pub seal: String,
+}
+
+impl SealStatement {
+    /// The bytes signed: compact JSON.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+
+    /// Reads a statement; `None` when the bytes are not one.
+    pub fn from_bytes(bytes: &[u8]) -> Option<SealStatement> {
+        let s: SealStatement = serde_json::from_slice(bytes).ok()?;
+        (s.schema == SEAL_STATEMENT_SCHEMA).then_some(s)
+    }
+}
+
+/// The seal's signature as read: the envelope, and the chain head it must name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SealSignature {
+    /// The `loadproof.signed/v1` envelope, as written.
+    pub envelope: String,
+    /// sha256 (hex) of the seal record's header line, as this reading found it.
+    pub seal_sha256: String,
 }
 
 /// Bytes after the last complete record: a writer that died mid-record or mid-block.
@@ -61,6 +105,10 @@ pub struct StreamStatus {
     /// Bytes left unread after the last complete record, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub torn_tail: Option<TornTail>,
+    /// The firing client's signature of the seal, when the stream carries one (the audit
+    /// verifies it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seal_signature: Option<SealSignature>,
 }
 
 /// Why a record stream is refused as a receipt.

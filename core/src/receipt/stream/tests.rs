@@ -899,3 +899,122 @@ proptest! {
         prop_assert_eq!(format!("{:?}", got.series), format!("{:?}", want.series));
     }
 }
+
+/// `whole`, with the firing client's key: the same records, then the seal's signature.
+fn signed_stream_of(r: &Receipt, seed: u8) -> Vec<u8> {
+    let run = "00112233445566778899aabbccddeeff";
+    let unsigned = whole(r, run);
+    // Write the same stream again through a writer that signs its seal.
+    let (mut writer, mut out) = RecordWriter::open(run, &Fields::of(r), 0);
+    let replay = read(&unsigned).unwrap();
+    assert_eq!(replay.scrapes.len(), r.scrapes.len());
+    for (name, e) in &r.evidence {
+        let is_body = r
+            .scrapes
+            .iter()
+            .any(|s| matches!(&s.outcome, ScrapeOutcome::Response { body, .. } if body == name));
+        if !is_body {
+            out.extend(writer.block(name, &e.decoded(name).unwrap(), 0));
+        }
+    }
+    for s in &r.scrapes {
+        let body = match &s.outcome {
+            ScrapeOutcome::Response { body, .. } => r.block(body).unwrap(),
+            ScrapeOutcome::Failed { .. } => Vec::new(),
+        };
+        out.extend(writer.scrape(s, &body, 0));
+    }
+    let key = crate::signing::SecretKey::from_seed([seed; 32]);
+    out.extend(writer.seal_signed(r, 0, Some(&key)));
+    out
+}
+
+#[test]
+fn a_signed_seal_is_read_with_the_chain_head_it_must_name() {
+    let r = native();
+    let bytes = signed_stream_of(&r, 5);
+    let back = read(&bytes).unwrap();
+    let status = back.stream.as_ref().unwrap();
+    assert!(status.sealed);
+    assert_eq!(status.last_kind, Kind::SealSignature);
+    let sig = status.seal_signature.as_ref().unwrap();
+    let signed = crate::signing::Signed::from_json(sig.envelope.as_bytes()).unwrap();
+    let statement = SealStatement::from_bytes(signed.statement()).unwrap();
+    assert_eq!(statement.seal, sig.seal_sha256);
+    assert_eq!(statement.run, status.run);
+    // The receipt read is the receipt written: the signature adds no field to it.
+    assert_eq!(
+        back.evidence.len(),
+        read(&whole(&r, &status.run)).unwrap().evidence.len()
+    );
+    // A second signature, or any record after it, is refused.
+    let (_, starts) = stream_of(&r);
+    let last_start = {
+        let all: Vec<usize> = {
+            let mut v = Vec::new();
+            let mut at = MAGIC.len();
+            while at < bytes.len() {
+                v.push(at);
+                let eol = at + memchr::memchr(b'\n', &bytes[at..]).unwrap();
+                let h: Header = serde_json::from_slice(&bytes[at..eol]).unwrap();
+                at = eol + 1 + h.len as usize + 1;
+            }
+            v
+        };
+        assert_eq!(all.len(), starts.len() + 1);
+        *all.last().unwrap()
+    };
+    let mut twice = bytes.clone();
+    twice.extend_from_slice(&bytes[last_start..]);
+    assert!(read(&twice).is_err());
+}
+
+/// issue 19: records dropped after the seal was signed — the stream re-sealed without them and
+/// the old signature carried over, re-chained — name another seal than the one read.
+#[test]
+fn records_dropped_after_a_signed_seal_break_its_signature() {
+    let r = native();
+    let signed = signed_stream_of(&r, 5);
+    let status = read(&signed).unwrap().stream.unwrap();
+    let envelope = status.seal_signature.unwrap().envelope;
+    // The same receipt less its last scrape, sealed again by the claimant (no key).
+    let mut fewer = r.clone();
+    fewer.scrapes.pop();
+    let mut forged = whole(&fewer, &status.run);
+    // The old signature appended as a record chained onto the new seal.
+    let (_, starts) = stream_of(&fewer);
+    let seal_start = *starts.last().unwrap();
+    let seal_eol = seal_start + memchr::memchr(b'\n', &forged[seal_start..]).unwrap();
+    let seal: Header = serde_json::from_slice(&forged[seal_start..seal_eol]).unwrap();
+    let header = Header {
+        seq: seal.seq + 1,
+        prev: sha256_hex(&forged[seal_start..seal_eol]),
+        kind: Kind::SealSignature,
+        at_mono_ns: seal.at_mono_ns,
+        block: None,
+        part: None,
+        scrape: None,
+        base: None,
+        len: envelope.len() as u64,
+        sha256: sha256_hex(envelope.as_bytes()),
+        bytes: envelope.len() as u64,
+    };
+    forged.extend(serde_json::to_vec(&header).unwrap());
+    forged.push(b'\n');
+    forged.extend(envelope.as_bytes());
+    forged.push(b'\n');
+    let back = read(&forged).unwrap();
+    let a = crate::audit::audit(&back);
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("names another stream") && i.contains("after it was signed")),
+        "{:?}",
+        a.inconsistencies
+    );
+    assert!(!a.qualified);
+    // The untouched signed stream audits with its seal's key named.
+    let a = crate::audit::audit(&read(&signed).unwrap());
+    assert!(a.attestation.seal_key.is_some(), "{:?}", a.inconsistencies);
+    assert!(!a.inconsistencies.iter().any(|i| i.contains("seal")));
+}

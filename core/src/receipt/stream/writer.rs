@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use sha2::{Digest as _, Sha256};
 
-use super::{Digest, Fields, Header, Kind, MAGIC, Opening, Sealing, delta};
+use super::{Digest, Fields, Header, Kind, MAGIC, Opening, SealStatement, Sealing, delta};
 use crate::receipt::{Receipt, Scrape, ScrapeOutcome, sha256_hex};
 
 /// A block being appended in parts: its running digest.
@@ -27,6 +27,8 @@ pub struct RecordWriter {
     /// The last body per scraped URL, and its block name: the next body's delta base.
     last_body: BTreeMap<String, (String, Vec<u8>)>,
     scrapes: u64,
+    /// The run id record 0 names (a seal signature restates it).
+    run: String,
 }
 
 impl RecordWriter {
@@ -39,6 +41,7 @@ impl RecordWriter {
             growing: BTreeMap::new(),
             last_body: BTreeMap::new(),
             scrapes: 0,
+            run: run.to_owned(),
         };
         let payload = serde_json::to_vec(&Opening {
             run: run.to_owned(),
@@ -173,6 +176,11 @@ impl RecordWriter {
     /// (a block written earlier with other bytes is appended under no name: the seal then
     /// lists what the stream holds, and the reader refuses the disagreement).
     pub fn seal(mut self, receipt: &Receipt, at_mono_ns: i64) -> Vec<u8> {
+        self.seal_in_place(receipt, at_mono_ns)
+    }
+
+    /// The seal's records, the writer kept (its chain head is the seal's header line).
+    fn seal_in_place(&mut self, receipt: &Receipt, at_mono_ns: i64) -> Vec<u8> {
         let mut out = Vec::new();
         for (name, evidence) in &receipt.evidence {
             if self.has_block(name) {
@@ -198,6 +206,35 @@ impl RecordWriter {
         };
         let payload = serde_json::to_vec(&sealing).unwrap_or_default();
         self.fields_record(&mut out, Kind::Seal, at_mono_ns, &payload);
+        out
+    }
+
+    /// [`RecordWriter::seal`], then, given the firing client's `key`, its signature of the
+    /// seal: a [`Kind::SealSignature`] record holding a `loadproof.signed/v1` envelope of a
+    /// [`SealStatement`] naming this run and the seal's header line (the chain's head).
+    pub fn seal_signed(
+        self,
+        receipt: &Receipt,
+        at_mono_ns: i64,
+        key: Option<&crate::signing::SecretKey>,
+    ) -> Vec<u8> {
+        let run = self.run.clone();
+        let mut sealer = self;
+        let mut out = sealer.seal_in_place(receipt, at_mono_ns);
+        if let Some(key) = key {
+            let statement = SealStatement {
+                schema: super::SEAL_STATEMENT_SCHEMA.to_owned(),
+                run,
+                seal: sealer.prev.clone(),
+            };
+            let envelope = crate::signing::Signed::sign(key, &statement.to_bytes()).to_json();
+            sealer.fields_record(
+                &mut out,
+                Kind::SealSignature,
+                at_mono_ns,
+                envelope.as_bytes(),
+            );
+        }
         out
     }
 
