@@ -261,6 +261,9 @@ fn a_lease_signed_by_the_sims_key_verifies_against_the_key_the_reviewer_trusts()
     let a = audit(&["--trust", s(&public)]);
     assert_eq!(a["qualified"], true, "{:#}", a["refusals"]);
     assert_eq!(a["attestation"]["level"], "signed");
+    // The sim's signed account at release: the 20 requests it admitted under the lease.
+    assert_eq!(a["attestation"]["lease_account"]["requests"], 20);
+    assert_eq!(a["attestation"]["lease_account"]["agrees"], true);
     assert_eq!(
         a["attestation"]["lease_key"]["trusted_as"],
         "loadproof sim (simulator)"

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use loadproof_core::audit::{AttestationLevel, Audit, Policy, STANDINGS, audit, audit_with};
 use loadproof_core::receipt::{
-    Axis, Disposition, Engine, Evidence, Execution, ExitStatus, LEASE_SCHEMA, Lease, Phase,
-    Protocol, Provenance, RECEIPT_SCHEMA, Receipt, RequestRecord, ResultFile, Scrape,
-    ScrapeOutcome, ScrapeStatement, Stamp, Subject, Usage, block, signed_block_of,
+    Axis, Disposition, Engine, Evidence, Execution, ExitStatus, LEASE_ACCOUNT_SCHEMA, LEASE_SCHEMA,
+    Lease, LeaseAccount, Phase, Protocol, Provenance, RECEIPT_SCHEMA, Receipt, RequestRecord,
+    ResultFile, Scrape, ScrapeOutcome, ScrapeStatement, Stamp, Subject, Usage, block,
+    signed_block_of,
 };
 use loadproof_core::signing::{SecretKey, Signed};
 
@@ -136,6 +137,9 @@ struct Native {
     /// The seed of the key the lessor signs each scrape body's statement with, and the lease
     /// the statements name (none: unsigned).
     scrape_key: Option<(u8, &'static str)>,
+    /// The seed of the key the lessor signs its account with, the lease it names and the
+    /// requests it admitted (none: no account).
+    account: Option<(u8, &'static str, u64)>,
     subject: Subject,
     end_ms: i64,
 }
@@ -175,6 +179,7 @@ impl Native {
             lease: Some(lease(&[("model", "tiny-llama"), ("engine", "vllm")], URL)),
             lessor_key: None,
             scrape_key: None,
+            account: None,
             subject: full_subject(),
             end_ms: 1500,
         }
@@ -233,6 +238,20 @@ impl Native {
                 let signed = Signed::sign(&SecretKey::from_seed([seed; 32]), bytes.as_bytes());
                 evidence.insert(
                     block::LEASE_SIGNED.to_owned(),
+                    Evidence::of(signed.to_json().as_bytes()),
+                );
+            }
+            if let Some((seed, lease_id, requests)) = self.account {
+                let account = LeaseAccount {
+                    schema: LEASE_ACCOUNT_SCHEMA.into(),
+                    lease_id: lease_id.into(),
+                    from_unix_ns: l.from_unix_ns,
+                    closed_unix_ns: T0_UNIX + self.end_ms * MS,
+                    requests,
+                };
+                let signed = Signed::sign(&SecretKey::from_seed([seed; 32]), &account.to_bytes());
+                evidence.insert(
+                    block::LEASE_ACCOUNT_SIGNED.to_owned(),
                     Evidence::of(signed.to_json().as_bytes()),
                 );
             }
@@ -1907,4 +1926,43 @@ fn a_scrape_statement_replayed_from_another_lease_is_refused_by_name() {
         a.refusals
     );
     assert_eq!(a.attestation.level, AttestationLevel::SelfAttested);
+}
+
+/// issue 19: the lessor's signed count of requests admitted under the lease is one more
+/// account beside the engine's counters: it corroborates the client's ledger, or refuses
+/// counter agreement by name.
+#[test]
+fn the_lessors_account_of_the_lease_is_held_to_the_clients_ledger() {
+    let mut n = Native::positive();
+    n.account = Some((9, "lease-1", 4));
+    let a = audit_with(&n.receipt(), &Policy::default());
+    let account = a.attestation.lease_account.as_ref().unwrap();
+    assert!(account.agrees, "{}", account.reason);
+    assert!(a.qualified, "{:?}", a.refusals);
+    // Fewer admitted than the client says completed: the client counted requests the lessor
+    // never let through.
+    n.account = Some((9, "lease-1", 2));
+    let a = audit(&n.receipt());
+    let (pos, reason) = standing(&a, "counter_agreement");
+    assert!(
+        !pos && reason.contains("admitted 2 requests") && reason.contains("4 completed"),
+        "{reason}"
+    );
+    // More admitted than offered: someone else used the lease's token.
+    n.account = Some((9, "lease-1", 9));
+    let (pos, reason) = standing(&audit(&n.receipt()), "counter_agreement");
+    assert!(
+        !pos && reason.contains("someone else used its token"),
+        "{reason}"
+    );
+    // An account of another lease, spliced in.
+    n.account = Some((9, "lease-0", 4));
+    let a = audit(&n.receipt());
+    assert!(
+        a.refusals
+            .iter()
+            .any(|r| r.contains("account is of lease lease-0")),
+        "{:?}",
+        a.refusals
+    );
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 use hyper::Method;
-use loadproof_core::receipt::{Lease, block, sha256_hex};
+use loadproof_core::receipt::{LEASE_ACCOUNT_HEADER, Lease, block, sha256_hex};
 use loadproof_core::signing::Signed;
 
 use super::http::Http;
@@ -167,11 +167,17 @@ pub async fn acquire(http: &Http, endpoint: &str, holder: &str, seconds: u64) ->
 /// `DELETE ENDPOINT/loadproof/lease` with the token: the window closes when the run does, so
 /// the token is dead before anyone reads the receipt. Always a note for the receipt: released,
 /// or why not (the lease then lasts until its `until_unix_ns`).
-pub async fn release(http: &Http, endpoint: &str, held: &Held) -> String {
+///
+/// A signing lessor answers with its signed account of the lease (requests admitted under
+/// it), returned for the receipt as it came; the audit verifies it.
+pub async fn release(http: &Http, endpoint: &str, held: &Held) -> (String, Option<Vec<u8>>) {
     let Some(token) = held.token.as_deref() else {
-        return format!(
-            "lease {:?} has no token to release it with: it lasts until {} Unix ns",
-            held.lease.id, held.lease.until_unix_ns
+        return (
+            format!(
+                "lease {:?} has no token to release it with: it lasts until {} Unix ns",
+                held.lease.id, held.lease.until_unix_ns
+            ),
+            None,
         );
     };
     let url = format!("{endpoint}{PATH}");
@@ -179,17 +185,28 @@ pub async fn release(http: &Http, endpoint: &str, held: &Held) -> String {
         .send(Method::DELETE, &url, Some(token), None, TIMEOUT)
         .await
     {
-        Ok(a) if a.status == 200 => format!(
-            "lease {:?} released at the end of the run (DELETE {url}: its token no longer admits anything)",
-            held.lease.id
+        Ok(a) if a.status == 200 => (
+            format!(
+                "lease {:?} released at the end of the run (DELETE {url}: its token no longer admits anything)",
+                held.lease.id
+            ),
+            a.headers
+                .get(LEASE_ACCOUNT_HEADER)
+                .map(|v| v.as_bytes().to_vec()),
         ),
-        Ok(a) => format!(
-            "lease {:?} not released: DELETE {url} answered HTTP {}; it lasts until {} Unix ns",
-            held.lease.id, a.status, held.lease.until_unix_ns
+        Ok(a) => (
+            format!(
+                "lease {:?} not released: DELETE {url} answered HTTP {}; it lasts until {} Unix ns",
+                held.lease.id, a.status, held.lease.until_unix_ns
+            ),
+            None,
         ),
-        Err(e) => format!(
-            "lease {:?} not released: DELETE {url}: {e}; it lasts until {} Unix ns",
-            held.lease.id, held.lease.until_unix_ns
+        Err(e) => (
+            format!(
+                "lease {:?} not released: DELETE {url}: {e}; it lasts until {} Unix ns",
+                held.lease.id, held.lease.until_unix_ns
+            ),
+            None,
         ),
     }
 }

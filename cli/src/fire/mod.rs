@@ -1067,8 +1067,11 @@ async fn fire_async(
         report,
     } = fired;
     // The run is over (its last scrape taken): the lease's token should die with it.
+    let mut lease_account = None;
     if let Some(held) = &leased {
-        notes.push(lease::release(&http, endpoint, held).await);
+        let (note, account) = lease::release(&http, endpoint, held).await;
+        notes.push(note);
+        lease_account = account;
     }
 
     let simulator = scrapes
@@ -1117,6 +1120,12 @@ async fn fire_async(
         evidence.insert(block::LEASE.to_owned(), Evidence::of(&held.raw));
         if let Some(signed) = &held.signed {
             evidence.insert(block::LEASE_SIGNED.to_owned(), Evidence::of(signed));
+        }
+        if let Some(account) = &lease_account {
+            evidence.insert(
+                block::LEASE_ACCOUNT_SIGNED.to_owned(),
+                Evidence::of(account),
+            );
         }
     }
     let report = report.map(|(text, clean)| {

@@ -223,7 +223,19 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
             Method::DELETE => {
                 let credential = app.lessor.credential(req.headers());
                 match app.lessor.release(credential.as_deref(), unix_ns_now()) {
-                    Ok(json) => proxy::full(StatusCode::OK, "application/json", Bytes::from(json)),
+                    Ok(released) => {
+                        let mut response = proxy::full(
+                            StatusCode::OK,
+                            "application/json",
+                            Bytes::from(released.json),
+                        );
+                        if let Some(account) = released.account {
+                            response
+                                .headers_mut()
+                                .insert(crate::sim::lease::LEASE_ACCOUNT_HEADER, account);
+                        }
+                        response
+                    }
                     Err(refusal) => refused(refusal),
                 }
             }

@@ -26,7 +26,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use hyper::header::HeaderValue;
-use loadproof_core::receipt::{LEASE_SCHEMA, Lease, ScrapeStatement, sha256_hex};
+use loadproof_core::receipt::{
+    LEASE_ACCOUNT_SCHEMA, LEASE_SCHEMA, Lease, LeaseAccount, ScrapeStatement, sha256_hex,
+};
 use loadproof_core::signing::{SecretKey, Signed};
 use serde_json::Value;
 
@@ -73,9 +75,24 @@ pub struct Lessor {
 struct Held {
     id: String,
     holder: String,
+    from_unix_ns: i64,
     until_unix_ns: i64,
     token: String,
+    /// Requests admitted under the token (the lease account's count).
+    admitted: u64,
 }
+
+/// A release: the body to answer with, and the signed account of the lease when the lessor
+/// signs (for [`LEASE_ACCOUNT_HEADER`]).
+#[derive(Debug)]
+pub struct Released {
+    /// `{"released": ID, "until_unix_ns": …}`.
+    pub json: String,
+    /// A `loadproof.signed/v1` envelope of the lease's [`LeaseAccount`].
+    pub account: Option<HeaderValue>,
+}
+
+pub use loadproof_core::receipt::LEASE_ACCOUNT_HEADER;
 
 /// The response header that carries a granted lease's bearer token (the body is the lease
 /// document, which names only the token's sha256).
@@ -234,8 +251,10 @@ impl Lessor {
         *held = Some(Held {
             id,
             holder,
+            from_unix_ns: now_unix_ns,
             until_unix_ns,
             token: token.clone(),
+            admitted: 0,
         });
         let signed = self
             .signer
@@ -254,7 +273,7 @@ impl Lessor {
         &self,
         authorization: Option<&[u8]>,
         now_unix_ns: i64,
-    ) -> Result<String, Refusal> {
+    ) -> Result<Released, Refusal> {
         let mut held = self.lock();
         let Some(h) = held.as_mut().filter(|h| now_unix_ns < h.until_unix_ns) else {
             return Err(Refusal {
@@ -272,18 +291,32 @@ impl Lessor {
         }
         // The token stays known (a gateway keeps scrubbing it); the window closes now.
         h.until_unix_ns = now_unix_ns;
-        Ok(serde_json::json!({"released": h.id, "until_unix_ns": now_unix_ns}).to_string())
+        let account = self.signer.as_ref().and_then(|key| {
+            let account = LeaseAccount {
+                schema: LEASE_ACCOUNT_SCHEMA.to_owned(),
+                lease_id: h.id.clone(),
+                from_unix_ns: h.from_unix_ns,
+                closed_unix_ns: now_unix_ns,
+                requests: h.admitted,
+            };
+            HeaderValue::from_str(&Signed::sign(key, &account.to_bytes()).to_json()).ok()
+        });
+        Ok(Released {
+            json: serde_json::json!({"released": h.id, "until_unix_ns": now_unix_ns}).to_string(),
+            account,
+        })
     }
 
     /// Whether a completion request with this `Authorization` header may proceed at
     /// `now_unix_ns`; a refusal is counted.
     pub fn admit(&self, authorization: Option<&[u8]>, now_unix_ns: i64) -> Result<(), Locked> {
-        let held = self.lock();
-        let Some(h) = held.as_ref().filter(|h| now_unix_ns < h.until_unix_ns) else {
+        let mut held = self.lock();
+        let Some(h) = held.as_mut().filter(|h| now_unix_ns < h.until_unix_ns) else {
             return Ok(());
         };
         let presented = authorization.and_then(|a| a.strip_prefix(b"Bearer "));
         if presented.is_some_and(|t| same_bytes(t, h.token.as_bytes())) {
+            h.admitted += 1;
             return Ok(());
         }
         self.refused.fetch_add(1, Ordering::Relaxed);
@@ -567,6 +600,42 @@ mod tests {
     }
 
     #[test]
+    fn a_signing_lessor_signs_its_lease_its_scrapes_and_its_account_of_what_it_admitted() {
+        let key = SecretKey::from_seed([3; 32]);
+        let l = lessor().signing_with(Some(key.clone()));
+        let granted = l
+            .grant(br#"{"holder": "me", "seconds": 60}"#, None, 10)
+            .unwrap();
+        let signed = Signed::from_json(granted.signed.unwrap().as_bytes()).unwrap();
+        assert_eq!(signed.statement(), granted.json.as_bytes());
+        assert_eq!(signed.key(), &key.public());
+        let id = Lease::from_json(granted.json.as_bytes()).unwrap().id;
+        let header = format!("Bearer {}", granted.token);
+        for t in 11..14 {
+            assert!(l.admit(Some(header.as_bytes()), t).is_ok());
+        }
+        assert!(
+            l.admit(Some(b"Bearer other"), 14).is_err(),
+            "refused: not admitted"
+        );
+        let scrape = l.sign_scrape("/metrics", b"x 1\n", 15).unwrap();
+        let scrape = Signed::from_json(scrape.as_bytes()).unwrap();
+        let statement = ScrapeStatement::from_bytes(scrape.statement()).unwrap();
+        assert_eq!(statement.lease_id.as_deref(), Some(id.as_str()));
+        assert_eq!(statement.body_sha256, sha256_hex(b"x 1\n"));
+        let released = l.release(Some(header.as_bytes()), 16).unwrap();
+        let account = Signed::from_json(released.account.unwrap().as_bytes()).unwrap();
+        let account = LeaseAccount::from_bytes(account.statement()).unwrap();
+        assert_eq!(
+            (account.lease_id.as_str(), account.requests),
+            (id.as_str(), 3)
+        );
+        assert_eq!((account.from_unix_ns, account.closed_unix_ns), (10, 16));
+        // An unsigned lessor signs nothing.
+        assert!(lessor().sign_scrape("/metrics", b"", 1).is_none());
+    }
+
+    #[test]
     fn the_holder_releases_a_lease_and_every_scrape_says_which_lease_holds() {
         let l = lessor();
         let granted = l
@@ -585,6 +654,7 @@ mod tests {
         assert!(
             l.release(Some(header.as_bytes()), 13)
                 .unwrap()
+                .json
                 .contains(&id)
         );
         assert!(l.active_id(14).is_none());

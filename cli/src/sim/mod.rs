@@ -289,7 +289,15 @@ async fn handle(
             let credential = app.lessor.credential(req.headers());
             Ok(
                 match app.lessor.release(credential.as_deref(), unix_ns_now()) {
-                    Ok(json) => full(StatusCode::OK, "application/json", json),
+                    Ok(released) => {
+                        let mut response = full(StatusCode::OK, "application/json", released.json);
+                        if let Some(account) = released.account {
+                            response
+                                .headers_mut()
+                                .insert(lease::LEASE_ACCOUNT_HEADER, account);
+                        }
+                        response
+                    }
                     Err(refusal) => full(
                         StatusCode::from_u16(refusal.status).unwrap_or(StatusCode::BAD_REQUEST),
                         "application/json",

@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::receipt::stream::SealStatement;
 use crate::receipt::{
-    Lease, Phase, Receipt, ScrapeOutcome, ScrapeStatement, block, origin, signed_block_of,
+    Lease, LeaseAccount, Phase, Receipt, ScrapeOutcome, ScrapeStatement, block, origin,
+    signed_block_of,
 };
 use crate::signing::{Signed, TrustSet};
 
@@ -42,8 +43,25 @@ pub struct Attestation {
     /// signed and the signature holds: no record added, dropped or changed since.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seal_key: Option<SignerFacts>,
+    /// The lessor's signed account of the lease at its release, held to the client's ledger.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease_account: Option<AccountFacts>,
     /// How many keys the reviewer trusted (0: every receipt is self-attested).
     pub trusted_keys: usize,
+}
+
+/// The lessor's count of the lease against the client's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccountFacts {
+    /// Who signed it.
+    pub key: SignerFacts,
+    /// Requests the lessor admitted under the lease.
+    pub requests: u64,
+    /// True when the client's ledger fits it: no more completed than admitted, no more
+    /// admitted than offered.
+    pub agrees: bool,
+    /// One line: the two counts side by side.
+    pub reason: String,
 }
 
 /// How many of the run's scrapes of the lessor's route its signed statements vouch for.
@@ -83,6 +101,7 @@ pub fn read(
     receipt: &Receipt,
     block_bytes: &super::client::BlockReader<'_>,
     trust: &TrustSet,
+    ledger: Option<&super::LedgerFacts>,
 ) -> (Attestation, Vec<String>) {
     let (mut attestation, forged) = lease_signature(receipt, block_bytes, trust);
     let mut inconsistencies: Vec<String> = forged.into_iter().collect();
@@ -96,6 +115,10 @@ pub fn read(
     attestation.scrapes = scrapes;
     match seal_signature(receipt, trust) {
         Ok(key) => attestation.seal_key = key,
+        Err(problem) => inconsistencies.push(problem),
+    }
+    match lease_account(receipt, block_bytes, trust, lease.as_ref(), ledger) {
+        Ok(account) => attestation.lease_account = account,
         Err(problem) => inconsistencies.push(problem),
     }
     if attestation.level == Level::Signed {
@@ -238,6 +261,95 @@ fn seal_signature(receipt: &Receipt, trust: &TrustSet) -> Result<Option<SignerFa
     }))
 }
 
+/// The lessor's signed account of the lease, held to the lease and to the client's ledger.
+fn lease_account(
+    receipt: &Receipt,
+    block_bytes: &super::client::BlockReader<'_>,
+    trust: &TrustSet,
+    lease: Option<&Lease>,
+    ledger: Option<&super::LedgerFacts>,
+) -> Result<Option<AccountFacts>, String> {
+    let name = block::LEASE_ACCOUNT_SIGNED;
+    if !receipt.has_block(name) {
+        return Ok(None);
+    }
+    let Ok(bytes) = block_bytes(name) else {
+        // A block that fails its digest is refused with the digests already.
+        return Ok(None);
+    };
+    let signed = Signed::from_json(&bytes).map_err(|e| format!("{name}: {e}"))?;
+    let key = signed.key();
+    let account = LeaseAccount::from_bytes(signed.statement()).ok_or_else(|| {
+        format!(
+            "{name}: key {} signed something that is not a lease account",
+            key.id()
+        )
+    })?;
+    if let Some(lease) = lease
+        && account.lease_id != lease.id
+    {
+        return Err(format!(
+            "{name}: the account is of lease {}, not this receipt's lease {}: replayed from another lease",
+            account.lease_id, lease.id
+        ));
+    }
+    let trusted_as = trust.comment(key).map(str::to_owned);
+    let facts = SignerFacts {
+        key_id: key.id(),
+        key: key.to_line(""),
+        trusted: trusted_as.is_some(),
+        trusted_as,
+    };
+    let (agrees, reason) = match ledger {
+        Some(l) => {
+            let completed = l.completed;
+            let offered = l.offered;
+            if account.requests < completed {
+                (
+                    false,
+                    format!(
+                        "the lessor admitted {} requests under lease {}, but the client says {completed} completed under it",
+                        account.requests, account.lease_id
+                    ),
+                )
+            } else if offered.is_some_and(|o| account.requests > o) {
+                (
+                    false,
+                    format!(
+                        "the lessor admitted {} requests under lease {}, more than the {} the client offered: someone else used its token",
+                        account.requests,
+                        account.lease_id,
+                        offered.unwrap_or_default()
+                    ),
+                )
+            } else {
+                (
+                    true,
+                    format!(
+                        "the lessor admitted {} requests under lease {}; the client offered {} and completed {completed}",
+                        account.requests,
+                        account.lease_id,
+                        offered.map_or("an unknown number".to_owned(), |o| o.to_string())
+                    ),
+                )
+            }
+        }
+        None => (
+            true,
+            format!(
+                "the lessor admitted {} requests under lease {}; the client's ledger is not read",
+                account.requests, account.lease_id
+            ),
+        ),
+    };
+    Ok(Some(AccountFacts {
+        key: facts,
+        requests: account.requests,
+        agrees,
+        reason,
+    }))
+}
+
 /// The lease's own signature.
 fn lease_signature(
     receipt: &Receipt,
@@ -251,6 +363,7 @@ fn lease_signature(
         lease_key: key,
         scrapes: ScrapeSignatures::default(),
         seal_key: None,
+        lease_account: None,
         trusted_keys,
     };
     if !receipt.has_block(block::LEASE_SIGNED) {
@@ -327,6 +440,7 @@ fn lease_signature(
                 lease_key: Some(facts),
                 scrapes: ScrapeSignatures::default(),
                 seal_key: None,
+                lease_account: None,
                 trusted_keys,
             },
             None,

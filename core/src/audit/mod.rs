@@ -21,7 +21,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-pub use attestation::{Attestation, Level as AttestationLevel, ScrapeSignatures, SignerFacts};
+pub use attestation::{
+    AccountFacts, Attestation, Level as AttestationLevel, ScrapeSignatures, SignerFacts,
+};
 pub use client::{
     ArrivalFacts, ClientFacts, Concurrency, Gate, ItlTail, LATENCY_METRICS, LatencyFacts,
     LedgerFacts, bench_samples, native_samples, peer_request_records,
@@ -515,8 +517,19 @@ fn conclude(
     );
 
     let trust = policy.trust();
-    let (attestation, forged) = attestation::read(receipt, &block, &trust);
+    let (attestation, forged) = attestation::read(receipt, &block, &trust, side.ledger.as_ref());
     inconsistencies.extend(forged);
+    // The lessor's own count is one more account beside the engine's counters: a
+    // contradiction refuses counter agreement.
+    if let Some(account) = attestation.lease_account.as_ref().filter(|a| !a.agrees) {
+        standings.insert(
+            "counter_agreement".to_owned(),
+            Standing::refused(
+                account.reason.clone(),
+                "find where the client's count and the lessor's part (requests the lessor never admitted, or foreign traffic under the lease's token); re-run",
+            ),
+        );
+    }
     if !trust.is_empty() && attestation.level != AttestationLevel::Signed {
         // The reviewer named the keys they trust: the claimant's word no longer stands for
         // the window or the subject.

@@ -13,6 +13,7 @@
 mod events;
 mod evidence;
 mod lease;
+mod lease_account;
 mod packed;
 mod protocol;
 mod scrape_statement;
@@ -28,6 +29,7 @@ use crate::plan::PlanDoc;
 pub use events::{Disposition, EventsError, RequestRecord, Usage, parse_events};
 pub use evidence::{Encoding, Evidence, EvidenceError, sha256_hex};
 pub use lease::{LEASE_SCHEMA, Lease, LeaseError};
+pub use lease_account::{LEASE_ACCOUNT_HEADER, LEASE_ACCOUNT_SCHEMA, LeaseAccount};
 pub use packed::{Packed, PackedBody, Walk, Walked};
 pub use protocol::{Engine, FieldDifference, Protocol, Tls, TlsVerify};
 pub use scrape_statement::{
@@ -56,6 +58,8 @@ pub mod block {
     /// The lessor's signed statement of the lease ([`crate::signing::Signed`] over the exact
     /// bytes of [`LEASE`]), when the lessor signs.
     pub const LEASE_SIGNED: &str = "window/lease.signed.json";
+    /// The lessor's signed account of the lease at its release ([`crate::receipt::LeaseAccount`]).
+    pub const LEASE_ACCOUNT_SIGNED: &str = "window/lease.account.signed.json";
     /// The `timed_trace` file fired (the schedule), when small enough to embed.
     pub const TIMED_TRACE: &str = "plan/timed_trace.jsonl";
     /// The plan's blocks at their own lengths (`blocks.jsonl`), when it has them and the
