@@ -91,6 +91,39 @@ def main():
         write("receipt_stream", packed[: len(packed) * 2 // 3])
         write("receipt_stream", raw)
         write("receipt_stream", raw[: len(raw) * 2 // 3])
+        signed_seeds(lp)
+
+
+def signed_seeds(lp):
+    """`signed`: a key pair's two files and what a signing sim answers — the signed lease, a
+    scrape statement and the lease account — as envelopes, each also cut short."""
+    import json, subprocess, tempfile, time, urllib.request
+    with tempfile.TemporaryDirectory() as tmp:
+        key = os.path.join(tmp, "k")
+        subprocess.run([lp, "key", "new", "--out", key, "--comment", "seed"], check=True,
+                       capture_output=True)
+        for path in (key, key + ".pub"):
+            with open(path, "rb") as f:
+                write("signed", f.read())
+        sim = subprocess.Popen([lp, "sim", "--port", "0", "--signing-key", key],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            url = sim.stderr.readline().split("listening on ")[1].split(" ")[0]
+            grant = urllib.request.urlopen(urllib.request.Request(
+                url + "/loadproof/lease", data=json.dumps({"holder": "seed", "seconds": 60}).encode(),
+                method="POST", headers={"content-type": "application/json"}))
+            token = grant.headers["x-loadproof-lease-token"]
+            envelopes = [grant.headers["x-loadproof-lease-signed"]]
+            envelopes.append(urllib.request.urlopen(url + "/metrics").headers["x-loadproof-scrape-signed"])
+            time.sleep(0.01)
+            release = urllib.request.urlopen(urllib.request.Request(
+                url + "/loadproof/lease", method="DELETE", headers={"authorization": "Bearer " + token}))
+            envelopes.append(release.headers["x-loadproof-lease-account-signed"])
+        finally:
+            sim.kill()
+        for e in envelopes:
+            write("signed", e.encode())
+            write("signed", e.encode()[: len(e) // 2])
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ SECS="${1:-60}"
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$HERE"
 ALL=(ingest_burstgpt ingest_mooncake ingest_azure ingest_detect decimal timed_trace plan_round_trip
-     prometheus vllm_bench receipt_audit receipt_stream peer_records)
+     prometheus vllm_bench receipt_audit receipt_stream peer_records signed)
 if [[ $# -gt 0 ]]; then TARGETS=("$@"); else TARGETS=("${ALL[@]}"); fi
 export RUSTC_BOOTSTRAP=1
 

@@ -647,3 +647,40 @@ pub fn check_peer_records(data: &[u8]) {
         }
     }
 }
+
+/// The signing parsers on arbitrary bytes: a signed envelope, the statements it may carry, a
+/// public key line, a file of trusted keys and a secret key file. None may panic; an envelope
+/// that reads is one whose signature verifies, and it reads back from its own JSON.
+pub fn check_signed(data: &[u8]) {
+    use loadproof_core::receipt::stream::SealStatement;
+    use loadproof_core::receipt::{LeaseAccount, ScrapeStatement};
+    use loadproof_core::signing::{PublicKey, SecretKey, Signed, TrustSet};
+    if let Ok(signed) = Signed::from_json(data) {
+        let again = Signed::from_json(signed.to_json().as_bytes());
+        assert_eq!(again.as_ref(), Ok(&signed), "an envelope reads back from its JSON");
+        let _ = ScrapeStatement::from_bytes(signed.statement());
+        let _ = LeaseAccount::from_bytes(signed.statement());
+        let _ = SealStatement::from_bytes(signed.statement());
+    }
+    let _ = ScrapeStatement::from_bytes(data);
+    let _ = LeaseAccount::from_bytes(data);
+    if let Ok(text) = std::str::from_utf8(data) {
+        if let Ok((key, comment)) = PublicKey::parse_line(text) {
+            let (back, c) = PublicKey::parse_line(&key.to_line(&comment)).expect("own line");
+            assert_eq!((back, c), (key, comment));
+        }
+        if let Ok(set) = TrustSet::parse(text) {
+            let again = TrustSet::parse(&set.lines().join("\n")).expect("own lines");
+            assert_eq!(again, set);
+        }
+        if let Ok(secret) = SecretKey::parse(text) {
+            let back = SecretKey::parse(&secret.to_text()).expect("own text");
+            assert_eq!(back.public(), secret.public());
+        }
+    }
+    // Any bytes signed by a key verify as exactly those bytes.
+    let key = SecretKey::from_seed([7; 32]);
+    let signed = Signed::sign(&key, data);
+    let read = Signed::from_json(signed.to_json().as_bytes()).expect("a fresh signature verifies");
+    assert_eq!(read.statement(), data);
+}
