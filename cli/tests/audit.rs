@@ -244,11 +244,14 @@ fn a_lease_signed_by_the_sims_key_verifies_against_the_key_the_reviewer_trusts()
     );
     let receipt = dir.join("receipt.json");
     common::until_qualified(&receipt, || {
-        fire(
-            &dir,
-            &sim,
+        // Exit 1 is a client that fell behind its own bound on a busy machine: fired again.
+        let out = loadproof(&common::fire_args(
+            &dir.join("plan"),
+            &sim.url,
+            &receipt,
             &["--acquire-lease", "120", "--signing-key", s(&client)],
-        );
+        ));
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", stderr(&out));
     });
     let r = Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
     assert!(r.has_block(loadproof_core::receipt::block::LEASE_SIGNED));
