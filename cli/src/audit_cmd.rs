@@ -351,11 +351,13 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
     let t = &a.attestation;
     writeln!(
         out,
-        "ATTESTATION   {} (scrapes of the lease's route during the run: {} signed, {} by a key you trust, of {}; keys trusted: {})",
+        "ATTESTATION   {} (scrapes of the lease's route before, during and after the run: {} signed, {} by its lessor's key you trust, of {}; engine scrapes of other URLs: {} of {} so signed; keys trusted: {})",
         t.reason,
         t.scrapes.signed,
         t.scrapes.by_trusted_key,
         t.scrapes.lessor_scrapes,
+        t.scrapes.other_by_trusted_key,
+        t.scrapes.other_engine_scrapes,
         t.trusted_keys
     )?;
     if let Some(k) = &t.seal_key {

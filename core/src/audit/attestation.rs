@@ -8,6 +8,8 @@
 //! not the claimant's: *signed*. A signature that does not verify, or that covers another
 //! lease, is not a weaker attestation but a tampered receipt: an inconsistency, refused.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::receipt::stream::SealStatement;
@@ -15,7 +17,7 @@ use crate::receipt::{
     Lease, LeaseAccount, Phase, Receipt, ScrapeOutcome, ScrapeStatement, block, origin,
     signed_block_of,
 };
-use crate::signing::{Signed, TrustSet};
+use crate::signing::{PublicKey, Signed, TrustSet};
 
 /// How well the window's evidence is vouched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,17 +66,27 @@ pub struct AccountFacts {
     pub reason: String,
 }
 
-/// How many of the run's scrapes of the lessor's route its signed statements vouch for.
+/// How many of the run's engine scrapes its lessor's signed statements vouch for.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScrapeSignatures {
-    /// Scrapes taken while requests were in flight from the route the lease protects (the
-    /// lessor's own `/metrics`): the bodies the window, subject and counters are read from.
+    /// Engine scrapes of the route the lease protects (the lessor's own `/metrics`), before,
+    /// during and after the run: the bodies the window, subject and counters are read from
+    /// (the counters' deltas run from the before- to the after-scrape).
     pub lessor_scrapes: usize,
     /// Of those, how many carry a statement that holds (verifies, names the body's digest and
-    /// this lease, served inside it).
+    /// this lease, served inside it, after the previous one of its URL).
     pub signed: usize,
-    /// Of those, how many are signed by a key the reviewer trusts.
+    /// Of those, how many are signed by the key that signed the lease, when the reviewer
+    /// trusts it.
     pub by_trusted_key: usize,
+    /// Engine scrapes of other URLs (replicas the lease does not protect): their counters are
+    /// summed with the route's, so each must be the lessor's word too for the receipt to read
+    /// signed.
+    #[serde(default)]
+    pub other_engine_scrapes: usize,
+    /// Of those, how many carry a statement that holds by the lease's trusted signer.
+    #[serde(default)]
+    pub other_by_trusted_key: usize,
 }
 
 /// The key behind a verified signature.
@@ -110,7 +122,13 @@ pub fn read(
         .as_deref()
         .and_then(|name| block_bytes(name).ok())
         .and_then(|bytes| Lease::from_json(&bytes).ok());
-    let (scrapes, scrape_problems) = scrape_statements(receipt, block_bytes, trust, lease.as_ref());
+    let signer = attestation
+        .lease_key
+        .as_ref()
+        .and_then(|k| PublicKey::parse_line(&k.key).ok())
+        .map(|(key, _)| key);
+    let (scrapes, during, scrape_problems) =
+        scrape_statements(receipt, block_bytes, trust, lease.as_ref(), signer.as_ref());
     inconsistencies.extend(scrape_problems);
     attestation.scrapes = scrapes;
     match seal_signature(receipt, trust) {
@@ -123,19 +141,26 @@ pub fn read(
     }
     if attestation.level == Level::Signed {
         let s = &attestation.scrapes;
-        if s.lessor_scrapes == 0 {
+        if during == 0 {
             attestation.level = Level::SelfAttested;
             attestation.reason = "self-attested: the lease is signed, but no scrape of its route was taken while requests were in flight, so nothing the lessor signed says what it served".to_owned();
         } else if s.by_trusted_key < s.lessor_scrapes {
             attestation.level = Level::SelfAttested;
             attestation.reason = format!(
-                "self-attested: the lease is signed, but {} of the {} scrapes of its route taken during the run carry no statement a key you trust signed",
+                "self-attested: the lease is signed, but {} of the {} scrapes of its route (before, during and after the run) carry no statement its lessor's key signed",
                 s.lessor_scrapes - s.by_trusted_key,
                 s.lessor_scrapes
             );
+        } else if s.other_by_trusted_key < s.other_engine_scrapes {
+            attestation.level = Level::SelfAttested;
+            attestation.reason = format!(
+                "self-attested: the lease is signed, but {} of the {} engine scrapes of URLs outside its route carry no statement its lessor's key signed, and their counters are summed with the route's",
+                s.other_engine_scrapes - s.other_by_trusted_key,
+                s.other_engine_scrapes
+            );
         } else {
             attestation.reason = format!(
-                "{}, as is every one of the {} scrapes of its route taken during the run",
+                "{}, as is every one of the {} scrapes of its route before, during and after the run",
                 attestation.reason, s.lessor_scrapes
             );
         }
@@ -144,24 +169,37 @@ pub fn read(
 }
 
 /// The lessor's statements of the scrape bodies: counted, and every one present held to the
-/// body it sits beside, the receipt's lease and that lease's window.
+/// body it sits beside, the receipt's lease and that lease's window, and to the statement of
+/// the previous scrape of its URL (served after it: one statement is one serving, never reused
+/// for a second scrape or moved before another). Returns the counts, how many of the route's
+/// engine scrapes were taken during the run, and the problems.
 fn scrape_statements(
     receipt: &Receipt,
     block_bytes: &super::client::BlockReader<'_>,
     trust: &TrustSet,
     lease: Option<&Lease>,
-) -> (ScrapeSignatures, Vec<String>) {
+    signer: Option<&PublicKey>,
+) -> (ScrapeSignatures, usize, Vec<String>) {
     let mut out = ScrapeSignatures::default();
+    let mut during = 0;
     let mut problems = Vec::new();
+    let mut last_served: BTreeMap<&str, (i64, String)> = BTreeMap::new();
     let route = lease.and_then(|l| origin(&l.route));
     for scrape in &receipt.scrapes {
         let ScrapeOutcome::Response { body, .. } = &scrape.outcome else {
             continue;
         };
-        let lessors =
-            scrape.phase == Phase::During && route.is_some() && origin(&scrape.url) == route;
-        if lessors {
+        // Every engine body is read for counters (summed over URLs), the subject and the
+        // lessor's gauge; a DCGM exporter's is telemetry the lessor does not serve.
+        let engine = lease.is_some() && scrape.exporter.is_engine();
+        let on_route = engine && route.is_some() && origin(&scrape.url) == route;
+        if on_route {
             out.lessor_scrapes += 1;
+            if scrape.phase == Phase::During {
+                during += 1;
+            }
+        } else if engine {
+            out.other_engine_scrapes += 1;
         }
         let name = signed_block_of(body);
         if !receipt.has_block(&name) {
@@ -190,6 +228,7 @@ fn scrape_statements(
             ));
             continue;
         }
+        let mut holds = true;
         if let Some(lease) = lease {
             let other = statement.lease_id.as_deref().filter(|id| *id != lease.id);
             if let Some(other) = other {
@@ -199,11 +238,10 @@ fn scrape_statements(
                 ));
                 continue;
             }
-            if scrape.phase == Phase::During
-                && (statement.lease_id.is_none()
-                    || statement.served_unix_ns < lease.from_unix_ns
-                    || statement.served_unix_ns > lease.until_unix_ns)
-            {
+            let inside = statement.lease_id.is_some()
+                && statement.served_unix_ns >= lease.from_unix_ns
+                && statement.served_unix_ns <= lease.until_unix_ns;
+            if scrape.phase == Phase::During && !inside {
                 problems.push(format!(
                     "{name}: served at {} Unix ns with {} holding, outside lease {} ({}..{}), yet recorded while requests were in flight",
                     statement.served_unix_ns,
@@ -214,15 +252,33 @@ fn scrape_statements(
                 ));
                 continue;
             }
+            // A boundary scrape served outside the lease is genuine but not the lessor's word
+            // about this lease: it does not count as signed.
+            holds = inside;
         }
-        if lessors {
+        if let Some((previous, previous_name)) = last_served.get(scrape.url.as_str())
+            && statement.served_unix_ns <= *previous
+        {
+            problems.push(format!(
+                "{name}: served at {} Unix ns on the lessor's clock, not after {previous_name} ({previous}) recorded before it at {}: a statement reused for another scrape, or scrapes reordered",
+                statement.served_unix_ns, scrape.url
+            ));
+            continue;
+        }
+        last_served.insert(&scrape.url, (statement.served_unix_ns, name.clone()));
+        let by_trusted = holds
+            && trust.comment(signed.key()).is_some()
+            && signer.is_none_or(|k| k == signed.key());
+        if on_route && holds {
             out.signed += 1;
-            if trust.comment(signed.key()).is_some() {
+            if by_trusted {
                 out.by_trusted_key += 1;
             }
+        } else if engine && by_trusted {
+            out.other_by_trusted_key += 1;
         }
     }
-    (out, problems)
+    (out, during, problems)
 }
 
 /// The record stream's seal signature: who signed it, or why it does not hold.

@@ -77,9 +77,16 @@ impl PublicKey {
         let mut words = line.splitn(3, char::is_whitespace);
         let tag = words.next().unwrap_or_default();
         if tag != PUBLIC_TAG {
+            // A secret key line given where a public one belongs is named, never echoed: its
+            // next characters are the seed.
+            let found = if tag == SECRET_TAG {
+                format!("{SECRET_TAG} … (a secret key: give its public half, the .pub file)")
+            } else {
+                line.chars().take(40).collect()
+            };
             return Err(KeyError::NotAKey {
                 expected: PUBLIC_TAG,
-                found: line.chars().take(40).collect(),
+                found,
             });
         }
         let key = PublicKey::from_base64(words.next().unwrap_or_default())?;
@@ -225,5 +232,20 @@ mod tests {
         );
         assert!(PublicKey::parse_line(&long).is_err());
         assert!(SecretKey::parse("loadproof-ed25519 AAAA").is_err());
+    }
+
+    /// Adversarial review: a reviewer who passes the secret file to `--trust` by mistake must
+    /// not find part of the seed printed in the error (a terminal, a CI log).
+    #[test]
+    fn a_secret_key_given_as_a_public_key_is_refused_without_echoing_it() {
+        let text = SecretKey::from_seed([3; 32]).to_text();
+        let seed = text.split_whitespace().nth(1).unwrap();
+        let e = PublicKey::parse_line(&text).unwrap_err().to_string();
+        assert!(e.contains("a secret key"), "{e}");
+        assert!(!e.contains(&seed[..4]), "{e}");
+        let e = super::super::TrustSet::parse(&text)
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains(&seed[..4]), "{e}");
     }
 }
