@@ -1035,7 +1035,10 @@ try {
     expectEqual(cli.attestation.lease_key?.key_id, simId, "the CLI: the signer's key id");
     deepStrictEqual(await choose(signed), cli);
     expectEqual(await page.getAttribute('#receipt-policy-keys', 'data-count'), '0', 'data-count');
-    expectIncludes(await page.innerText('#receipt-policy-keys-none'), 'self-attested', '#receipt-policy-keys-none');
+    expectIncludes(await page.$eval('#receipt-policy-keys-none', (p) => p.textContent), 'self-attested', '#receipt-policy-keys-none');
+    // Folded while no key is held: the verdict stays near the top.
+    expectEqual(await page.$eval('#receipt-policy-keys', (d) => d.open), false, '#receipt-policy-keys open');
+    expectIncludes(await page.innerText('#receipt-policy-keys-heading'), 'Trusted keys: none', '#receipt-policy-keys-heading');
     deepStrictEqual(await attestation(), { level: 'self_attested', text: cli.attestation.reason, summary: 'self_attested' });
     expectIncludes(await page.innerText('#receipt-attestation-meaning'), "the claimant's word", '#receipt-attestation-meaning');
     expectEqual(await page.innerText('#receipt-verdict'), cliVerdict(signed)[0], '#receipt-verdict');
@@ -1046,6 +1049,7 @@ try {
   await check("trusted keys: the sim's .pub line pasted makes the lease signed; the audit deep-equals `receipt audit --json --trust KEY.pub`", async () => {
     const cli = expected.signedTrusted;
     expectEqual(cli.attestation.level, 'signed', 'the CLI with --trust');
+    await page.click('#receipt-policy-keys-heading');
     await page.fill('#receipt-policy-keys-text', simLine);
     await page.click('#receipt-policy-keys-add');
     deepStrictEqual(await waitForEqual(page, auditNow, cli), cli);
@@ -1054,7 +1058,7 @@ try {
     expectEqual(await page.innerText('#receipt-verdict'), qualify, '#receipt-verdict');
     deepStrictEqual(await heldKeys(), [{ id: simId, comment: 'sim at e2e' }]);
     expectEqual(await page.inputValue('#receipt-policy-keys-text'), '', 'the box, emptied');
-    expectIncludes(await page.innerText('#receipt-policy-keys-status'), `trusted key ${simId} (sim at e2e)`, '#receipt-policy-keys-status');
+    expectIncludes(await page.innerText('#receipt-policy-keys-status'), `Trusted key ${simId} (sim at e2e)`, '#receipt-policy-keys-status');
     deepStrictEqual(JSON.parse(await page.evaluate(stored, STORAGE_KEY)), cli.policy);
     expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'yours', 'data-whose');
     // The policy the panel offers as a file is the same audit under the CLI's --policy.
@@ -1074,7 +1078,7 @@ try {
     await page.click('#receipt-policy-keys-add');
     await page.waitForSelector('#receipt-policy-keys-error');
     const error = await page.innerText('#receipt-policy-keys-error');
-    expectIncludes(error, `not trusted: ${m[1].trim()}`, '#receipt-policy-keys-error');
+    expectIncludes(error, `Not trusted: ${m[1].trim()}`, '#receipt-policy-keys-error');
     expectIncludes(error, 'the keys you trust are unchanged', '#receipt-policy-keys-error');
     expectEqual(await page.getAttribute('#receipt-policy-keys-text', 'aria-invalid'), 'true', 'aria-invalid');
     expectEqual(await page.inputValue('#receipt-policy-keys-text'), fs.readFileSync(badKeys, 'utf8'), 'the box keeps the text');
@@ -1111,6 +1115,8 @@ try {
     await page.reload();
     deepStrictEqual(await waitForAudit('baseline.receipt'), expected.goodOther);
     deepStrictEqual(await heldKeys(), [{ id: otherId, comment: 'someone else' }]);
+    expectEqual(await page.$eval('#receipt-policy-keys', (d) => d.open), true, '#receipt-policy-keys open, a key held');
+    expectEqual(await page.innerText('#receipt-policy-keys-heading'), 'Trusted keys: 1', '#receipt-policy-keys-heading');
     deepStrictEqual(await choose(signed), expected.signedOther);
   });
 

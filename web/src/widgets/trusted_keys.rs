@@ -1,6 +1,6 @@
 //! The "Trusted keys" part of the audit policy panel: the public keys whose signature the
 //! reviewer accepts, pasted or read from a `KEY.pub` file, listed by id and comment, each
-//! removable.
+//! removable; folded while none is held.
 //!
 //! A receipt is the claimant's file, so its lease is the claimant's word unless a key the
 //! *reviewer* names vouches for it; the keys therefore come from the reviewer's own paste or
@@ -47,13 +47,24 @@ pub fn TrustedKeys(
         status.set(None);
         error.set(None);
         let from_box = from.is_none();
+        // After a file's name the message runs on; alone it starts a sentence.
         let whence = from.map(|name| format!("{name}: ")).unwrap_or_default();
+        let said = move |rest: String| {
+            if from_box {
+                let mut chars = rest.chars();
+                chars.next().map_or_else(String::new, |c| {
+                    c.to_uppercase().chain(chars).collect::<String>()
+                })
+            } else {
+                format!("{whence}{rest}")
+            }
+        };
         match trusting(&policy.in_force_untracked(), given) {
             Ok(t) if t.added.is_empty() => {
                 if from_box {
                     text.set(String::new());
                 }
-                status.set(Some(format!("{whence}already trusted; nothing changed.")));
+                status.set(Some(said("already trusted; nothing changed.".to_owned())));
             }
             Ok(t) => {
                 let added: Vec<String> = t.added.iter().map(named).collect();
@@ -61,18 +72,18 @@ pub fn TrustedKeys(
                 if from_box {
                     text.set(String::new());
                 }
-                status.set(Some(format!(
-                    "{whence}trusted {}{}; what is on screen is audited against it.",
+                status.set(Some(said(format!(
+                    "trusted {}{}; what is on screen is audited against it.",
                     added.join(", "),
                     match t.already {
                         0 => String::new(),
                         n => format!(" ({n} already trusted)"),
                     }
-                )));
+                ))));
             }
-            Err(e) => error.set(Some(format!(
-                "{whence}not trusted: {e} (the keys you trust are unchanged)"
-            ))),
+            Err(e) => error.set(Some(said(format!(
+                "not trusted: {e} (the keys you trust are unchanged)"
+            )))),
         }
     };
     let add = move |ev: leptos::ev::SubmitEvent| {
@@ -165,18 +176,25 @@ pub fn TrustedKeys(
             .collect_view();
         view! { <ul id=id("-list") class="key-list">{items}</ul> }.into_any()
     };
+    // Folded while no key is held, so the verdict stays near the top for the reviewer who
+    // trusts none yet; open once they do (and after a reload that finds their keys).
+    let open = held.with_untracked(|k| !k.is_empty());
     let error_id = id("-error");
     let described = error_id.clone();
 
     view! {
-        <div
+        <details
             id=id("")
             class="trusted-keys"
             data-count=move || held.with(Vec::len).to_string()
-            role="group"
-            aria-labelledby=id("-heading")
+            open=open
         >
-            <h3 id=id("-heading")>"Trusted keys"</h3>
+            <summary id=id("-heading")>
+                {move || match held.with(Vec::len) {
+                    0 => "Trusted keys: none (every receipt is self-attested)".to_owned(),
+                    n => format!("Trusted keys: {n}"),
+                }}
+            </summary>
             <p class="hint">
                 "The public keys of the lessors whose signed leases you accept ("
                 <code>"loadproof gate"</code>
@@ -222,6 +240,6 @@ pub fn TrustedKeys(
             </form>
             <Message id=id("-status") class="hint" role="status" text=status />
             <Message id=error_id class="error" role="alert" text=error />
-        </div>
+        </details>
     }
 }
