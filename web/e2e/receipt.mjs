@@ -25,6 +25,14 @@
 // after a reload the stored policy is still in force, a policy file loads, Reset restores
 // loadproof's defaults, and a stored policy that no longer reads is ignored with a note.
 //
+// The keys the reviewer trusts (issue 19, the panel's "Trusted keys"): a receipt fired at a sim
+// that signs its leases (`sim --signing-key`, keys from `loadproof key new`) is self-attested
+// while no key is trusted; the sim's .pub line pasted makes it signed and the audit deep-equals
+// `receipt audit --json --trust KEY.pub` (and the policy the panel offers as a file audits the
+// same under `--policy`); a malformed line is refused by its line number, changing nothing;
+// another key only (its .pub file chosen, the sim's removed) refuses the window, as the CLI's
+// `--trust OTHER.pub` does; after a reload the key is still trusted.
+//
 // Run from the repo root after `web/build.sh` and `cargo build --release -p loadproof_cli`:
 //   node web/e2e/receipt.mjs
 // Environment: LOADPROOF_BIN (default
@@ -100,6 +108,19 @@ const good = await fire(plan, [], path.join(tmp, 'baseline.receipt'));
 const faulty = await fire(plan, ['--fault', 'http500:5'], path.join(tmp, 'faulty.receipt'), [
   '--knob', 'max_num_seqs=256', '--knob', 'decode_step_ms=5', '--knob', 'scheduler=fcfs',
 ]);
+// Two key pairs: the sim's, which signs every lease it grants, and one no lessor here holds.
+const simKey = path.join(tmp, 'sim.key');
+mustRun(['key', 'new', '--out', simKey, '--comment', 'sim at e2e']);
+const otherKey = path.join(tmp, 'other.key');
+mustRun(['key', 'new', '--out', otherKey, '--comment', 'someone else']);
+const signed = await fire(plan, ['--signing-key', simKey], path.join(tmp, 'signed.receipt'));
+/** A public key line's id as core computes it: the first 16 hex digits of its bytes' sha256. */
+const keyId = (line) => crypto.createHash('sha256').update(Buffer.from(line.trim().split(/\s+/)[1], 'base64')).digest('hex').slice(0, 16);
+const simLine = fs.readFileSync(`${simKey}.pub`, 'utf8');
+const otherLine = fs.readFileSync(`${otherKey}.pub`, 'utf8');
+// A key file whose second line is not a key: the CLI refuses it, naming that line.
+const badKeys = path.join(tmp, 'bad-keys.pub');
+fs.writeFileSync(badKeys, `${otherLine.trim()}\nloadproof-ed25519 not-a-key!\n`);
 
 // The peer load generators (tools/peers/install.sh; tools/test.sh sets PEERS_*_PYTHON): the same
 // plan fired by real AIPerf and GuideLLM, their own records read by the audit.
@@ -175,6 +196,10 @@ const expected = {
   goodJson: cliAudit(goodJson),
   unsealed: cliAudit(unsealed),
   strictGood: cliAudit(good, strictPolicy),
+  signed: cliAudit(signed),
+  signedTrusted: cliJson(['receipt', 'audit', '--json', '--trust', `${simKey}.pub`, signed]),
+  signedOther: cliJson(['receipt', 'audit', '--json', '--trust', `${otherKey}.pub`, signed]),
+  goodOther: cliJson(['receipt', 'audit', '--json', '--trust', `${otherKey}.pub`, good]),
 };
 
 // --- the browser ----------------------------------------------------------------------------
@@ -991,6 +1016,116 @@ try {
     await page.click('#receipt-policy-reset');
     expectEqual(await page.evaluate(stored, STORAGE_KEY), null, `localStorage ${STORAGE_KEY} after Reset`);
     expectEqual(await page.$('#receipt-policy-note'), null, '#receipt-policy-note after Reset');
+  });
+
+  // --- the keys the reviewer trusts (issue 19) ----------------------------------------------
+  const simId = keyId(simLine);
+  const otherId = keyId(otherLine);
+  const heldKeys = () => page.$$eval('#receipt-policy-keys-list li', (lis) =>
+    lis.map((li) => ({ id: li.dataset.keyId, comment: li.querySelector('.key-comment').textContent })));
+  const attestation = async () => ({
+    level: await page.getAttribute('#receipt-attestation', 'data-level'),
+    text: await page.innerText('#receipt-attestation-text'),
+    summary: await page.getAttribute('#summary-attestation', 'data-level'),
+  });
+
+  await check('trusted keys: none held, so a lease the sim signed is self-attested, as `receipt audit --json` says', async () => {
+    const cli = expected.signed;
+    expectEqual(cli.attestation.level, 'self_attested', 'the CLI without --trust');
+    expectEqual(cli.attestation.lease_key?.key_id, simId, "the CLI: the signer's key id");
+    deepStrictEqual(await choose(signed), cli);
+    expectEqual(await page.getAttribute('#receipt-policy-keys', 'data-count'), '0', 'data-count');
+    expectIncludes(await page.$eval('#receipt-policy-keys-none', (p) => p.textContent), 'self-attested', '#receipt-policy-keys-none');
+    // Folded while no key is held: the verdict stays near the top.
+    expectEqual(await page.$eval('#receipt-policy-keys', (d) => d.open), false, '#receipt-policy-keys open');
+    expectIncludes(await page.innerText('#receipt-policy-keys-heading'), 'Trusted keys: none', '#receipt-policy-keys-heading');
+    deepStrictEqual(await attestation(), { level: 'self_attested', text: cli.attestation.reason, summary: 'self_attested' });
+    expectIncludes(await page.innerText('#receipt-attestation-meaning'), "the claimant's word", '#receipt-attestation-meaning');
+    expectEqual(await page.innerText('#receipt-verdict'), cliVerdict(signed)[0], '#receipt-verdict');
+    // Only a qualified verdict names its attestation (a loaded machine may refuse arrival).
+    if (cli.qualified) expectIncludes(await page.innerText('#receipt-verdict'), 'self-attested', '#receipt-verdict');
+  });
+
+  await check("trusted keys: the sim's .pub line pasted makes the lease signed; the audit deep-equals `receipt audit --json --trust KEY.pub`", async () => {
+    const cli = expected.signedTrusted;
+    expectEqual(cli.attestation.level, 'signed', 'the CLI with --trust');
+    await page.click('#receipt-policy-keys-heading');
+    await page.fill('#receipt-policy-keys-text', simLine);
+    await page.click('#receipt-policy-keys-add');
+    deepStrictEqual(await waitForEqual(page, auditNow, cli), cli);
+    deepStrictEqual(await attestation(), { level: 'signed', text: `signed by key ${simId} (sim at e2e), which you trust`, summary: 'signed' });
+    const qualify = mustRun(['receipt', 'qualify', '--trust', `${simKey}.pub`, signed], { allow: [0, 1] }).stdout.split('\n')[0];
+    expectEqual(await page.innerText('#receipt-verdict'), qualify, '#receipt-verdict');
+    deepStrictEqual(await heldKeys(), [{ id: simId, comment: 'sim at e2e' }]);
+    expectEqual(await page.inputValue('#receipt-policy-keys-text'), '', 'the box, emptied');
+    expectIncludes(await page.innerText('#receipt-policy-keys-status'), `Trusted key ${simId} (sim at e2e)`, '#receipt-policy-keys-status');
+    deepStrictEqual(JSON.parse(await page.evaluate(stored, STORAGE_KEY)), cli.policy);
+    expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'yours', 'data-whose');
+    // The policy the panel offers as a file is the same audit under the CLI's --policy.
+    const asFile = path.join(tmp, 'trusting-policy.json');
+    fs.writeFileSync(asFile, await page.$eval('#receipt-policy-json', (pre) => pre.textContent));
+    deepStrictEqual(cliAudit(signed, asFile), cli);
+  });
+  await page.screenshot({ path: path.join(shots, 'receipt-view-trusted-key.png') });
+
+  await check('trusted keys: a malformed line is refused naming its line (as the CLI names it), and nothing changes', async () => {
+    const r = run(['receipt', 'audit', '--trust', badKeys, signed]);
+    expectEqual(r.status, 2, 'CLI exit code');
+    const m = /bad-keys\.pub: (line 2: .*)/.exec(r.stderr);
+    if (!m) throw new Error(`the CLI's error does not name the line: ${r.stderr}`);
+    const before = await page.evaluate(stored, STORAGE_KEY);
+    await page.fill('#receipt-policy-keys-text', fs.readFileSync(badKeys, 'utf8'));
+    await page.click('#receipt-policy-keys-add');
+    await page.waitForSelector('#receipt-policy-keys-error');
+    const error = await page.innerText('#receipt-policy-keys-error');
+    expectIncludes(error, `Not trusted: ${m[1].trim()}`, '#receipt-policy-keys-error');
+    expectIncludes(error, 'the keys you trust are unchanged', '#receipt-policy-keys-error');
+    expectEqual(await page.getAttribute('#receipt-policy-keys-text', 'aria-invalid'), 'true', 'aria-invalid');
+    expectEqual(await page.inputValue('#receipt-policy-keys-text'), fs.readFileSync(badKeys, 'utf8'), 'the box keeps the text');
+    await page.waitForTimeout(500);
+    deepStrictEqual(await page.evaluate(auditNow), expected.signedTrusted);
+    expectEqual(await page.$('#receipt-progress'), null, 'an audit in progress');
+    expectEqual(await page.evaluate(stored, STORAGE_KEY), before, `localStorage ${STORAGE_KEY}`);
+    deepStrictEqual(await heldKeys(), [{ id: simId, comment: 'sim at e2e' }]);
+    // The same file chosen is refused the same way, naming the file.
+    await page.setInputFiles('#receipt-policy-keys-file', badKeys);
+    await page.waitForFunction(() => document.querySelector('#receipt-policy-keys-error')?.textContent.startsWith('bad-keys.pub: not trusted: line 2:'));
+    await page.fill('#receipt-policy-keys-text', '');
+  });
+
+  await check("trusted keys: another key only (its .pub file chosen, the sim's removed) refuses the window, as `--trust OTHER.pub` does", async () => {
+    const cli = expected.signedOther;
+    expectEqual(cli.standings.window.positive, false, 'the CLI: window under another key');
+    expectEqual(cli.attestation.level, 'self_attested', 'the CLI: attestation under another key');
+    await page.setInputFiles('#receipt-policy-keys-file', `${otherKey}.pub`);
+    await page.waitForFunction((id) => document.querySelector(`#receipt-policy-key-${id}`), otherId);
+    expectEqual(await page.$('#receipt-policy-keys-error'), null, '#receipt-policy-keys-error');
+    await page.click(`#receipt-policy-key-${simId}-remove`);
+    deepStrictEqual(await waitForEqual(page, auditNow, cli), cli);
+    deepStrictEqual(await heldKeys(), [{ id: otherId, comment: 'someone else' }]);
+    deepStrictEqual(await attestation(), { level: 'self_attested', text: cli.attestation.reason, summary: 'self_attested' });
+    expectIncludes(cli.attestation.reason, 'not among the 1 key(s) you trust', "the CLI's reason");
+    expectIncludes(await page.innerText('#receipt-attestation-meaning'), 'window and subject are refused', '#receipt-attestation-meaning');
+    expectEqual(await page.getAttribute('#standing-window', 'data-positive'), 'false', '#standing-window');
+    expectIncludes(await page.innerText('#standing-window'), cli.standings.window.reason, '#standing-window');
+    deepStrictEqual(JSON.parse(await page.evaluate(stored, STORAGE_KEY)), cli.policy);
+  });
+
+  await check('trusted keys: after a reload the key is still trusted (the receipt that opens by itself and a chosen one equal the CLI)', async () => {
+    await page.reload();
+    deepStrictEqual(await waitForAudit('baseline.receipt'), expected.goodOther);
+    deepStrictEqual(await heldKeys(), [{ id: otherId, comment: 'someone else' }]);
+    expectEqual(await page.$eval('#receipt-policy-keys', (d) => d.open), true, '#receipt-policy-keys open, a key held');
+    expectEqual(await page.innerText('#receipt-policy-keys-heading'), 'Trusted keys: 1', '#receipt-policy-keys-heading');
+    deepStrictEqual(await choose(signed), expected.signedOther);
+  });
+
+  await check("trusted keys: the last key removed leaves loadproof's defaults, nothing stored", async () => {
+    await page.click(`#receipt-policy-key-${otherId}-remove`);
+    deepStrictEqual(await waitForEqual(page, auditNow, expected.signed), expected.signed);
+    expectEqual(await page.getAttribute('#receipt-policy', 'data-whose'), 'defaults', 'data-whose');
+    expectEqual(await page.evaluate(stored, STORAGE_KEY), null, `localStorage ${STORAGE_KEY}`);
+    expectEqual(await page.getAttribute('#receipt-policy-keys', 'data-count'), '0', 'data-count');
   });
 
   await check("a bundled copy whose sha256 is not the index's is refused, its verdict never shown", async () => {

@@ -14,12 +14,17 @@
 
 use leptos::prelude::*;
 use loadproof_core::audit::{Policy, PolicyError};
+use loadproof_core::signing::{PublicKey, TrustSet};
 
 /// The `localStorage` key of the reviewer's policy (its JSON, as [`Policy::to_json`] writes it).
 pub const STORAGE_KEY: &str = "loadproof.auditPolicy";
 
 /// A policy file larger than this is refused unread (a policy is a few hundred bytes).
 pub const MAX_POLICY_BYTES: f64 = 64.0 * 1024.0;
+
+/// A key file larger than this is refused unread (a public key line is under 300 bytes; this
+/// leaves room for a team's file of them).
+pub const MAX_KEYS_BYTES: f64 = 64.0 * 1024.0;
 
 /// Whose policy an audit was judged against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,9 +235,11 @@ impl Draft {
         }
     }
 
-    /// The policy these fields state, through [`Policy::checked`]; or every field that is
-    /// wrong, with why (a field that is not a number, or core's reason it is out of range).
-    pub fn policy(&self) -> Result<Policy, Vec<(&'static str, String)>> {
+    /// The policy these fields state over `base` (the fields are only its thresholds: the keys
+    /// the reviewer trusts stay as `base` holds them), through [`Policy::checked`]; or every
+    /// field that is wrong, with why (a field that is not a number, or core's reason it is out of
+    /// range).
+    pub fn policy(&self, base: &Policy) -> Result<Policy, Vec<(&'static str, String)>> {
         let mut errors = Vec::new();
         let ms = |name: &'static str, text: &str, errors: &mut Vec<(&'static str, String)>| {
             let text = text.trim();
@@ -268,8 +275,8 @@ impl Draft {
                 None
             }
         };
-        // Each number alone, beside the defaults: core says which is out of range, and why.
-        let base = Policy::default();
+        // Each number alone, beside `base`'s: core says which is out of range, and why.
+        let base = base.clone();
         let alone = [
             lag.map(|v| Policy {
                 max_send_lag_ms: v,
@@ -311,11 +318,119 @@ fn field_of(e: &PolicyError) -> &'static str {
     }
 }
 
+/// A key the reviewer trusts, as the panel lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldKey {
+    /// Core's [`PublicKey::id`]: what the audit names a signer by.
+    pub id: String,
+    /// The comment on the reviewer's key line (empty when it has none).
+    pub comment: String,
+}
+
+/// The keys `policy` trusts, in its order. Every line of a policy in force went through
+/// [`Policy::checked`], so none fails to read; were one to, it would be left out of the list
+/// exactly as [`Policy::trust`] leaves it out of the audit's trust.
+pub fn held_keys(policy: &Policy) -> Vec<HeldKey> {
+    policy
+        .trusted_keys
+        .iter()
+        .filter_map(|line| PublicKey::parse_line(line).ok())
+        .map(|(key, comment)| HeldKey {
+            id: key.id(),
+            comment,
+        })
+        .collect()
+}
+
+/// What trusting more keys did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trusted {
+    /// The policy trusting them.
+    pub policy: Policy,
+    /// The keys it trusts now and did not before.
+    pub added: Vec<HeldKey>,
+    /// How many of the keys given it trusted already (each kept with its first comment).
+    pub already: usize,
+}
+
+/// `policy` trusting every key in `text` as well: public key lines, as `loadproof key new`
+/// writes them to `KEY.pub` (blank lines and `#` comments allowed), read by core's
+/// [`TrustSet`] — the reader behind the CLI's `--trust KEYFILE` — so the page trusts a file
+/// exactly when the CLI does. All or nothing: a line that is not a key refuses the whole text,
+/// by its line number, and text with no key is refused as the CLI refuses such a file. The
+/// keys already trusted stay as written, the new ones are appended as core writes them
+/// ([`TrustSet::lines`], which is what `--trust` appends), so the audit's `policy` is the
+/// CLI's for the same keys.
+pub fn trusting(policy: &Policy, text: &str) -> Result<Trusted, String> {
+    let given = TrustSet::parse(text).map_err(|e| e.to_string())?;
+    if given.is_empty() {
+        return Err(
+            "holds no public key (a key line reads `loadproof-ed25519 BASE64 [comment]`, as `loadproof key new` writes it to KEY.pub)"
+                .to_owned(),
+        );
+    }
+    let held = policy.trust();
+    let mut trusted_keys = policy.trusted_keys.clone();
+    let mut added = Vec::new();
+    let mut already = 0;
+    for line in given.lines() {
+        let (key, comment) = PublicKey::parse_line(&line).map_err(|e| e.to_string())?;
+        if held.comment(&key).is_some() {
+            already += 1;
+            continue;
+        }
+        added.push(HeldKey {
+            id: key.id(),
+            comment,
+        });
+        trusted_keys.push(line);
+    }
+    let policy = Policy {
+        trusted_keys,
+        ..policy.clone()
+    }
+    .checked()
+    .map_err(|e| e.to_string())?;
+    Ok(Trusted {
+        policy,
+        added,
+        already,
+    })
+}
+
+/// `policy` no longer trusting the key whose id is `id` (every line of it, should a policy file
+/// have named it twice).
+pub fn untrusting(policy: &Policy, id: &str) -> Policy {
+    let trusted_keys = policy
+        .trusted_keys
+        .iter()
+        .filter(|line| match PublicKey::parse_line(line) {
+            Ok((key, _)) => key.id() != id,
+            Err(_) => true,
+        })
+        .cloned()
+        .collect();
+    Policy {
+        trusted_keys,
+        ..policy.clone()
+    }
+}
+
+/// True when `policy` differs from loadproof's defaults only by the keys it trusts.
+pub fn default_thresholds(policy: &Policy) -> bool {
+    Policy {
+        trusted_keys: Vec::new(),
+        ..policy.clone()
+    } == Policy::default()
+}
+
 #[cfg(test)]
 mod tests {
     use loadproof_core::audit::Policy;
 
-    use super::{Draft, from_storage};
+    use loadproof_core::signing::SecretKey;
+
+    use super::{Draft, default_thresholds, from_storage, held_keys, trusting, untrusting};
 
     #[test]
     fn the_fields_of_a_policy_read_back_as_that_policy() {
@@ -325,9 +440,9 @@ mod tests {
         };
         let d = Draft::of(&p);
         assert_eq!(d.max_send_lag_ms, "0.000001");
-        assert_eq!(d.policy(), Ok(p));
+        assert_eq!(d.policy(&Policy::default()), Ok(p));
         assert_eq!(
-            Draft::of(&Policy::default()).policy(),
+            Draft::of(&Policy::default()).policy(&Policy::default()),
             Ok(Policy::default())
         );
     }
@@ -339,7 +454,7 @@ mod tests {
             max_scrape_gap_ms: "0".to_owned(),
             max_waiting_scrapes: "0".to_owned(),
         };
-        let errors = d.policy().unwrap_err();
+        let errors = d.policy(&Policy::default()).unwrap_err();
         let fields: Vec<_> = errors.iter().map(|(f, _)| *f).collect();
         assert_eq!(
             fields,
@@ -356,12 +471,19 @@ mod tests {
             max_waiting_scrapes: "2.5".to_owned(),
             ..Draft::of(&Policy::default())
         };
-        assert_eq!(d.policy().unwrap_err()[0].0, "max_waiting_scrapes");
+        assert_eq!(
+            d.policy(&Policy::default()).unwrap_err()[0].0,
+            "max_waiting_scrapes"
+        );
         let d = Draft {
             max_send_lag_ms: " ".to_owned(),
             ..Draft::of(&Policy::default())
         };
-        assert!(d.policy().unwrap_err()[0].1.starts_with("required"));
+        assert!(
+            d.policy(&Policy::default()).unwrap_err()[0]
+                .1
+                .starts_with("required")
+        );
     }
 
     #[test]
@@ -375,5 +497,59 @@ mod tests {
         let (policy, note) = from_storage(Some(r#"{"schema":"loadproof.audit-policy/v0"}"#));
         assert_eq!(policy, None);
         assert!(note.unwrap().contains("no longer reads as a policy"));
+    }
+
+    #[test]
+    fn typed_thresholds_keep_the_keys_the_reviewer_trusts() {
+        let line = SecretKey::from_seed([3; 32]).public().to_line("gate");
+        let base = trusting(&Policy::default(), &line).unwrap().policy;
+        let d = Draft {
+            max_waiting_scrapes: "4".to_owned(),
+            ..Draft::of(&base)
+        };
+        let p = d.policy(&base).unwrap();
+        assert_eq!(p.max_waiting_scrapes, 4);
+        assert_eq!(p.trusted_keys, [line]);
+        assert!(default_thresholds(&base));
+        assert!(!default_thresholds(&p));
+    }
+
+    #[test]
+    fn pasted_keys_are_trusted_as_the_cli_trusts_a_key_file_or_refused_by_line() {
+        let a = SecretKey::from_seed([1; 32]).public();
+        let b = SecretKey::from_seed([2; 32]).public();
+        // Spaces and a comment line around it, as a file or a paste may have them: kept as core
+        // writes the line, which is what `--trust` appends.
+        let text = format!("# the lab\n  {}  \n\n", a.to_line("sim at lab-3"));
+        let t = trusting(&Policy::default(), &text).unwrap();
+        assert_eq!(t.policy.trusted_keys, [a.to_line("sim at lab-3")]);
+        assert_eq!(t.added.len(), 1);
+        assert_eq!(t.added[0].id, a.id());
+        assert_eq!(t.added[0].comment, "sim at lab-3");
+        assert_eq!(t.already, 0);
+        // Again, and a second key: the first is already held (its comment kept), the second added.
+        let again = format!("{}\n{}", a.to_line("renamed"), b.to_line(""));
+        let t2 = trusting(&t.policy, &again).unwrap();
+        assert_eq!(t2.already, 1);
+        assert_eq!(
+            t2.policy.trusted_keys,
+            [a.to_line("sim at lab-3"), b.to_line("")]
+        );
+        let held = held_keys(&t2.policy);
+        assert_eq!(held.len(), 2);
+        assert_eq!(
+            (held[1].id.as_str(), held[1].comment.as_str()),
+            (b.id().as_str(), "")
+        );
+        // A bad line refuses the whole paste, by its number; nothing is held from it.
+        let bad = format!("{}\nssh-ed25519 AAAA\n", b.to_line(""));
+        let e = trusting(&t.policy, &bad).unwrap_err();
+        assert!(e.starts_with("line 2: not a loadproof key"), "{e}");
+        let e = trusting(&Policy::default(), "# nothing\n\n").unwrap_err();
+        assert!(e.contains("holds no public key"), "{e}");
+        // Removed by id: the other stays as written.
+        let p = untrusting(&t2.policy, &a.id());
+        assert_eq!(p.trusted_keys, [b.to_line("")]);
+        assert_eq!(untrusting(&p, &b.id()), Policy::default());
     }
 }

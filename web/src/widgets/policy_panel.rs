@@ -1,6 +1,6 @@
 //! The "Audit policy" panel the Receipt and Compare views show: the reviewer's policy in force
 //! (loadproof's defaults, or yours), its three numbers editable, a policy file to choose or
-//! drop, and a reset.
+//! drop, a reset, and the keys the reviewer trusts ([`TrustedKeys`]).
 //!
 //! Typed numbers are checked by core's `Policy::checked` and a file is read by
 //! `Policy::from_json` (the reader behind the CLI's `--policy FILE`); anything refused is shown
@@ -17,9 +17,10 @@ use leptos::task::spawn_local;
 use loadproof_core::audit::{POLICY_SCHEMA, Policy};
 use web_sys::File;
 
-use crate::policy::{AuditPolicy, Draft, FIELDS, MAX_POLICY_BYTES};
+use crate::policy::{AuditPolicy, Draft, FIELDS, MAX_POLICY_BYTES, default_thresholds};
 use crate::widgets::drop_zone::DropZone;
 use crate::widgets::readout::Message;
+use crate::widgets::trusted_keys::TrustedKeys;
 
 /// "your policy" or "loadproof's defaults": whose policy `used` is (follows the panel).
 #[component]
@@ -60,7 +61,8 @@ pub fn PolicyPanel(
     let apply = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         file_error.set(None);
-        match draft.with_untracked(Draft::policy) {
+        // The fields are the thresholds only: the keys trusted stay as they are.
+        match draft.with_untracked(|d| d.policy(&policy.in_force_untracked())) {
             Ok(p) => {
                 errors.set(Vec::new());
                 if policy.yours_untracked().as_ref() == Some(&p) {
@@ -84,9 +86,15 @@ pub fn PolicyPanel(
     let reset = move |_| {
         file_error.set(None);
         errors.set(Vec::new());
+        let had_keys = !policy.in_force_untracked().trusted_keys.is_empty();
         policy.reset();
         draft.set(Draft::of(&Policy::default()));
-        status.set(Some("loadproof's defaults are in force.".to_owned()));
+        status.set(Some(if had_keys {
+            "loadproof's defaults are in force: no key is trusted, so every receipt is self-attested."
+                .to_owned()
+        } else {
+            "loadproof's defaults are in force.".to_owned()
+        }));
     };
     let on_file = move |file: File| {
         let name = file.name();
@@ -121,6 +129,10 @@ pub fn PolicyPanel(
         Some(p) if p == Policy::default() => (
             "yours",
             "yours (the same numbers as loadproof's defaults)".to_owned(),
+        ),
+        Some(p) if default_thresholds(&p) => (
+            "yours",
+            "yours (loadproof's default thresholds, with the keys you trust)".to_owned(),
         ),
         Some(_) => ("yours", "yours".to_owned()),
     };
@@ -214,6 +226,7 @@ pub fn PolicyPanel(
             <Message id=id("-status") class="hint" role="status" text=status />
             <Message id=id("-error") class="error" role="alert" text=file_error />
             <Message id=id("-note") class="error" role="status" text=policy.note() />
+            <TrustedKeys prefix=prefix />
             <details class="policy-json">
                 <summary>"This policy as a file"</summary>
                 <pre id=id("-json") class="preview">

@@ -1,5 +1,5 @@
 //! The receipt view's report: every card about one audited receipt, in reading order — the
-//! verdict, digests, execution gate, ledger, client, latency, the charts ([`super::figures`]),
+//! verdict (and who vouches for it), digests, execution gate, ledger, client, latency, the charts ([`super::figures`]),
 //! engine, agreement, standings (with the policy they were judged against), refusals, the
 //! claimant's statements and knobs ([`super::statements`]), subject, lease and raw evidence.
 //!
@@ -9,13 +9,14 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
+use loadproof_core::audit::AttestationLevel;
 use loadproof_core::receipt::{Encoding, Execution, TlsVerify};
 
 use super::figures::{GpuChart, LatencyCharts, SeriesChart, TimelineChart};
 use super::model::{self, ReceiptModel};
 use super::over_time::OverTimeCard;
 use super::statements::Statements;
-use super::summary::{Summary, axis_text};
+use super::summary::{Summary, attestation_meaning, attestation_text, axis_text};
 use super::toc::Contents;
 use crate::policy::summary;
 use crate::widgets::number::{ABSENT, js, js_opt, readable};
@@ -157,6 +158,11 @@ fn Banner(m: Arc<ReceiptModel>) -> impl IntoView {
     let a = &m.audit;
     let verdict = a.verdict();
     let class = banner_class(a.qualified);
+    let attestation = attestation_text(&a.attestation);
+    let attestation_level = match a.attestation.level {
+        AttestationLevel::Signed => "signed",
+        AttestationLevel::SelfAttested => "self_attested",
+    };
     let captured = if a.captured {
         "Captured: a raw observation exists (digests verify and client facts were read). Qualification is a separate answer.".to_owned()
     } else if !a.digests_ok {
@@ -174,6 +180,13 @@ fn Banner(m: Arc<ReceiptModel>) -> impl IntoView {
             <h2 id="receipt-verdict" class="verdict">
                 {verdict}
             </h2>
+            <p id="receipt-attestation" class="attestation" data-level=attestation_level>
+                <strong id="receipt-attestation-text">{attestation}</strong>
+                " "
+                <span id="receipt-attestation-meaning" class="hint">
+                    {attestation_meaning(&a.attestation)}
+                </span>
+            </p>
             {a
                 .simulator
                 .then(|| {

@@ -1,6 +1,7 @@
 //! The receipt at a glance, right under the verdict: what was measured (model, revision, GPU,
-//! engine, and the client that fired), the standings as chips that jump to their reasons, and
-//! the headline numbers. A reviewer should see in seconds what a verdict is *of* and why,
+//! engine, and the client that fired), who vouches for it (signed by a key the reviewer trusts,
+//! or self-attested), the standings as chips that jump to their reasons, and the headline
+//! numbers. A reviewer should see in seconds what a verdict is *of* and why,
 //! without scrolling past the evidence.
 //!
 //! Every number is the audit's own (core computed it; nothing here does), shown readable with
@@ -10,7 +11,7 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use loadproof_core::audit::Audit;
+use loadproof_core::audit::{Attestation, AttestationLevel, Audit};
 use loadproof_core::receipt::Axis;
 
 use super::model::{self, ReceiptModel};
@@ -31,6 +32,37 @@ fn axis_short(axis: &Axis) -> String {
         Axis::Known { value, source } if source == "caller" => format!("{value} (stated)"),
         Axis::Known { value, .. } => value.clone(),
         Axis::Unknown { .. } => "?".to_owned(),
+    }
+}
+
+/// Who vouches for the receipt, in one line: `signed by key ID (COMMENT), which you trust`, or
+/// core's reason it is self-attested. The comment is the reviewer's own (their key line's), not
+/// one the receipt carries: a receipt names its signer however the claimant likes.
+pub fn attestation_text(att: &Attestation) -> String {
+    match (att.level, &att.lease_key) {
+        (AttestationLevel::Signed, Some(k)) => match k.trusted_as.as_deref() {
+            Some(c) if !c.is_empty() => {
+                format!("signed by key {} ({c}), which you trust", k.key_id)
+            }
+            _ => format!("signed by key {}, which you trust", k.key_id),
+        },
+        _ => att.reason.clone(),
+    }
+}
+
+/// What the attestation means for a reader who has not met the word: a claim rests on whose
+/// word, and what would change that.
+pub fn attestation_meaning(att: &Attestation) -> &'static str {
+    match (att.level, att.trusted_keys) {
+        (AttestationLevel::Signed, _) => {
+            "The lease that isolates the window was signed by its lessor, over the exact bytes this receipt holds, with a key you named: the lessor's word, which the claimant could not have forged."
+        }
+        (AttestationLevel::SelfAttested, 0) => {
+            "Self-attested: the claimant's word. Nothing a key you trust vouches for this receipt, because you trust no key yet: add its lessor's public key under Audit policy, Trusted keys (from the lessor, never from the receipt)."
+        }
+        (AttestationLevel::SelfAttested, _) => {
+            "Self-attested: the claimant's word. Nothing a key you trust vouches for this receipt, so its window and subject are refused."
+        }
     }
 }
 
@@ -139,6 +171,23 @@ pub fn Summary(m: Arc<ReceiptModel>) -> impl IntoView {
         }
     })
     .collect_view();
+    let (level, attested) = match a.attestation.level {
+        AttestationLevel::Signed => ("signed", "signed, by a key you trust"),
+        AttestationLevel::SelfAttested => ("self_attested", "self-attested"),
+    };
+    let attested = view! {
+        <div class="identity-item">
+            <span class="figure-label">"Attested"</span>
+            <span
+                id="summary-attestation"
+                class="identity-value attestation"
+                data-level=level
+                title=attestation_text(&a.attestation)
+            >
+                {attested}
+            </span>
+        </div>
+    };
     let chips = model::standing_names(a)
         .into_iter()
         .map(|name| {
@@ -185,6 +234,7 @@ pub fn Summary(m: Arc<ReceiptModel>) -> impl IntoView {
         <section id="receipt-summary" class="card wide summary" aria-label="The receipt at a glance">
             <div id="summary-identity" class="identity">
                 {identity}
+                {attested}
             </div>
             <div id="summary-standings" class="chips" aria-label="Standings (each opens its reason)">
                 {chips}
