@@ -192,7 +192,10 @@ impl ArrivalGaps {
             positive += 1;
             sub_tick += u64::from(m == 0);
             m_max = m_max.max(m);
-            if let Some(slot) = log2.get_mut(m.max(1).ilog2() as usize) {
+            // The log2 buckets only bound the 99th percentile from above: a gap under half a
+            // tick (multiple 0) shares bucket 0 with one-tick gaps, whose upper edge (2) holds
+            // both. Its bin is its own multiple's, below: from zero, never the one-tick bin.
+            if let Some(slot) = log2.get_mut(m.checked_ilog2().unwrap_or(0) as usize) {
                 *slot += 1;
             }
         }
@@ -330,6 +333,23 @@ mod tests {
         let even: Vec<i64> = (0..8).map(|k| k * 3 * S).collect();
         let gaps = ArrivalGaps::of_arrivals(&even, Some(3 * S));
         assert_eq!(gaps.bins[0].from_s, 3.0);
+    }
+
+    #[test]
+    fn a_positive_gap_under_half_a_tick_is_counted_under_one_tick_in_wide_bins_too() {
+        // A 1 s grid with gaps of 1..=99 s: bins of 5 s, from zero. The 1 ms gap (0 ticks,
+        // rounded) is in [0, 5 s) with the 1..=4 s gaps; every gap is counted once.
+        let mut arrivals = vec![0i64, 1_000_000];
+        for gap in 1..=99i64 {
+            let last = arrivals[arrivals.len() - 1];
+            arrivals.push(last + gap * S);
+        }
+        let gaps = ArrivalGaps::of_arrivals(&arrivals, Some(S));
+        assert_eq!(gaps.bin_width_s, 5.0, "{gaps:?}");
+        assert_eq!((gaps.bins[0].from_s, gaps.bins[0].to_s), (0.0, Some(5.0)));
+        // 1 ms, then 1, 2, 3 and 4 s.
+        assert_eq!(gaps.bins[0].gaps, 5, "{gaps:?}");
+        assert_eq!(gaps.bins.iter().map(|b| b.gaps).sum::<u64>(), 100);
     }
 
     #[test]
