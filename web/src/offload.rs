@@ -337,9 +337,10 @@ fn publish_timing(data: &JsValue) {
 /// parses it, and hands the digest over on a `MessageChannel` of their own: on two cores the
 /// hash then costs no time (it held the parsing thread ~0.3 s on 5M rows).
 ///
-/// `on_trace` is handed the trace as soon as it is rebuilt, while the worker still reads its
-/// gaps (the view reads the regime then); `on_done` gets it with `ArrivalGaps::of` it, read in
-/// the worker, or here where the job ran on the page's thread.
+/// `on_trace` is handed the trace a task after it is rebuilt, while the worker still reads its
+/// gaps (the view reads the regime then; not called if the gaps came first); `on_done` gets it
+/// with `ArrivalGaps::of` it, read in the worker, or here where the job ran on the page's
+/// thread.
 ///
 /// `compressed`: the file's first bytes name a codec. It is then read as a stream, never in
 /// halves (a stream cannot be cut at its middle); the hash worker's digest is the file's as
@@ -400,8 +401,10 @@ pub fn ingest_trace(
         &fields,
         &blob,
         move |data| {
-            // The first answer, a step of the job: the trace's columns. Rebuilt and handed to
-            // `on_trace` now, while the worker reads the gaps.
+            // The first answer, a step of the job: the trace's columns. Rebuilt now, and
+            // handed to `on_trace` a task later (the browser paints in between: the two in one
+            // task held a frame for both) while the worker reads the gaps. Should the gaps come
+            // first, `on_trace` is not called and the view reads the regime with the report.
             if field(data, "trace").is_some() {
                 crate::ingest::mark("trace-received");
                 if let Some(marks) = field(data, "marks") {
@@ -410,12 +413,16 @@ pub fn ingest_trace(
                 }
                 let trace = trace_from_parts(data);
                 crate::ingest::mark("trace-rebuilt");
-                if let Ok(trace) = &trace
-                    && let Some(read_regime) = regime_reader.borrow_mut().take()
-                {
-                    read_regime(trace);
-                }
                 *trace_slot.borrow_mut() = Some(trace);
+                let (slot, reader) = (trace_slot.clone(), regime_reader.clone());
+                spawn_local(async move {
+                    crate::ingest::yield_to_event_loop().await;
+                    if let Some(Ok(trace)) = slot.borrow().as_ref()
+                        && let Some(read_regime) = reader.borrow_mut().take()
+                    {
+                        read_regime(trace);
+                    }
+                });
                 return;
             }
             if let (Some(done), Some(total)) = (
