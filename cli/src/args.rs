@@ -940,9 +940,15 @@ pub struct PlaybookPublishArgs {
     /// replaced.
     #[arg(long, value_name = "OUT_HTML", conflicts_with = "out")]
     pub single_file: Option<PathBuf>,
-    /// The largest single file publish writes (bytes, 64 MiB by default); a bigger one is
-    /// refused before anything is written.
-    #[arg(long, value_name = "BYTES", default_value_t = 64 << 20)]
+    /// The largest single file publish writes, in bytes [default: 67108864, 64 MiB]; a bigger
+    /// one is refused before anything is written.
+    // Clap's own default note is hidden: it would say the number a second time, without MiB.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = 64 << 20,
+        hide_default_value = true
+    )]
     pub max_single_file_bytes: u64,
     /// The built web app to copy (`bash web/build.sh` writes it).
     #[arg(long, value_name = "DIST_DIR", default_value = "dist")]
@@ -966,5 +972,21 @@ mod tests {
     #[test]
     fn cli_definition_is_valid() {
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn publish_help_states_the_single_file_cap_default_once() {
+        let mut cli = super::Cli::command();
+        let publish = cli
+            .find_subcommand_mut("playbook")
+            .and_then(|p| p.find_subcommand_mut("publish"))
+            .expect("playbook publish exists");
+        for help in [
+            publish.render_help().to_string(),
+            publish.render_long_help().to_string(),
+        ] {
+            assert_eq!(help.matches("67108864").count(), 1, "{help}");
+            assert_eq!(help.matches("64 MiB").count(), 1, "{help}");
+        }
     }
 }

@@ -50,8 +50,23 @@ impl InspectReport {
         window: Window,
         gaps: impl FnOnce() -> ArrivalGaps,
     ) -> InspectReport {
+        let regime = Regime::of(trace, window);
+        InspectReport::from_parts(source, trace, regime, gaps())
+    }
+
+    /// The report of `trace` from its two passes done apart: `regime` is `Regime::of(trace,
+    /// window)` and `gaps` is `ArrivalGaps::of(trace)`. The page reads them at different
+    /// times, on different threads (the gaps in the worker that parsed the trace, the regime
+    /// on the page meanwhile), and keeps the gaps while the window changes, since they do not
+    /// depend on it. Parts of another trace make a report of nothing: hand this trace's.
+    pub fn from_parts(
+        source: &str,
+        trace: &Trace,
+        regime: Result<Regime, RegimeError>,
+        gaps: ArrivalGaps,
+    ) -> InspectReport {
         let meta = trace.meta();
-        let (regime, regime_error) = match Regime::of(trace, window) {
+        let (regime, regime_error) = match regime {
             Ok(r) => (Some(r), None),
             Err(e @ RegimeError::EmptyTrace) => (None, Some(e.to_string())),
         };
@@ -63,7 +78,7 @@ impl InspectReport {
             filtered_total: meta.filtered_total(),
             regime,
             regime_error,
-            arrival_gaps: gaps(),
+            arrival_gaps: gaps,
         }
     }
 

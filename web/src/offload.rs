@@ -15,7 +15,9 @@
 //!
 //! A parsed trace comes back as its `TraceMeta` (JSON) and its columns (typed arrays,
 //! transferred, not copied), and is rebuilt with `Trace::new`, which re-checks that its counts
-//! reconcile: the page holds a trace only if core would have built it.
+//! reconcile: the page holds a trace only if core would have built it. Its arrival gaps
+//! (`ArrivalGaps`, JSON) follow in a second answer, read by the worker while the page rebuilds
+//! the trace and reads its regime.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -23,7 +25,7 @@ use std::rc::Rc;
 use js_sys::{BigInt64Array, BigUint64Array, Uint32Array};
 use leptos::task::spawn_local;
 use loadproof_core::audit::Policy;
-use loadproof_core::trace::{PrefixBlocks, Requests, Trace, TraceMeta};
+use loadproof_core::trace::{ArrivalGaps, PrefixBlocks, Requests, Trace, TraceMeta};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
@@ -335,6 +337,11 @@ fn publish_timing(data: &JsValue) {
 /// parses it, and hands the digest over on a `MessageChannel` of their own: on two cores the
 /// hash then costs no time (it held the parsing thread ~0.3 s on 5M rows).
 ///
+/// `on_trace` is handed the trace a task after it is rebuilt, while the worker still reads its
+/// gaps (the view reads the regime then; not called if the gaps came first); `on_done` gets it
+/// with `ArrivalGaps::of` it, read in the worker, or here where the job ran on the page's
+/// thread.
+///
 /// `compressed`: the file's first bytes name a codec. It is then read as a stream, never in
 /// halves (a stream cannot be cut at its middle); the hash worker's digest is the file's as
 /// given, and the content is hashed as it is parsed.
@@ -344,10 +351,16 @@ pub fn ingest_trace(
     mapping: Option<std::sync::Arc<[u8]>>,
     companions: crate::ingest::Companions,
     on_progress: impl Fn(f64, f64) + 'static,
-    on_done: impl FnOnce(Result<Trace, String>) + 'static,
+    on_trace: impl FnOnce(&Trace) + 'static,
+    on_done: impl FnOnce(Result<(Trace, ArrivalGaps), String>) + 'static,
 ) -> Job {
     let job = Job::new();
     let on_progress: Rc<dyn Fn(f64, f64)> = Rc::new(on_progress);
+    let on_trace: OnTrace = Rc::new(RefCell::new(Some(Box::new(on_trace))));
+    // The trace rebuilt from the worker's first answer, and the worker's marks with it, held
+    // until its gaps come in the second.
+    let rebuilt: Rc<RefCell<Option<Result<Trace, String>>>> = Rc::new(RefCell::new(None));
+    let first_marks: Rc<RefCell<Option<JsValue>>> = Rc::new(RefCell::new(None));
     let total = blob.size();
     // Bytes done by the first worker and by the second-half worker, shown as one bar.
     let done_by = Rc::new(Cell::new((0.0, 0.0)));
@@ -378,6 +391,9 @@ pub fn ingest_trace(
         }
     }
     let progress = on_progress.clone();
+    let (trace_slot, gaps_slot) = (rebuilt.clone(), rebuilt);
+    let (marks_slot, more_marks) = (first_marks.clone(), first_marks);
+    let regime_reader = on_trace.clone();
     let started = start(
         &job,
         "trace",
@@ -385,6 +401,30 @@ pub fn ingest_trace(
         &fields,
         &blob,
         move |data| {
+            // The first answer, a step of the job: the trace's columns. Rebuilt now, and
+            // handed to `on_trace` a task later (the browser paints in between: the two in one
+            // task held a frame for both) while the worker reads the gaps. Should the gaps come
+            // first, `on_trace` is not called and the view reads the regime with the report.
+            if field(data, "trace").is_some() {
+                crate::ingest::mark("trace-received");
+                if let Some(marks) = field(data, "marks") {
+                    crate::publish::publish("loadproofWorkerMarks", &marks);
+                    *marks_slot.borrow_mut() = Some(marks);
+                }
+                let trace = trace_from_parts(data);
+                crate::ingest::mark("trace-rebuilt");
+                *trace_slot.borrow_mut() = Some(trace);
+                let (slot, reader) = (trace_slot.clone(), regime_reader.clone());
+                spawn_local(async move {
+                    crate::ingest::yield_to_event_loop().await;
+                    if let Some(Ok(trace)) = slot.borrow().as_ref()
+                        && let Some(read_regime) = reader.borrow_mut().take()
+                    {
+                        read_regime(trace);
+                    }
+                });
+                return;
+            }
             if let (Some(done), Some(total)) = (
                 field(data, "done").and_then(|v| v.as_f64()),
                 field(data, "total").and_then(|v| v.as_f64()),
@@ -394,16 +434,27 @@ pub fn ingest_trace(
                 progress((done + second).min(total), total);
             }
         },
-        |result: Result<JsValue, String>| {
-            crate::ingest::mark("trace-received");
-            result.and_then(|data| {
-                if let Some(marks) = field(&data, "marks") {
-                    crate::publish::publish("loadproofWorkerMarks", &marks);
-                }
-                let trace = trace_from_parts(&data);
-                crate::ingest::mark("trace-rebuilt");
-                trace
-            })
+        move |result: Result<JsValue, String>| {
+            crate::ingest::mark("gaps-received");
+            let data = result?;
+            let trace = gaps_slot
+                .borrow_mut()
+                .take()
+                .unwrap_or_else(|| Err("the worker's answer held no trace".to_owned()))?;
+            if let (Some(first), Some(more)) = (
+                more_marks.borrow_mut().take(),
+                field(&data, "marks").and_then(|m| m.dyn_into::<js_sys::Array>().ok()),
+            ) && let Ok(first) = first.dyn_into::<js_sys::Array>()
+            {
+                crate::publish::publish("loadproofWorkerMarks", &first.concat(&more));
+            }
+            // Gaps that do not decode (they always should: the same bundle wrote them) are
+            // read again here rather than failing the load: the same numbers either way.
+            let gaps = field(&data, "gaps")
+                .and_then(|g| g.as_string())
+                .and_then(|json| serde_json::from_str::<ArrivalGaps>(&json).ok())
+                .unwrap_or_else(|| ArrivalGaps::of(&trace));
+            Ok((trace, gaps))
         },
     );
     match started {
@@ -434,7 +485,13 @@ pub fn ingest_trace(
                     return;
                 }
                 match result {
-                    Ok(trace) => on_done(Ok(trace)),
+                    Ok(trace) => {
+                        if let Some(read_regime) = on_trace.borrow_mut().take() {
+                            read_regime(&trace);
+                        }
+                        let gaps = ArrivalGaps::of(&trace);
+                        on_done(Ok((trace, gaps)));
+                    }
                     Err(ReadError::Superseded) => {}
                     Err(err) => on_done(Err(err.to_string())),
                 }
@@ -446,7 +503,8 @@ pub fn ingest_trace(
 
 /// Runs in the worker: reads and parses the trace (progress as `on_progress(done, total)`),
 /// and answers `{ meta, arrival, input, output, session?, offsets?, ids? }` — the meta as
-/// JSON, the columns as typed arrays the worker script transfers.
+/// JSON, the columns as typed arrays the worker script transfers — keeping the trace for
+/// [`worker_trace_gaps`], which the script calls once the columns are posted.
 ///
 /// `digest`, when not `undefined`: a promise of `{ digest, bytes }` from the hash worker (the
 /// file's SHA-256 and how many bytes it hashed); without it the file is hashed here.
@@ -485,8 +543,9 @@ pub async fn worker_ingest_trace(
         (digest, _) => crate::gunzip::ingest_any(&blob, digest, opts, progress, || true).await,
     }
     .map_err(|e| JsValue::from_str(&e.to_string()))?;
-    let (meta, requests) = trace.into_parts();
-    let meta = serde_json::to_string(&meta).map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let meta =
+        serde_json::to_string(trace.meta()).map_err(|e| JsValue::from_str(&e.to_string()))?;
+    let requests = trace.requests();
     let out = js_sys::Object::new();
     let set = |k: &str, v: &JsValue| {
         let _ = js_sys::Reflect::set(&out, &JsValue::from_str(k), v);
@@ -511,7 +570,28 @@ pub async fn worker_ingest_trace(
         set("offsets", &BigUint64Array::from(prefix.offsets.as_slice()));
         set("ids", &BigUint64Array::from(prefix.ids.as_slice()));
     }
+    // The columns above are copies; the trace stays here for `worker_trace_gaps`.
+    PARSED.with(|p| *p.borrow_mut() = Some(trace));
     Ok(out.into())
+}
+
+thread_local! {
+    /// The trace this worker last parsed, until [`worker_trace_gaps`] reads its gaps.
+    static PARSED: RefCell<Option<Trace>> = const { RefCell::new(None) };
+}
+
+/// Runs in the worker once the trace's columns are posted: `ArrivalGaps::of` the trace
+/// [`worker_ingest_trace`] parsed, as JSON, and the trace dropped. The gaps do not depend on
+/// the window and were 2/3 of the report's time on the page's thread (~0.1 s of 5M rows);
+/// here they overlap the page's rebuilding the trace and reading its regime.
+#[wasm_bindgen]
+pub fn worker_trace_gaps() -> Result<String, JsValue> {
+    let trace = PARSED
+        .with(|p| p.borrow_mut().take())
+        .ok_or_else(|| JsValue::from_str("the worker holds no trace to read the gaps of"))?;
+    let gaps = ArrivalGaps::of(&trace);
+    crate::ingest::mark("gaps-computed");
+    serde_json::to_string(&gaps).map_err(|e| JsValue::from_str(&e.to_string()))
 }
 
 /// Runs in the second-half worker: the rows of the file from the line end after `mid` on, as
@@ -826,6 +906,8 @@ const HASH_WORKER: &str = r#"self.onmessage = async (event) => {
 type Handler = Closure<dyn FnMut(web_sys::MessageEvent)>;
 type ErrorHandler = Closure<dyn FnMut(web_sys::Event)>;
 type Finish<T> = Box<dyn FnOnce(Result<T, String>)>;
+/// [`ingest_trace`]'s `on_trace`, taken by whichever path rebuilds the trace first.
+type OnTrace = Rc<RefCell<Option<Box<dyn FnOnce(&Trace)>>>>;
 
 /// Where a started job's caller puts its completion callback.
 struct DoneSlot<T>(Rc<RefCell<Option<Finish<T>>>>);
@@ -844,7 +926,8 @@ fn field(data: &JsValue, key: &str) -> Option<JsValue> {
 }
 
 /// Starts job `kind` on `blob` in a worker (`fields`: more of the job's message, as the
-/// receipt audit's `policy`). Messages with `progress` go to `on_progress`; the final
+/// receipt audit's `policy`). Messages with `progress` (how far it is, or a part of the answer
+/// ahead of the rest: a receipt's verdict, a trace's columns) go to `on_progress`; the final
 /// `{ ok… }` or `{ err }` is decoded by `decode` and handed to the callback the caller puts in
 /// the returned slot. `Err(())`: no worker here, run it on the page's thread.
 fn start<T: 'static>(
@@ -1039,7 +1122,7 @@ fn new_worker() -> Option<web_sys::Worker> {
 fn worker_script_url(glue: &str) -> Option<String> {
     let columns = serde_json::to_string(&HALF_COLUMNS).ok()?;
     let script = format!(
-        r#"import init, {{ worker_audit_receipt, worker_ingest_trace, worker_read_second_half, worker_warm_up }} from {glue:?};
+        r#"import init, {{ worker_audit_receipt, worker_ingest_trace, worker_read_second_half, worker_trace_gaps, worker_warm_up }} from {glue:?};
 let ready = null;
 self.onmessage = async (event) => {{
   const {{ kind, name, blob, module, policy, port, halfPort, mid, mapping, companions }} = event.data;
@@ -1075,7 +1158,14 @@ self.onmessage = async (event) => {{
       const marks = performance.getEntriesByType('mark').filter((m) => m.name.startsWith('loadproof:'))
         .map((m) => [m.name.slice(10), performance.timeOrigin + m.startTime]);
       performance.clearMarks();
-      self.postMessage({{ trace, marks }}, transfer);
+      // The columns first, as a step of the job: the page rebuilds the trace and reads its
+      // regime while this worker reads the arrival gaps, the rest of the report.
+      self.postMessage({{ progress: true, trace, marks }}, transfer);
+      const gaps = worker_trace_gaps();
+      const more = performance.getEntriesByType('mark').filter((m) => m.name.startsWith('loadproof:'))
+        .map((m) => [m.name.slice(10), performance.timeOrigin + m.startTime]);
+      performance.clearMarks();
+      self.postMessage({{ gaps, marks: more }});
       return;
     }}
     self.postMessage({{ progress: true, stage: -1 }});

@@ -24,7 +24,7 @@
 //!   a window of ten ticks moves by at most a tenth when one tick's requests land a few ms
 //!   early across its edge, while a window of one tick measures the recorder's rounding.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::divisor::Divisor;
 use crate::trace::Trace;
@@ -128,7 +128,7 @@ fn on_grid(distinct: impl Iterator<Item = i64>, anchor: i64, g: i64) -> bool {
 }
 
 /// Positive gaps whose rounded multiple of the grid is in `[from_s, to_s)`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GapBin {
     /// Lower edge, seconds (a multiple of the grid).
     pub from_s: f64,
@@ -138,8 +138,10 @@ pub struct GapBin {
     pub gaps: u64,
 }
 
-/// The gaps between consecutive arrivals, read on the recording grid.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// The gaps between consecutive arrivals, read on the recording grid. `Deserialize`: the page
+/// computes them in the worker that parsed the trace and reads them back from its JSON (exact:
+/// `serde_json`'s `float_roundtrip`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArrivalGaps {
     /// The recording grid, seconds; `None`: no grid.
     pub grid_s: Option<f64>,
@@ -190,7 +192,10 @@ impl ArrivalGaps {
             positive += 1;
             sub_tick += u64::from(m == 0);
             m_max = m_max.max(m);
-            if let Some(slot) = log2.get_mut(m.max(1).ilog2() as usize) {
+            // The log2 buckets only bound the 99th percentile from above: a gap under half a
+            // tick (multiple 0) shares bucket 0 with one-tick gaps, whose upper edge (2) holds
+            // both. Its bin is its own multiple's, below: from zero, never the one-tick bin.
+            if let Some(slot) = log2.get_mut(m.checked_ilog2().unwrap_or(0) as usize) {
                 *slot += 1;
             }
         }
@@ -328,6 +333,46 @@ mod tests {
         let even: Vec<i64> = (0..8).map(|k| k * 3 * S).collect();
         let gaps = ArrivalGaps::of_arrivals(&even, Some(3 * S));
         assert_eq!(gaps.bins[0].from_s, 3.0);
+    }
+
+    #[test]
+    fn a_positive_gap_under_half_a_tick_is_counted_under_one_tick_in_wide_bins_too() {
+        // A 1 s grid with gaps of 1..=99 s: bins of 5 s, from zero. The 1 ms gap (0 ticks,
+        // rounded) is in [0, 5 s) with the 1..=4 s gaps; every gap is counted once.
+        let mut arrivals = vec![0i64, 1_000_000];
+        for gap in 1..=99i64 {
+            let last = arrivals[arrivals.len() - 1];
+            arrivals.push(last + gap * S);
+        }
+        let gaps = ArrivalGaps::of_arrivals(&arrivals, Some(S));
+        assert_eq!(gaps.bin_width_s, 5.0, "{gaps:?}");
+        assert_eq!((gaps.bins[0].from_s, gaps.bins[0].to_s), (0.0, Some(5.0)));
+        // 1 ms, then 1, 2, 3 and 4 s.
+        assert_eq!(gaps.bins[0].gaps, 5, "{gaps:?}");
+        assert_eq!(gaps.bins.iter().map(|b| b.gaps).sum::<u64>(), 100);
+    }
+
+    #[test]
+    fn arrival_gaps_read_back_from_their_json_are_the_same_gaps() {
+        // The page computes the gaps in its worker and reads them back from JSON: the report
+        // must not move by a bit. Grids and bin edges of every size, a 1 ns clock included.
+        let ms = 1_000_000;
+        let cases: [(&[i64], Option<i64>); 4] = [
+            (
+                &[0, 3000 * ms, 3001 * ms, 6000 * ms, 9000 * ms],
+                Some(3 * S),
+            ),
+            (&[0, 7, 13, 29, 1_000_000_007], None),
+            (&[0, 300 * ms, 700 * ms, 1_300 * ms], Some(100 * ms)),
+            (&[0], None),
+        ];
+        for (arrivals, grid) in cases {
+            let gaps = ArrivalGaps::of_arrivals(arrivals, grid);
+            let json = serde_json::to_string(&gaps).expect("gaps serialize");
+            let back: ArrivalGaps = serde_json::from_str(&json).expect("gaps read back");
+            assert_eq!(back, gaps);
+            assert_eq!(serde_json::to_string(&back).expect("gaps serialize"), json);
+        }
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! says about it.
 //!
 //! The file is parsed once, in a Web Worker (`crate::offload`: progress, Cancel terminates the
-//! worker), into a `Trace` held in a signal; the burstiness window only
-//! recomputes core's `InspectReport` from that trace, it never rereads the file. The report is
+//! worker), into a `Trace` held in a signal with its arrival gaps (read by that worker while
+//! the page rebuilds the trace and reads its regime); the burstiness window only recomputes
+//! the regime, it never rereads the file. The report is
 //! also published as `window.loadproofReport` (parsed from `InspectReport::to_json`) so a
 //! browser test can compare the page with the CLI byte for byte. Errors from core are shown
 //! as text naming the line and the columns seen, never as a blank page. A receipt or a
@@ -20,16 +21,18 @@ mod mapping;
 pub mod model;
 mod summary;
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use loadproof_core::Window;
 use loadproof_core::report::InspectReport;
 use loadproof_core::synth::{SynthSpec, generate};
 use loadproof_core::trace::{
-    Codec, Ingester, LogFields, SEGMENTS, TRACE_SCHEMA_MAX_BYTES, TraceError, log_fields,
+    Codec, Ingester, LogFields, SEGMENTS, TRACE_SCHEMA_MAX_BYTES, Trace, TraceError, log_fields,
 };
+use loadproof_core::{Regime, Window};
 use web_sys::File;
 
 use self::charts::Charts;
@@ -96,7 +99,7 @@ pub fn TraceView() -> impl IntoView {
     });
     let report = Memo::new(move |_| {
         loaded.get().map(|l| {
-            let report = InspectReport::new(&l.source, &l.trace, window.get());
+            let report = l.report(window.get());
             crate::ingest::mark("report-computed");
             report
         })
@@ -149,21 +152,37 @@ pub fn TraceView() -> impl IntoView {
         // Parsed in a worker (the page's thread stays free); same Ingester, same numbers.
         let blob: web_sys::Blob = file.clone().into();
         let given = companions.get_value();
+        // The regime for the window in force, read here while the worker reads the gaps.
+        let first_regime = Rc::new(RefCell::new(None));
+        let on_trace = {
+            let first_regime = first_regime.clone();
+            move |trace: &Trace| {
+                if is_current() {
+                    let window = window.get_untracked();
+                    let regime = Regime::of(trace, window);
+                    crate::ingest::mark("regime-computed");
+                    *first_regime.borrow_mut() = Some((window, regime));
+                }
+            }
+        };
         let started = ingest_trace(
             blob,
             compressed,
             through,
             given,
             on_progress,
+            on_trace,
             move |result| {
                 if !is_current() {
                     return;
                 }
                 reading.set(None);
                 match result {
-                    Ok(trace) => loaded.set(Some(Arc::new(Loaded {
+                    Ok((trace, gaps)) => loaded.set(Some(Arc::new(Loaded {
                         source: name,
                         trace,
+                        gaps,
+                        regime: first_regime.borrow_mut().take(),
                         synthetic: false,
                     }))),
                     Err(err) => {
@@ -334,11 +353,11 @@ pub fn TraceView() -> impl IntoView {
             }
         };
         match ingest_bytes(&bytes) {
-            Ok(trace) => loaded.set(Some(Arc::new(Loaded {
-                source: SAMPLE_NAME.to_owned(),
+            Ok(trace) => loaded.set(Some(Arc::new(Loaded::read_here(
+                SAMPLE_NAME.to_owned(),
                 trace,
-                synthetic: true,
-            }))),
+                true,
+            )))),
             Err(err) => {
                 loaded.set(None);
                 error.set(Some(format!("{SAMPLE_NAME}: {err}")));

@@ -8,7 +8,7 @@
 //! inter-arrival chart draws the report's own `arrival_gaps` (core's recording grid); only
 //! its labels are made here.
 
-use loadproof_core::regime::{Window, counts_per_window};
+use loadproof_core::regime::{Regime, RegimeError, Window, counts_per_window};
 use loadproof_core::report::InspectReport;
 use loadproof_core::stats::Distribution;
 use loadproof_core::trace::{ArrivalGaps, RowIssue, Trace};
@@ -16,15 +16,46 @@ use loadproof_core::trace::{ArrivalGaps, RowIssue, Trace};
 use crate::widgets::number::readable;
 
 /// A parsed source: the trace and the name it is reported under (`File.name`, no
-/// directories, as the CLI reports it).
+/// directories, as the CLI reports it), with the part of its report no window changes.
 #[derive(Debug)]
 pub struct Loaded {
     /// The source name in the report.
     pub source: String,
     /// The reconciled trace.
     pub trace: Trace,
+    /// `ArrivalGaps::of(&trace)`: read once per load (in the parsing worker where there is
+    /// one) and kept, since the gaps do not depend on the window: a new window reads only the
+    /// regime again.
+    pub gaps: ArrivalGaps,
+    /// `Regime::of(&trace, window)` for the window in force when the trace was rebuilt, read
+    /// on the page while the worker read the gaps; used while that window stands.
+    pub regime: Option<(Window, Result<Regime, RegimeError>)>,
     /// True for the generated sample.
     pub synthetic: bool,
+}
+
+impl Loaded {
+    /// A trace read on the page's thread (the sample, or no worker): its gaps read here.
+    pub fn read_here(source: String, trace: Trace, synthetic: bool) -> Loaded {
+        let gaps = ArrivalGaps::of(&trace);
+        Loaded {
+            source,
+            trace,
+            gaps,
+            regime: None,
+            synthetic,
+        }
+    }
+
+    /// Core's report over `window`, the same as `InspectReport::new`: the kept gaps and the
+    /// regime read for `window` (the one read at load when it was for `window`).
+    pub fn report(&self, window: Window) -> InspectReport {
+        let regime = match &self.regime {
+            Some((read_for, regime)) if *read_for == window => regime.clone(),
+            _ => Regime::of(&self.trace, window),
+        };
+        InspectReport::from_parts(&self.source, &self.trace, regime, self.gaps.clone())
+    }
 }
 
 /// `(reason, count, examples)` per drop reason, in the report's (sorted) order.
