@@ -295,6 +295,14 @@ impl Native {
     fn audit(&self) -> Audit {
         audit(&self.receipt())
     }
+
+    /// [`Native::positive`] with its lease and every scrape body signed by the key of `seed`.
+    fn signed(seed: u8) -> Native {
+        let mut n = Native::positive();
+        n.lessor_key = Some(seed);
+        n.scrape_key = Some((seed, "lease-1"));
+        n
+    }
 }
 
 fn lease(subject: &[(&str, &str)], route: &str) -> Lease {
@@ -1779,9 +1787,7 @@ fn an_unsigned_receipt_is_self_attested_never_silently_equal_to_signed() {
 /// issue 19: the lessor's signature over the exact lease, by a key the reviewer trusts.
 #[test]
 fn a_lease_signed_by_a_trusted_key_makes_the_attestation_signed() {
-    let mut n = Native::positive();
-    n.lessor_key = Some(9);
-    n.scrape_key = Some((9, "lease-1"));
+    let n = Native::signed(9);
     let a = audit_with(&n.receipt(), &trusting(&[9]));
     assert!(a.qualified, "{:?}", a.refusals);
     assert_eq!(a.attestation.level, AttestationLevel::Signed);
@@ -1826,9 +1832,7 @@ fn a_signature_from_an_untrusted_key_is_self_attested() {
 /// tampered receipt, refused by name.
 #[test]
 fn a_signed_lease_with_its_window_edited_is_refused_by_name() {
-    let mut n = Native::positive();
-    n.lessor_key = Some(9);
-    n.scrape_key = Some((9, "lease-1"));
+    let n = Native::signed(9);
     let mut r = n.receipt();
     let mut lease = Lease::from_json(&r.block(block::LEASE).unwrap()).unwrap();
     lease.until_unix_ns += 3_600_000_000_000;
@@ -1890,9 +1894,7 @@ fn a_signed_lease_over_unsigned_scrapes_is_self_attested() {
 /// digest the lessor signed.
 #[test]
 fn a_scrape_body_swapped_with_its_digest_recomputed_is_refused_by_name() {
-    let mut n = Native::positive();
-    n.lessor_key = Some(9);
-    n.scrape_key = Some((9, "lease-1"));
+    let n = Native::signed(9);
     let mut r = n.receipt();
     let body = String::from_utf8(r.block("metrics/2").unwrap().to_vec()).unwrap();
     let edited = body.replace("tiny-llama", "big-llama");
@@ -1969,10 +1971,7 @@ fn the_lessors_account_of_the_lease_is_held_to_the_clients_ledger() {
 
 /// A signed positive receipt (lessor key 9 over the lease and every scrape body).
 fn signed_positive() -> Native {
-    let mut n = Native::positive();
-    n.lessor_key = Some(9);
-    n.scrape_key = Some((9, "lease-1"));
-    n
+    Native::signed(9)
 }
 
 /// The receipt with `body` re-digested in block `name` and its capture block rewritten (what a

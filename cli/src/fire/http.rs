@@ -72,13 +72,7 @@ impl Http {
                 .request(request)
                 .await
                 .map_err(|e| describe(&e))?;
-            let headers = response.headers().clone();
-            let (status, body) = whole(response).await?;
-            Ok(Answer {
-                status,
-                headers,
-                body,
-            })
+            whole(response).await
         };
         match tokio::time::timeout(timeout, request).await {
             Ok(result) => result,
@@ -128,13 +122,7 @@ impl Http {
                 .request(request)
                 .await
                 .map_err(|e| describe(&e))?;
-            let headers = response.headers().clone();
-            let (status, body) = whole(response).await?;
-            Ok(Answer {
-                status,
-                headers,
-                body,
-            })
+            whole(response).await
         };
         match tokio::time::timeout(timeout, exchange).await {
             Ok(result) => result,
@@ -169,9 +157,10 @@ fn http_uri(url: &str) -> Result<hyper::Uri, String> {
 /// read, so it cannot exhaust the firing machine's memory.
 pub const MAX_BODY_BYTES: usize = 64 << 20;
 
-/// The status and the whole body of `response`, up to [`MAX_BODY_BYTES`].
-async fn whole(response: hyper::Response<hyper::body::Incoming>) -> Result<(u16, Vec<u8>), String> {
+/// The status, headers and whole body of `response`, up to [`MAX_BODY_BYTES`].
+async fn whole(response: hyper::Response<hyper::body::Incoming>) -> Result<Answer, String> {
     let status = response.status().as_u16();
+    let headers = response.headers().clone();
     let body = http_body_util::Limited::new(response.into_body(), MAX_BODY_BYTES)
         .collect()
         .await
@@ -186,5 +175,9 @@ async fn whole(response: hyper::Response<hyper::body::Incoming>) -> Result<(u16,
             }
         })?
         .to_bytes();
-    Ok((status, body.to_vec()))
+    Ok(Answer {
+        status,
+        headers,
+        body: body.to_vec(),
+    })
 }
