@@ -24,8 +24,8 @@ import os from 'node:os';
 import path from 'node:path';
 
 import {
-  FAST_SIM, TIMEOUT_MS, bail, bailOnCrash, check, cleanUp, collectErrors, dist, expectEqual, finish, fromRoot,
-  mustRun, noErrors, openSite, run, shared, shots, startSim,
+  FAST_SIM, TIMEOUT_MS, bail, bailOnCrash, check, cleanUp, collectErrors, dist, expectEqual, expectIncludes, finish,
+  fromRoot, mustRun, noErrors, openSite, run, shared, shots, startSim, sweepReadout,
 } from './harness.mjs';
 
 bailOnCrash();
@@ -479,7 +479,7 @@ try {
     expectEqual(mine?.reason?.kind, 'uncalibrated', 'the measured row is judged on distance');
   });
 
-  await check('distance chart: the table beside it equals the CLI distances, limiting axis highlighted', async () => {
+  await check('distance chart: the table beside it equals the CLI distances, limiting axis highlighted, the bar under the pointer reads as its row', async () => {
     const mine = traceReport.rejected.find((r) => r.row.id === measuredRow.id);
     const entry = { row: mine.row, distance: mine.reason.distances };
     expectEqual(await p2.getAttribute('#distance-panel', 'data-source'), 'matcher', 'data-source');
@@ -501,6 +501,15 @@ try {
     if (colours.orange < 50) throw new Error(`limiting bar not drawn: ${JSON.stringify(colours)}`);
     const label = await p2.getAttribute('#distance-chart', 'aria-label');
     if (!label.includes('table beside it')) throw new Error(`canvas aria-label reads ${label}`);
+    // The bar under the pointer reads back as its table row writes it.
+    const read = await sweepReadout(p2, 'distance', 0.45, [0.3, 0.9]);
+    const r = /^(\S+): row (\S+) · query (\S+) · distance (\S+)( \(limiting\))? · tolerance (\S+): (.+)$/.exec(read);
+    if (!r) throw new Error(`distance readout: ${JSON.stringify(read)}`);
+    const cells = await p2.$eval(`#distance-table tbody tr[data-axis="${r[1]}"]`, (tr) => [...tr.cells].map((c) => c.innerText));
+    deepStrictEqual([r[2], r[3], r[4], r[6]], cells.slice(1, 5), `readout of ${r[1]} vs its table row`);
+    expectEqual(Boolean(r[5]), r[1] === entry.distance.limiting, `${r[1]} limiting in the readout`);
+    expectIncludes(cells[5], r[7], `${r[1]} standing`);
+    await p2.mouse.move(0, 0);
   });
 
   await check('distance chart of an illustrative row (at its 1 s window): labelled reference, query values as the CLI', async () => {

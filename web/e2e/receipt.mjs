@@ -398,7 +398,7 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
     const hist = await page.$$eval('#receipt-histograms details[id^="hist-"]', (ds) => ds.map((d) => d.id));
     deepStrictEqual(hist, cli.latency.filter((l) => l.count > 0).map((l) => `hist-${l.metric}`));
   });
-  await check(`${label}: over time: the slice table equals \`receipt audit --json\`'s over_time, every slice and value; the contents entry scrolls to it`, async () => {
+  await check(`${label}: over time: the slice table equals \`receipt audit --json\`'s over_time, every slice and value; each panel's hover readout equals its slice's row; the contents entry scrolls to it`, async () => {
     const o = cli.over_time;
     if (!o) throw new Error('the CLI audit has no over_time');
     if (o.slices.length < 1 || o.slices.length > 30) throw new Error(`${o.slices.length} slices`);
@@ -432,6 +432,25 @@ async function checkReceipt(label, file, audit, cli, policy = null) {
       return ink;
     });
     if (painted < 50) throw new Error(`#over-time-chart looks blank (${painted} inked samples)`);
+    // Each panel reads back the slice under the pointer as the table's row writes it.
+    const column = { started: 4, completed: 5, 'client: output tokens': 7, 'TTFT p50': 8, 'TTFT p99': 9, 'E2E p50': 10, 'E2E p99': 11 };
+    for (const [y, panel] of [[0.2, 'requests'], [0.53, 'tokens'], [0.86, 'latency']]) {
+      const read = await sweepReadout(page, 'over-time', y, [0.2, 0.9]);
+      const m = /^(\S+)–(\S+) s: (.+)$/.exec(read);
+      if (!m) throw new Error(`over-time readout (${panel}): ${JSON.stringify(read)}`);
+      const row = rows.find((r) => r.texts[0] === m[1] && r.texts[1] === m[2]);
+      if (!row) throw new Error(`${panel}: no slice ${m[1]}–${m[2]} in #over-time-table`);
+      let named = 0;
+      for (const part of m[3].split(' · ')) {
+        const v = /^(.+?) (\S+)( ms)?$/.exec(part);
+        if (!v) throw new Error(`${panel}: readout part ${JSON.stringify(part)}`);
+        if (!(v[1] in column)) continue; // the engine's own count: not a column of the table
+        expectEqual(v[2], row.texts[column[v[1]]], `${panel} readout ${v[1]} in slice ${m[1]}–${m[2]}`);
+        named += 1;
+      }
+      if (named === 0) throw new Error(`${panel}: the readout names no column: ${read}`);
+    }
+    await page.mouse.move(0, 0);
     await page.evaluate(() => window.scrollTo(0, 0));
     await page.click('#receipt-toc button[data-target="receipt-over-time"]');
     await page.waitForFunction(() => {

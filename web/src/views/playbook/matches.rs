@@ -3,6 +3,7 @@
 //! beside the table of the same numbers.
 
 use std::collections::BTreeMap;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -10,8 +11,9 @@ use loadproof_core::playbook::{MatchPolicy, Reason, RegimeAxes, RegimeAxis, knob
 
 use super::draw::draw_distances;
 use super::model::{AxisLine, Book, Matched, RowDistance, default_row, row_distances};
-use crate::widgets::canvas_figure::{CanvasFigure, DrawProblem};
+use crate::widgets::canvas_figure::{CanvasFigure, DrawProblem, Readout};
 use crate::widgets::number::{fixed, js};
+use crate::widgets::probe::Probes;
 use crate::widgets::readout::{Col, num_span, thead};
 
 /// Every row's verdict, in playbook order, and the chosen row's per-axis distances.
@@ -196,6 +198,8 @@ fn DistancePanel(row: RowDistance, policy: MatchPolicy, query: RegimeAxes) -> im
     let lines = AxisLine::of(&row, &policy);
     let problem = RwSignal::new(None::<String>);
     let drawn = lines.clone();
+    let probes = Probes::default();
+    let under = probes.clone();
     let linf = row.distance.linf;
     let limiting = row
         .distance
@@ -244,7 +248,8 @@ fn DistancePanel(row: RowDistance, policy: MatchPolicy, query: RegimeAxes) -> im
                         height=height
                         alt="Bar chart of the distance per regime axis, limiting axis highlighted; the numbers are in the table beside it."
                         problem=problem
-                        draw=move |canvas| draw_distances(canvas, &drawn)
+                        draw=move |canvas| draw_distances(canvas, &drawn, &probes)
+                        readout=Some(Rc::new(move |x, y| under.read(x, y)) as Readout)
                     />
                     <DrawProblem problem=problem role="alert" />
                 </div>

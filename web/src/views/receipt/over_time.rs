@@ -7,8 +7,10 @@
 //! receipt's scrapes carry `generation_tokens_total` and the slices are on the scrapes' clock,
 //! its rate between consecutive scrapes of each engine URL is drawn as a second line in the
 //! tokens/s panel, named as the engine's count (an interval where the counter went down, a
-//! restart, is left out rather than drawn negative).
+//! restart, is left out rather than drawn negative). Each panel reads back under the pointer:
+//! the slice there and every line's value in it, written as the table writes them.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
 use leptos::prelude::*;
@@ -19,7 +21,10 @@ use web_sys::HtmlCanvasElement;
 use super::model::{MetricsSeries, ReceiptModel};
 use crate::widgets::canvas_figure::FigureCard;
 use crate::widgets::number::readable;
-use crate::widgets::plot::{Area, Font, area, draw_error, hue, inked, legend, legend_line, text};
+use crate::widgets::plot::{
+    Area, Font, area, draw_error, frame_of, hue, inked, legend, legend_line, text,
+};
+use crate::widgets::probe::{Probe, Probes};
 use crate::widgets::readout::{Col, int, td, thead};
 
 const FONT: Font = ("sans-serif", 13);
@@ -36,6 +41,8 @@ const ENGINE: [RGBColor; 3] = [
 
 /// A line of one panel: its label, colour and `(from_s, to_s, value)` steps.
 type Steps = (String, RGBColor, Vec<(f64, f64, f64)>);
+/// A line as its readout reads it: its label and steps.
+type Labelled = (String, Vec<(f64, f64, f64)>);
 
 /// The card: the chart and the table of its slices, or why there are none.
 #[component]
@@ -46,6 +53,8 @@ pub fn OverTimeCard(m: Arc<ReceiptModel>) -> impl IntoView {
         .filter(|o| o.on_run_clock)
         .map(|o| engine_rates(&m.metrics, o.start_s, o.end_s))
         .unwrap_or_default();
+    let probes = Probes::default();
+    let under = probes.clone();
     let side = match &over {
         Some(o) => view! { <SliceTable o=o.clone() engine_lines=engine.len() /> }.into_any(),
         None => view! {
@@ -67,7 +76,8 @@ pub fn OverTimeCard(m: Arc<ReceiptModel>) -> impl IntoView {
             alt="Requests per second, output tokens per second and TTFT and end-to-end latency percentiles in equal time slices of the run; the slices are in the table beside it."
             width="960"
             height="640"
-            draw=move |canvas| paint(canvas, over.as_ref(), &engine)
+            draw=move |canvas| paint(canvas, over.as_ref(), &engine, &probes)
+            readout=Rc::new(move |x, y| under.read(x, y))
         >
             {side}
         </FigureCard>
@@ -203,12 +213,15 @@ fn span(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
+/// Draws the three panels and records a probe for each.
 fn paint(
     canvas: HtmlCanvasElement,
     over: Option<&OverTime>,
     engine: &[Vec<(f64, f64, f64)>],
+    probes: &Probes,
 ) -> Result<(), String> {
     let root = area(canvas)?;
+    probes.set(Vec::new());
     let Some(o) = over else {
         root.draw(&Text::new(
             "no per-request records: no time slices",
@@ -223,7 +236,8 @@ fn paint(
     let [requests, tokens, latency] = panels.as_slice() else {
         return Err("could not split the canvas".to_owned());
     };
-    panel(
+    let mut found = Vec::with_capacity(3);
+    found.push(panel(
         requests,
         "requests per second",
         x,
@@ -236,7 +250,7 @@ fn paint(
                 steps(o, |s| s.completed_per_s),
             ),
         ],
-    )?;
+    )?);
     let mut token_lines = vec![(
         "client: output tokens".to_owned(),
         FIRST,
@@ -257,8 +271,14 @@ fn paint(
             line.clone(),
         ));
     }
-    panel(tokens, "output tokens per second", x, false, token_lines)?;
-    panel(
+    found.push(panel(
+        tokens,
+        "output tokens per second",
+        x,
+        false,
+        token_lines,
+    )?);
+    found.push(panel(
         latency,
         "latency per slice, ms (log scale)",
         x,
@@ -269,20 +289,27 @@ fn paint(
             ("E2E p50".to_owned(), THIRD, steps(o, |s| s.e2e_p50_ms)),
             ("E2E p99".to_owned(), SECOND, steps(o, |s| s.e2e_p99_ms)),
         ],
-    )?;
+    )?);
+    probes.set(found);
     root.present().map_err(draw_error)
 }
 
 /// One panel over the run's time axis: each line as steps over its slices with a dot in each
 /// slice's middle (a zero-length slice is a dot). On a log panel the y axis is log10 of the
-/// values, labelled with the values, and values ≤ 0 are not drawn.
+/// values, labelled with the values, and values ≤ 0 are not drawn. The panel's probe reads
+/// every line's value (not its logarithm) in the slice under the pointer.
 fn panel(
     area: &Area,
     title: &str,
     (x0, x1): (f64, f64),
     log: bool,
     lines: Vec<Steps>,
-) -> Result<(), String> {
+) -> Result<Probe, String> {
+    let unit = if log { " ms" } else { "" };
+    let readable_lines: Vec<Labelled> = lines
+        .iter()
+        .map(|(label, _, pts)| (label.clone(), pts.clone()))
+        .collect();
     let y = |v: f64| if log { v.log10() } else { v };
     let lines: Vec<Steps> = lines
         .into_iter()
@@ -353,7 +380,28 @@ fn panel(
         ))
         .map_err(draw_error)?;
     }
-    legend(&mut chart, SeriesLabelPosition::UpperRight, FONT)
+    legend(&mut chart, SeriesLabelPosition::UpperRight, FONT)?;
+    Ok(Probe {
+        frame: frame_of(&chart),
+        log: false,
+        along_y: false,
+        read: Box::new(move |t| in_slice(&readable_lines, t, unit)),
+    })
+}
+
+/// Each line's value in the step holding `t`: `from–to s: label value · …`, the span the
+/// first line found there; `None` when no line has a step there.
+fn in_slice(lines: &[Labelled], t: f64, unit: &str) -> Option<String> {
+    let mut span = None;
+    let values: Vec<String> = lines
+        .iter()
+        .filter_map(|(label, pts)| {
+            let &(a, b, v) = pts.iter().find(|&&(a, b, _)| a <= t && t <= b)?;
+            span.get_or_insert((a, b));
+            Some(format!("{label} {}{unit}", readable(v)))
+        })
+        .collect();
+    span.map(|(a, b)| format!("{}–{} s: {}", readable(a), readable(b), values.join(" · ")))
 }
 
 #[cfg(test)]
@@ -384,5 +432,25 @@ mod tests {
             vec![vec![(1.0, 2.0, 100.0), (3.0, 4.0, 20.0)]]
         );
         assert!(engine_rates(&series, 10.0, 20.0).is_empty());
+    }
+
+    #[test]
+    fn the_readout_names_the_slice_under_the_pointer_and_each_lines_value_in_it() {
+        let lines = vec![
+            (
+                "TTFT p50".to_owned(),
+                vec![(0.0, 2.0, 12.5), (2.0, 4.0, 40.0)],
+            ),
+            ("E2E p99".to_owned(), vec![(2.0, 4.0, 1234.5)]),
+        ];
+        assert_eq!(
+            in_slice(&lines, 3.0, " ms").as_deref(),
+            Some("2–4 s: TTFT p50 40 ms · E2E p99 1,234 ms")
+        );
+        assert_eq!(
+            in_slice(&lines, 1.0, " ms").as_deref(),
+            Some("0–2 s: TTFT p50 12.5 ms")
+        );
+        assert_eq!(in_slice(&lines, 9.0, ""), None);
     }
 }
