@@ -177,7 +177,16 @@ pub(crate) fn read_policy(path: Option<&Path>, trust: &[PathBuf]) -> Result<Poli
         if set.is_empty() {
             return Err(BadInput(format!("{}: holds no public key", file.display())).into());
         }
-        policy.trusted_keys.extend(set.lines());
+        // A key the policy (or an earlier file) already trusts is not listed again: the
+        // page's policy panel skips it too, so both print the same `policy`.
+        for line in set.lines() {
+            let held = policy.trust();
+            let known = loadproof_core::signing::PublicKey::parse_line(&line)
+                .is_ok_and(|(key, _)| held.comment(&key).is_some());
+            if !known {
+                policy.trusted_keys.push(line);
+            }
+        }
     }
     Ok(policy)
 }

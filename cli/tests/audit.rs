@@ -271,6 +271,15 @@ fn a_lease_signed_by_the_sims_key_verifies_against_the_key_the_reviewer_trusts()
         a["attestation"]["lease_key"]["trusted_as"],
         "loadproof sim (simulator)"
     );
+    // A key the policy already trusts, given again with --trust, is held once (as the page's
+    // policy panel holds it).
+    let mut policy = a["policy"].clone();
+    policy["trusted_keys"] = serde_json::json!([line.trim_end()]);
+    let policy_file = dir.join("policy.json");
+    std::fs::write(&policy_file, policy.to_string()).unwrap();
+    let again = audit(&["--policy", s(&policy_file), "--trust", s(&public)]);
+    assert_eq!(again["policy"]["trusted_keys"], policy["trusted_keys"]);
+    assert_eq!(again["attestation"]["level"], "signed");
     let a = audit(&[]);
     assert_eq!(a["qualified"], true);
     assert_eq!(a["attestation"]["level"], "self_attested");

@@ -916,6 +916,39 @@ fn a_ragpulse_plan_is_fired_block_for_block_at_the_blocks_own_lengths() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A plan directory's files are fired only as regular files inside it: a blocks file or
+/// timed trace that is a symbolic link (to the same bytes, even) is refused by name before
+/// anything is fired, and so is a FIFO (reading one would never end).
+#[test]
+fn a_plan_file_that_is_a_symbolic_link_or_not_a_regular_file_is_refused_by_name() {
+    let sim = sim(&[]);
+    let (dir, doc, blocks) = ragpulse_planned("symlinked");
+    let plan = dir.join("plan");
+    let outside = dir.join("blocks-elsewhere.jsonl");
+    std::fs::write(&outside, &blocks).unwrap();
+    std::fs::remove_file(plan.join("blocks.jsonl")).unwrap();
+    std::os::unix::fs::symlink(&outside, plan.join("blocks.jsonl")).unwrap();
+    let (code, err) = fire_refused(&plan, &sim.url, &dir);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("blocks.jsonl") && err.contains("symbolic link"),
+        "{err}"
+    );
+    std::fs::remove_file(plan.join("blocks.jsonl")).unwrap();
+    std::fs::write(plan.join("blocks.jsonl"), &blocks).unwrap();
+    let trace = plan.join(doc["timed_trace"]["file"].as_str().unwrap());
+    std::fs::remove_file(&trace).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(&trace)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let (code, err) = fire_refused(&plan, &sim.url, &dir);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A temporary directory holding a verified plan of RAGPulse's first 12 rows at ×1000; its
 /// plan.json and blocks.jsonl.
 fn ragpulse_planned(label: &str) -> (PathBuf, serde_json::Value, Vec<u8>) {

@@ -98,7 +98,7 @@ fn read_plan(dir: &Path) -> Result<PlanDir> {
     }
     // The file fired must be the file planned: a changed byte means re-run `plan check`.
     let file = dir.join(&doc.timed_trace.file);
-    let data = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+    let data = read_member(&file)?;
     let sha = sha256_hex(&data);
     if sha != doc.timed_trace.sha256 {
         return Err(BadInput(format!(
@@ -131,8 +131,7 @@ fn read_plan(dir: &Path) -> Result<PlanDir> {
                 .into());
             }
             let file = dir.join(name);
-            let data =
-                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let data = read_member(&file)?;
             let sha = sha256_hex(&data);
             if sha != entry.sha256 {
                 return Err(BadInput(format!(
@@ -154,6 +153,29 @@ fn read_plan(dir: &Path) -> Result<PlanDir> {
         trace: data,
         sized,
     })
+}
+
+/// A file of the plan directory, read only when it is a regular file there: a symbolic link
+/// would fire bytes from outside the directory the plan names (a link to `/dev/zero`, or a
+/// FIFO, would never finish reading), so either is refused before anything is read.
+fn read_member(file: &Path) -> Result<Vec<u8>> {
+    let meta =
+        std::fs::symlink_metadata(file).with_context(|| format!("reading {}", file.display()))?;
+    if meta.file_type().is_symlink() {
+        return Err(BadInput(format!(
+            "{}: a symbolic link; a plan directory's files are fired only as regular files inside it — copy the file in and run `loadproof plan check`",
+            file.display()
+        ))
+        .into());
+    }
+    if !meta.is_file() {
+        return Err(BadInput(format!(
+            "{}: not a regular file; a plan directory's files are fired only as regular files inside it",
+            file.display()
+        ))
+        .into());
+    }
+    std::fs::read(file).with_context(|| format!("reading {}", file.display()))
 }
 
 /// Sets the value after `flag` (the planned argv has each flag once).
