@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use loadproof_core::audit::{AttestationLevel, Audit, Policy, STANDINGS, audit, audit_with};
 use loadproof_core::receipt::{
-    Axis, Disposition, Engine, Evidence, Execution, ExitStatus, LEASE_ACCOUNT_SCHEMA, LEASE_SCHEMA,
-    Lease, LeaseAccount, Phase, Protocol, Provenance, RECEIPT_SCHEMA, Receipt, RequestRecord,
-    ResultFile, Scrape, ScrapeOutcome, ScrapeStatement, Stamp, Subject, Usage, block,
-    signed_block_of,
+    Axis, Disposition, Engine, Evidence, Execution, ExitStatus, LEASE_ACCOUNT_SCHEMA,
+    LEASE_ACCOUNT_SCHEMA_V1, LEASE_SCHEMA, Lease, LeaseAccount, Phase, Protocol, Provenance,
+    RECEIPT_SCHEMA, Receipt, RequestRecord, ResultFile, Scrape, ScrapeOutcome, ScrapeStatement,
+    Stamp, Subject, Usage, block, signed_block_of,
 };
 use loadproof_core::signing::{SecretKey, Signed};
 
@@ -140,6 +140,9 @@ struct Native {
     /// The seed of the key the lessor signs its account with, the lease it names and the
     /// requests it admitted (none: no account).
     account: Option<(u8, &'static str, u64)>,
+    /// The tokens the account states: prompt, completion, uncounted requests (none: a v1
+    /// account, as lessors wrote before they counted tokens).
+    account_tokens: Option<(u64, u64, u64)>,
     subject: Subject,
     end_ms: i64,
 }
@@ -180,6 +183,7 @@ impl Native {
             lessor_key: None,
             scrape_key: None,
             account: None,
+            account_tokens: None,
             subject: full_subject(),
             end_ms: 1500,
         }
@@ -242,12 +246,21 @@ impl Native {
                 );
             }
             if let Some((seed, lease_id, requests)) = self.account {
+                let tokens = self.account_tokens;
                 let account = LeaseAccount {
-                    schema: LEASE_ACCOUNT_SCHEMA.into(),
+                    schema: if tokens.is_some() {
+                        LEASE_ACCOUNT_SCHEMA
+                    } else {
+                        LEASE_ACCOUNT_SCHEMA_V1
+                    }
+                    .into(),
                     lease_id: lease_id.into(),
                     from_unix_ns: l.from_unix_ns,
                     closed_unix_ns: T0_UNIX + self.end_ms * MS,
                     requests,
+                    prompt_tokens: tokens.map(|t| t.0),
+                    completion_tokens: tokens.map(|t| t.1),
+                    uncounted_requests: tokens.map(|t| t.2),
                 };
                 let signed = Signed::sign(&SecretKey::from_seed([seed; 32]), &account.to_bytes());
                 evidence.insert(
@@ -1967,6 +1980,72 @@ fn the_lessors_account_of_the_lease_is_held_to_the_clients_ledger() {
         "{:?}",
         a.refusals
     );
+}
+
+/// issue 19: the lessor's account states the tokens it counted in what it forwarded under the
+/// lease; held to the client's ledger, a side that claims tokens the other never saw is named.
+#[test]
+fn the_lessors_token_account_is_held_to_the_clients_ledger() {
+    let mut n = Native::positive();
+    n.account = Some((9, "lease-1", 4));
+    // The client completed 4 requests of 10 prompt / 5 output tokens: 40 / 20.
+    n.account_tokens = Some((40, 20, 0));
+    let a = audit_with(&n.receipt(), &Policy::default());
+    let account = a.attestation.lease_account.as_ref().unwrap();
+    assert!(account.agrees, "{}", account.reason);
+    assert_eq!(
+        (
+            account.prompt_tokens,
+            account.completion_tokens,
+            account.uncounted_requests
+        ),
+        (Some(40), Some(20), Some(0))
+    );
+    assert!(
+        account
+            .reason
+            .contains("the lessor counted 40 prompt / 20 completion tokens"),
+        "{}",
+        account.reason
+    );
+    assert!(a.qualified, "{:?}", a.refusals);
+    // The client claims output the lessor never forwarded (it counted every response).
+    n.account_tokens = Some((40, 15, 0));
+    let (pos, reason) = standing(&audit(&n.receipt()), "counter_agreement");
+    assert!(
+        !pos && reason.contains("15 completion tokens")
+            && reason.contains("20 output tokens")
+            && reason.contains("never forwarded"),
+        "{reason}"
+    );
+    // The same shortfall with a response whose usage the lessor did not see: a lower bound,
+    // not a contradiction.
+    n.account_tokens = Some((30, 15, 1));
+    let a = audit(&n.receipt());
+    let account = a.attestation.lease_account.as_ref().unwrap();
+    assert!(
+        account.agrees && account.reason.contains("a lower bound"),
+        "{}",
+        account.reason
+    );
+    // More prompt tokens than the client's closed, failure-free ledger: work under the token
+    // the client does not account for.
+    n.account_tokens = Some((90, 20, 0));
+    let (pos, reason) = standing(&audit(&n.receipt()), "counter_agreement");
+    assert!(
+        !pos && reason.contains("90 prompt") && reason.contains("does not account for"),
+        "{reason}"
+    );
+    // A v1 account (requests only) still audits, and says it counts no tokens.
+    n.account_tokens = None;
+    let a = audit(&n.receipt());
+    let account = a.attestation.lease_account.as_ref().unwrap();
+    assert!(
+        account.agrees && account.prompt_tokens.is_none(),
+        "{}",
+        account.reason
+    );
+    assert!(a.qualified, "{:?}", a.refusals);
 }
 
 /// A signed positive receipt (lessor key 9 over the lease and every scrape body).

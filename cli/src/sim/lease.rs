@@ -22,8 +22,8 @@
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 use std::io::Read;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use hyper::header::HeaderValue;
 use loadproof_core::receipt::{
@@ -80,6 +80,39 @@ struct Held {
     token: String,
     /// Requests admitted under the token (the lease account's count).
     admitted: u64,
+    /// The tokens counted in the responses to them.
+    tally: Arc<Tally>,
+}
+
+/// The tokens a lessor counted in the responses it served or relayed under one lease, each
+/// added once its response is whole: what the account states beside the requests it admitted.
+/// Shared with the response bodies still running (a relayed stream is counted as it ends).
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Responses counted.
+    counted: AtomicU64,
+    prompt_tokens: AtomicU64,
+    completion_tokens: AtomicU64,
+}
+
+impl Tally {
+    /// One response whose usage the lessor saw: `prompt_tokens` in, `completion_tokens` out.
+    pub fn count(&self, prompt_tokens: u64, completion_tokens: u64) {
+        self.prompt_tokens
+            .fetch_add(prompt_tokens, Ordering::SeqCst);
+        self.completion_tokens
+            .fetch_add(completion_tokens, Ordering::SeqCst);
+        self.counted.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// (responses counted, prompt tokens, completion tokens) so far.
+    pub fn counts(&self) -> (u64, u64, u64) {
+        (
+            self.counted.load(Ordering::SeqCst),
+            self.prompt_tokens.load(Ordering::SeqCst),
+            self.completion_tokens.load(Ordering::SeqCst),
+        )
+    }
 }
 
 /// A release: the body to answer with, and the signed account of the lease when the lessor
@@ -255,6 +288,7 @@ impl Lessor {
             until_unix_ns,
             token: token.clone(),
             admitted: 0,
+            tally: Arc::default(),
         });
         let signed = self
             .signer
@@ -292,12 +326,18 @@ impl Lessor {
         // The token stays known (a gateway keeps scrubbing it); the window closes now.
         h.until_unix_ns = now_unix_ns;
         let account = self.signer.as_ref().and_then(|key| {
+            // A response still running at release, or one whose usage was never seen, is in
+            // the requests and not in the sums: stated, never guessed.
+            let (counted, prompt, completion) = h.tally.counts();
             let account = LeaseAccount {
                 schema: LEASE_ACCOUNT_SCHEMA.to_owned(),
                 lease_id: h.id.clone(),
                 from_unix_ns: h.from_unix_ns,
                 closed_unix_ns: now_unix_ns,
                 requests: h.admitted,
+                prompt_tokens: Some(prompt),
+                completion_tokens: Some(completion),
+                uncounted_requests: Some(h.admitted.saturating_sub(counted)),
             };
             HeaderValue::from_str(&Signed::sign(key, &account.to_bytes()).to_json()).ok()
         });
@@ -308,16 +348,21 @@ impl Lessor {
     }
 
     /// Whether a completion request with this `Authorization` header may proceed at
-    /// `now_unix_ns`; a refusal is counted.
-    pub fn admit(&self, authorization: Option<&[u8]>, now_unix_ns: i64) -> Result<(), Locked> {
+    /// `now_unix_ns`; a refusal is counted. Admitted under a lease, the request comes with the
+    /// lease's [`Tally`], where its response's tokens are counted once it is whole.
+    pub fn admit(
+        &self,
+        authorization: Option<&[u8]>,
+        now_unix_ns: i64,
+    ) -> Result<Option<Arc<Tally>>, Locked> {
         let mut held = self.lock();
         let Some(h) = held.as_mut().filter(|h| now_unix_ns < h.until_unix_ns) else {
-            return Ok(());
+            return Ok(None);
         };
         let presented = authorization.and_then(|a| a.strip_prefix(b"Bearer "));
         if presented.is_some_and(|t| same_bytes(t, h.token.as_bytes())) {
             h.admitted += 1;
-            return Ok(());
+            return Ok(Some(Arc::clone(&h.tally)));
         }
         self.refused.fetch_add(1, Ordering::Relaxed);
         Err(Locked {
@@ -612,7 +657,11 @@ mod tests {
         let id = Lease::from_json(granted.json.as_bytes()).unwrap().id;
         let header = format!("Bearer {}", granted.token);
         for t in 11..14 {
-            assert!(l.admit(Some(header.as_bytes()), t).is_ok());
+            let tally = l.admit(Some(header.as_bytes()), t).unwrap();
+            // Two responses whole with their usage, the third never.
+            if t < 13 {
+                tally.unwrap().count(10, 5);
+            }
         }
         assert!(
             l.admit(Some(b"Bearer other"), 14).is_err(),
@@ -629,6 +678,14 @@ mod tests {
         assert_eq!(
             (account.lease_id.as_str(), account.requests),
             (id.as_str(), 3)
+        );
+        assert_eq!(
+            (
+                account.prompt_tokens,
+                account.completion_tokens,
+                account.uncounted_requests
+            ),
+            (Some(20), Some(10), Some(1))
         );
         assert_eq!((account.from_unix_ns, account.closed_unix_ns), (10, 16));
         // An unsigned lessor signs nothing.

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::receipt::stream::SealStatement;
 use crate::receipt::{
-    Lease, LeaseAccount, Phase, Receipt, ScrapeOutcome, ScrapeStatement, block, origin,
-    signed_block_of,
+    LEASE_ACCOUNT_SCHEMA_V1, Lease, LeaseAccount, Phase, Receipt, ScrapeOutcome, ScrapeStatement,
+    block, origin, signed_block_of,
 };
 use crate::signing::{PublicKey, Signed, TrustSet};
 
@@ -59,8 +59,19 @@ pub struct AccountFacts {
     pub key: SignerFacts,
     /// Requests the lessor admitted under the lease.
     pub requests: u64,
+    /// Prompt tokens the lessor counted in the responses whose usage it saw (absent: a v1
+    /// account, which counted no tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens of the same responses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u64>,
+    /// Admitted requests whose usage the lessor did not see: while not 0, its token sums are
+    /// a lower bound for the lease.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncounted_requests: Option<u64>,
     /// True when the client's ledger fits it: no more completed than admitted, no more
-    /// admitted than offered.
+    /// admitted than offered, and no token count of one side the other contradicts.
     pub agrees: bool,
     /// One line: the two counts side by side.
     pub reason: String,
@@ -114,6 +125,7 @@ pub fn read(
     block_bytes: &super::client::BlockReader<'_>,
     trust: &TrustSet,
     ledger: Option<&super::LedgerFacts>,
+    client: Option<&super::ClientFacts>,
 ) -> (Attestation, Vec<String>) {
     let (mut attestation, forged) = lease_signature(receipt, block_bytes, trust);
     let mut inconsistencies: Vec<String> = forged.into_iter().collect();
@@ -135,7 +147,7 @@ pub fn read(
         Ok(key) => attestation.seal_key = key,
         Err(problem) => inconsistencies.push(problem),
     }
-    match lease_account(receipt, block_bytes, trust, lease.as_ref(), ledger) {
+    match lease_account(receipt, block_bytes, trust, lease.as_ref(), ledger, client) {
         Ok(account) => attestation.lease_account = account,
         Err(problem) => inconsistencies.push(problem),
     }
@@ -324,6 +336,7 @@ fn lease_account(
     trust: &TrustSet,
     lease: Option<&Lease>,
     ledger: Option<&super::LedgerFacts>,
+    client: Option<&super::ClientFacts>,
 ) -> Result<Option<AccountFacts>, String> {
     let name = block::LEASE_ACCOUNT_SIGNED;
     if !receipt.has_block(name) {
@@ -356,7 +369,7 @@ fn lease_account(
         trusted: trusted_as.is_some(),
         trusted_as,
     };
-    let (agrees, reason) = match ledger {
+    let (mut agrees, mut reason) = match ledger {
         Some(l) => {
             let completed = l.completed;
             let offered = l.offered;
@@ -398,12 +411,87 @@ fn lease_account(
             ),
         ),
     };
+    if agrees {
+        let (tokens_agree, said) = token_account(&account, ledger, client);
+        agrees = tokens_agree;
+        reason = if tokens_agree {
+            format!("{reason}; {said}")
+        } else {
+            said
+        };
+    }
+    let tokens = account.tokens();
     Ok(Some(AccountFacts {
         key: facts,
         requests: account.requests,
+        prompt_tokens: tokens.map(|t| t.prompt_tokens),
+        completion_tokens: tokens.map(|t| t.completion_tokens),
+        uncounted_requests: tokens.map(|t| t.uncounted_requests),
         agrees,
         reason,
     }))
+}
+
+/// The lessor's token sums held to the client's (both over what completed): whether they fit,
+/// and one line saying so.
+///
+/// The lessor counts only responses whose usage it saw, so its sums are exact when it missed
+/// none and a lower bound otherwise; the client's cover its completed requests. Fewer tokens
+/// than the client's when the lessor missed no response means the client claims tokens the
+/// lessor never forwarded; more than the client's when every request the client offered closed
+/// without a failure means work under the lease's token that the client does not account for.
+fn token_account(
+    account: &LeaseAccount,
+    ledger: Option<&super::LedgerFacts>,
+    client: Option<&super::ClientFacts>,
+) -> (bool, String) {
+    let Some(t) = account.tokens() else {
+        return (
+            true,
+            format!("its account ({}) counts no tokens", LEASE_ACCOUNT_SCHEMA_V1),
+        );
+    };
+    let counted = format!(
+        "the lessor counted {} prompt / {} completion tokens under lease {}{}",
+        t.prompt_tokens,
+        t.completion_tokens,
+        account.lease_id,
+        if t.uncounted_requests == 0 {
+            String::new()
+        } else {
+            format!(
+                " ({} admitted request(s) without usage it saw: a lower bound)",
+                t.uncounted_requests
+            )
+        }
+    );
+    let Some(c) = client else {
+        return (true, format!("{counted}; the client's tokens are not read"));
+    };
+    let against = format!(
+        "the client's ledger says {} input / {} output tokens completed",
+        c.input_tokens, c.output_tokens
+    );
+    let fewer = t.prompt_tokens < c.input_tokens || t.completion_tokens < c.output_tokens;
+    let more = t.prompt_tokens > c.input_tokens || t.completion_tokens > c.output_tokens;
+    let clean = ledger.is_some_and(|l| l.closed && l.failed == Some(0));
+    if fewer && t.uncounted_requests == 0 {
+        (
+            false,
+            format!(
+                "{counted}, but {against}: the client claims tokens the lessor never forwarded"
+            ),
+        )
+    } else if more && clean {
+        (
+            false,
+            format!(
+                "{counted}, more than {against} with no request failed: work under the lease's token the client does not account for"
+            ),
+        )
+    } else {
+        (true, format!("{counted}; {against}"))
+    }
 }
 
 /// The lease's own signature.

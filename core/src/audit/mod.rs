@@ -517,7 +517,13 @@ fn conclude(
     );
 
     let trust = policy.trust();
-    let (attestation, forged) = attestation::read(receipt, &block, &trust, side.ledger.as_ref());
+    let (attestation, forged) = attestation::read(
+        receipt,
+        &block,
+        &trust,
+        side.ledger.as_ref(),
+        side.client.as_ref(),
+    );
     inconsistencies.extend(forged);
     // The lessor's own count is one more account beside the engine's counters: a
     // contradiction refuses counter agreement.
@@ -526,7 +532,7 @@ fn conclude(
             "counter_agreement".to_owned(),
             Standing::refused(
                 account.reason.clone(),
-                "find where the client's count and the lessor's part (requests the lessor never admitted, or foreign traffic under the lease's token); re-run",
+                "find where the client's count and the lessor's part (requests or tokens the lessor never forwarded, or foreign traffic under the lease's token); re-run",
             ),
         );
     }
