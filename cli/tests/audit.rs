@@ -277,6 +277,17 @@ fn a_lease_signed_by_the_sims_key_verifies_against_the_key_the_reviewer_trusts()
         a["attestation"]["lease_account"]["prompt_tokens"],
         a["client"]["input_tokens"]
     );
+    // Every scrape of the sim's /metrics went to the lease's holder: numbered, and as many as
+    // its account says it served.
+    assert_eq!(
+        a["attestation"]["scrapes"]["numbered"],
+        a["attestation"]["scrapes"]["lessor_scrapes"]
+    );
+    assert_eq!(
+        a["attestation"]["lease_account"]["scrapes"],
+        a["attestation"]["scrapes"]["numbered"]
+    );
+    assert_eq!(a["inconsistencies"], serde_json::json!([]));
     let text = loadproof(&["receipt", "audit", s(&receipt), "--trust", s(&public)]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(

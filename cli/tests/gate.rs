@@ -13,7 +13,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use loadproof_core::receipt::{Lease, LeaseAccount, Receipt};
+use loadproof_core::receipt::{Lease, LeaseAccount, Receipt, ScrapeStatement};
 use loadproof_core::signing::Signed;
 use serde_json::Value;
 
@@ -857,6 +857,71 @@ fn the_gate_counts_the_tokens_of_a_streamed_response_from_its_usage() {
         ),
         (Some(7), Some(2), Some(1))
     );
+}
+
+/// issue 19: a signing gate numbers the `/metrics` bodies it serves to the lease's holder (the
+/// scrape carries the lease's token, which the upstream never sees) and states the count at
+/// release; anyone else's scrape is signed unnumbered and takes no number.
+#[test]
+fn the_gate_numbers_the_metrics_bodies_it_serves_to_the_lease_holder() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = common::fresh_dir("gate-numbered");
+    let key = dir.join("gate.key");
+    let made = run(&["key", "new", "--out", s(&key)]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let upstream = Upstream::start(VLLM_METRICS);
+    let gate = Gate::start(&upstream.url, &["--signing-key", s(&key)]);
+    let granted = lease(&gate.addr, r#"{"holder": "me", "seconds": 30}"#);
+    assert_eq!(granted.status, 200, "{}", granted.text());
+    let id = Lease::from_json(&granted.body).unwrap().id;
+    let auth = format!(
+        "Authorization: Bearer {}",
+        granted.header("x-loadproof-lease-token").unwrap()
+    );
+    let statement = |headers: &[&str]| {
+        let reply = request(&gate.addr, "GET", "/metrics", headers, "");
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let signed = Signed::from_json(
+            reply
+                .raw_header("x-loadproof-scrape-signed")
+                .expect("a signing gate signs every /metrics body")
+                .as_bytes(),
+        )
+        .unwrap();
+        ScrapeStatement::from_bytes(signed.statement()).unwrap()
+    };
+    let first = statement(&[&auth]);
+    assert_eq!(
+        (first.lease_id.as_deref(), first.seq),
+        (Some(id.as_str()), Some(0))
+    );
+    assert_eq!(
+        statement(&[]).seq,
+        None,
+        "a stranger's scrape takes no number"
+    );
+    assert_eq!(statement(&[&auth]).seq, Some(1));
+    assert!(
+        upstream
+            .seen("/metrics")
+            .iter()
+            .all(|seen| !seen.headers.contains_key("authorization")),
+        "the upstream never sees the token"
+    );
+    let released = request(&gate.addr, "DELETE", "/loadproof/lease", &[&auth], "");
+    assert_eq!(released.status, 200, "{}", released.text());
+    let signed = Signed::from_json(
+        released
+            .raw_header("x-loadproof-lease-account-signed")
+            .unwrap()
+            .as_bytes(),
+    )
+    .unwrap();
+    let account = LeaseAccount::from_bytes(signed.statement()).unwrap();
+    assert_eq!(account.scrapes, Some(2));
+    // After release the holder's scrape is under no lease, unnumbered.
+    let after = statement(&[&auth]);
+    assert_eq!((after.lease_id, after.seq), (None, None));
 }
 
 #[test]

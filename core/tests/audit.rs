@@ -198,18 +198,23 @@ impl Native {
             .collect();
         evidence.insert(block::EVENTS.to_owned(), Evidence::of(log.as_bytes()));
         let mut scrapes = Vec::new();
+        let mut served = 0;
         for (i, (phase, at, body)) in self.scrapes.iter().enumerate() {
             let outcome = match body {
                 Some(b) => {
                     let name = format!("metrics/{i}");
                     evidence.insert(name.clone(), Evidence::of(b.as_bytes()));
                     if let Some((seed, lease_id)) = self.scrape_key {
+                        // Every body went to the lease's holder: the lessor's numbers run
+                        // with the bodies served.
                         let statement = ScrapeStatement::of(
                             "/metrics",
                             b.as_bytes(),
                             Some(lease_id.to_owned()),
                             T0_UNIX + at * MS,
+                            Some(served),
                         );
+                        served += 1;
                         let signed =
                             Signed::sign(&SecretKey::from_seed([seed; 32]), &statement.to_bytes());
                         evidence.insert(
@@ -261,6 +266,7 @@ impl Native {
                     prompt_tokens: tokens.map(|t| t.0),
                     completion_tokens: tokens.map(|t| t.1),
                     uncounted_requests: tokens.map(|t| t.2),
+                    scrapes: tokens.map(|_| served),
                 };
                 let signed = Signed::sign(&SecretKey::from_seed([seed; 32]), &account.to_bytes());
                 evidence.insert(
@@ -2213,24 +2219,59 @@ fn scrape_statements_by_another_key_than_the_leases_do_not_make_it_signed() {
     assert_eq!(a.attestation.scrapes.by_trusted_key, 0);
 }
 
-/// issue 19 (adversarial review), not fixed: the lessor's statements carry no sequence number,
-/// so a signed during-run scrape can be dropped without a trace. A queue seen in two
-/// consecutive scrapes refuses occupancy; dropping the second (a 500 ms gap, inside the
-/// policy's 1 s) leaves an isolated sample and a signed, qualified receipt. Settled only when
-/// the lessor numbers what it serves under a lease (a sequence in each scrape statement, or
-/// the count of bodies in its signed account), so a gap in the numbering names the drop.
+/// issue 19 (adversarial review): a queue seen in two consecutive scrapes refuses occupancy;
+/// dropping the second (a 500 ms gap, inside the policy's 1 s) would leave an isolated sample
+/// and a signed, qualified receipt. The lessor numbers the bodies it serves to the lease's
+/// holder (`seq` in each scrape statement) and its account states how many it served, so a
+/// drop from the middle is a gap in the numbering and one from the end falls short of the
+/// account: each refused by name.
 #[test]
-#[ignore = "needs the lessor to number its scrape statements (sim, gate and core)"]
 fn a_signed_scrape_dropped_from_the_run_is_refused_by_name() {
     let mut n = signed_positive();
     for i in [2, 3] {
         n.scrapes[i].2 = Some(metrics("100.0", "1000.0", 1, 1, 0, "1.79594033677e+09"));
     }
-    assert!(!audit_with(&n.receipt(), &trusting(&[9])).qualified);
+    let whole = audit_with(&n.receipt(), &trusting(&[9]));
+    assert!(!whole.qualified);
+    assert!(
+        whole.inconsistencies.is_empty(),
+        "{:?}",
+        whole.inconsistencies
+    );
+    assert_eq!(whole.attestation.scrapes.numbered, 7);
     let mut r = n.receipt();
     r.scrapes.remove(3);
     let a = audit_with(&r.with_capture(), &trusting(&[9]));
     assert!(!a.qualified, "a queue hidden by dropping a signed scrape");
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("no signed scrape numbered 3") && i.contains("lease-1")),
+        "{:?}",
+        a.inconsistencies
+    );
+    // The last one dropped leaves no gap, but falls short of the lessor's account.
+    let mut n = signed_positive();
+    n.account = Some((9, "lease-1", 4));
+    n.account_tokens = Some((40, 20, 0));
+    let a = audit_with(&n.receipt(), &trusting(&[9]));
+    assert!(a.qualified, "{:?}", a.refusals);
+    assert_eq!(
+        a.attestation.lease_account.as_ref().and_then(|a| a.scrapes),
+        Some(7)
+    );
+    let mut r = n.receipt();
+    r.scrapes.pop();
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("account says it served 7 /metrics bodies")
+                && i.contains("numbered 6")),
+        "{:?}",
+        a.inconsistencies
+    );
+    assert!(!a.qualified);
 }
 
 /// issue 19 (adversarial review), not fixed: the subject is read from every source, signed or

@@ -336,7 +336,12 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
             lease_refused: app.lessor.refused(),
             upstream_tls: app.upstream_tls,
         };
-        let sign = |body: &[u8]| app.lessor.sign_scrape("/metrics", body, unix_ns_now());
+        // The holder scrapes with the lease's token (removed before the upstream sees it): its
+        // bodies are numbered.
+        let sign = |body: &[u8]| {
+            app.lessor
+                .sign_scrape("/metrics", body, unix_ns_now(), credential.as_deref())
+        };
         return Ok(
             proxy::metrics(&app.client, &app.upstream, req, &app.gate_id, &lines, sign).await,
         );

@@ -82,6 +82,8 @@ struct Held {
     admitted: u64,
     /// The tokens counted in the responses to them.
     tally: Arc<Tally>,
+    /// `/metrics` bodies signed for the holder so far: the next one's number.
+    served: u64,
 }
 
 /// The tokens a lessor counted in the responses it served or relayed under one lease, each
@@ -194,10 +196,35 @@ impl Lessor {
 
     /// The signed statement of a `path` body this lessor serves now (for
     /// [`SCRAPE_SIGNED_HEADER`]), naming the lease that holds; none when it does not sign.
-    pub fn sign_scrape(&self, path: &str, body: &[u8], now_unix_ns: i64) -> Option<HeaderValue> {
+    /// Served to the lease's holder (`authorization` carries its token, as
+    /// [`Lessor::credential`] reads it), the body gets the next of the lease's numbers, under
+    /// the same lock that hands it out, so the numbers follow the order of serving.
+    pub fn sign_scrape(
+        &self,
+        path: &str,
+        body: &[u8],
+        now_unix_ns: i64,
+        authorization: Option<&[u8]>,
+    ) -> Option<HeaderValue> {
         let key = self.signer.as_ref()?;
-        let statement = ScrapeStatement::of(path, body, self.active_id(now_unix_ns), now_unix_ns);
-        HeaderValue::from_str(&Signed::sign(key, &statement.to_bytes()).to_json()).ok()
+        let mut held = self.lock();
+        let active = held.as_mut().filter(|h| now_unix_ns < h.until_unix_ns);
+        let presented = authorization.and_then(|a| a.strip_prefix(b"Bearer "));
+        let (lease_id, seq) = match active {
+            Some(h) => {
+                let holder = presented.is_some_and(|t| same_bytes(t, h.token.as_bytes()));
+                let seq = holder.then(|| {
+                    h.served += 1;
+                    h.served - 1
+                });
+                (Some(h.id.clone()), seq)
+            }
+            None => (None, None),
+        };
+        let statement = ScrapeStatement::of(path, body, lease_id, now_unix_ns, seq);
+        let signed = Signed::sign(key, &statement.to_bytes()).to_json();
+        drop(held);
+        HeaderValue::from_str(&signed).ok()
     }
 
     /// This lessor signing every lease it grants with `key` (`--signing-key`).
@@ -289,6 +316,7 @@ impl Lessor {
             token: token.clone(),
             admitted: 0,
             tally: Arc::default(),
+            served: 0,
         });
         let signed = self
             .signer
@@ -338,6 +366,7 @@ impl Lessor {
                 prompt_tokens: Some(prompt),
                 completion_tokens: Some(completion),
                 uncounted_requests: Some(h.admitted.saturating_sub(counted)),
+                scrapes: Some(h.served),
             };
             HeaderValue::from_str(&Signed::sign(key, &account.to_bytes()).to_json()).ok()
         });
@@ -667,11 +696,25 @@ mod tests {
             l.admit(Some(b"Bearer other"), 14).is_err(),
             "refused: not admitted"
         );
-        let scrape = l.sign_scrape("/metrics", b"x 1\n", 15).unwrap();
-        let scrape = Signed::from_json(scrape.as_bytes()).unwrap();
-        let statement = ScrapeStatement::from_bytes(scrape.statement()).unwrap();
-        assert_eq!(statement.lease_id.as_deref(), Some(id.as_str()));
-        assert_eq!(statement.body_sha256, sha256_hex(b"x 1\n"));
+        let statement = |authorization: Option<&[u8]>, at: i64| {
+            let scrape = l
+                .sign_scrape("/metrics", b"x 1\n", at, authorization)
+                .unwrap();
+            let scrape = Signed::from_json(scrape.as_bytes()).unwrap();
+            ScrapeStatement::from_bytes(scrape.statement()).unwrap()
+        };
+        let first = statement(Some(header.as_bytes()), 15);
+        assert_eq!(first.lease_id.as_deref(), Some(id.as_str()));
+        assert_eq!(first.body_sha256, sha256_hex(b"x 1\n"));
+        // The holder's scrapes are numbered; anyone else's are not, and take no number.
+        assert_eq!(first.seq, Some(0));
+        let other = statement(Some(b"Bearer other"), 15);
+        assert_eq!(
+            (other.lease_id.as_deref(), other.seq),
+            (Some(id.as_str()), None)
+        );
+        assert_eq!(statement(None, 15).seq, None);
+        assert_eq!(statement(Some(header.as_bytes()), 15).seq, Some(1));
         let released = l.release(Some(header.as_bytes()), 16).unwrap();
         let account = Signed::from_json(released.account.unwrap().as_bytes()).unwrap();
         let account = LeaseAccount::from_bytes(account.statement()).unwrap();
@@ -688,8 +731,12 @@ mod tests {
             (Some(20), Some(10), Some(1))
         );
         assert_eq!((account.from_unix_ns, account.closed_unix_ns), (10, 16));
+        assert_eq!(account.scrapes, Some(2));
+        // Released: the holder's next scrape is under no lease, and unnumbered.
+        let after = statement(Some(header.as_bytes()), 17);
+        assert_eq!((after.lease_id, after.seq), (None, None));
         // An unsigned lessor signs nothing.
-        assert!(lessor().sign_scrape("/metrics", b"", 1).is_none());
+        assert!(lessor().sign_scrape("/metrics", b"", 1, None).is_none());
     }
 
     #[test]

@@ -315,9 +315,14 @@ async fn handle(
                 let m = model::lock(&app.metrics);
                 metrics::render(&m, &app.exposition, lease)
             };
-            let signed = app
-                .lessor
-                .sign_scrape("/metrics", text.as_bytes(), unix_ns_now());
+            // The holder scrapes with the lease's token: its bodies are numbered.
+            let credential = app.lessor.credential(req.headers());
+            let signed = app.lessor.sign_scrape(
+                "/metrics",
+                text.as_bytes(),
+                unix_ns_now(),
+                credential.as_deref(),
+            );
             let mut response = full(
                 StatusCode::OK,
                 "text/plain; version=0.0.4; charset=utf-8",

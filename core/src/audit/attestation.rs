@@ -70,6 +70,10 @@ pub struct AccountFacts {
     /// a lower bound for the lease.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uncounted_requests: Option<u64>,
+    /// `/metrics` bodies the lessor says it served to the holder under the lease (the receipt
+    /// must hold every one of their numbers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scrapes: Option<u64>,
     /// True when the client's ledger fits it: no more completed than admitted, no more
     /// admitted than offered, and no token count of one side the other contradicts.
     pub agrees: bool,
@@ -98,6 +102,11 @@ pub struct ScrapeSignatures {
     /// Of those, how many carry a statement that holds by the lease's trusted signer.
     #[serde(default)]
     pub other_by_trusted_key: usize,
+    /// Scrapes whose statement carries the lessor's number for a body served to the lease's
+    /// holder (their numbers run from 0 with none missing, up to the count its account states,
+    /// or the receipt is refused naming the missing ones).
+    #[serde(default)]
+    pub numbered: usize,
 }
 
 /// The key behind a verified signature.
@@ -139,7 +148,7 @@ pub fn read(
         .as_ref()
         .and_then(|k| PublicKey::parse_line(&k.key).ok())
         .map(|(key, _)| key);
-    let (scrapes, during, scrape_problems) =
+    let (scrapes, during, numbers, scrape_problems) =
         scrape_statements(receipt, block_bytes, trust, lease.as_ref(), signer.as_ref());
     inconsistencies.extend(scrape_problems);
     attestation.scrapes = scrapes;
@@ -150,6 +159,10 @@ pub fn read(
     match lease_account(receipt, block_bytes, trust, lease.as_ref(), ledger, client) {
         Ok(account) => attestation.lease_account = account,
         Err(problem) => inconsistencies.push(problem),
+    }
+    if let Some(lease) = &lease {
+        let served = attestation.lease_account.as_ref().and_then(|a| a.scrapes);
+        inconsistencies.extend(numbering(&numbers, served, &lease.id));
     }
     if attestation.level == Level::Signed {
         let s = &attestation.scrapes;
@@ -184,16 +197,18 @@ pub fn read(
 /// body it sits beside, the receipt's lease and that lease's window, and to the statement of
 /// the previous scrape of its URL (served after it: one statement is one serving, never reused
 /// for a second scrape or moved before another). Returns the counts, how many of the route's
-/// engine scrapes were taken during the run, and the problems.
+/// engine scrapes were taken during the run, the lessor's numbers of the bodies it served to
+/// the holder (number → the statement's block), and the problems.
 fn scrape_statements(
     receipt: &Receipt,
     block_bytes: &super::client::BlockReader<'_>,
     trust: &TrustSet,
     lease: Option<&Lease>,
     signer: Option<&PublicKey>,
-) -> (ScrapeSignatures, usize, Vec<String>) {
+) -> (ScrapeSignatures, usize, BTreeMap<u64, String>, Vec<String>) {
     let mut out = ScrapeSignatures::default();
     let mut during = 0;
+    let mut numbers: BTreeMap<u64, String> = BTreeMap::new();
     let mut problems = Vec::new();
     let mut last_served: BTreeMap<&str, (i64, String)> = BTreeMap::new();
     let route = lease.and_then(|l| origin(&l.route));
@@ -278,6 +293,16 @@ fn scrape_statements(
             continue;
         }
         last_served.insert(&scrape.url, (statement.served_unix_ns, name.clone()));
+        if let (Some(seq), Some(_)) = (statement.seq, lease) {
+            if let Some(first) = numbers.get(&seq) {
+                problems.push(format!(
+                    "{name}: numbered {seq} by the lessor, as {first} is: one body served to the holder, kept for two scrapes"
+                ));
+                continue;
+            }
+            numbers.insert(seq, name.clone());
+            out.numbered += 1;
+        }
         let by_trusted = holds
             && trust.comment(signed.key()).is_some()
             && signer.is_none_or(|k| k == signed.key());
@@ -290,8 +315,63 @@ fn scrape_statements(
             out.other_by_trusted_key += 1;
         }
     }
-    (out, during, problems)
+    (out, during, numbers, problems)
 }
+
+/// The lessor's numbering of the bodies it served to the holder, held to the receipt: every
+/// number from 0 up to the count its account states (or, without one, to the highest number
+/// kept) must be in it. A missing number is a signed scrape dropped from the receipt (or, as
+/// rarely, a body the lessor served whose answer never reached the client): named either way,
+/// since the receipt no longer shows everything the lessor said while the lease held.
+fn numbering(numbers: &BTreeMap<u64, String>, served: Option<u64>, lease_id: &str) -> Vec<String> {
+    let highest = numbers.keys().next_back().map(|n| n.saturating_add(1));
+    let expected = served.or(highest).unwrap_or(0);
+    let mut problems = Vec::new();
+    // The numbers are distinct, so the missing ones below `expected` are as many as
+    // `expected` minus those kept below it: listed up to a few, counted beyond.
+    let below = u64::try_from(numbers.range(..expected).count()).unwrap_or(u64::MAX);
+    let missing_count = expected.saturating_sub(below);
+    if missing_count > 0 {
+        let mut missing = Vec::new();
+        let mut n = 0;
+        while n < expected && missing.len() < MISSING_LISTED {
+            if !numbers.contains_key(&n) {
+                missing.push(n.to_string());
+            }
+            n += 1;
+        }
+        let more = missing_count.saturating_sub(u64::try_from(missing.len()).unwrap_or(0));
+        let listed = if more > 0 {
+            format!("{} and {more} more", missing.join(", "))
+        } else {
+            missing.join(", ")
+        };
+        let of = match served {
+            Some(served) => format!(
+                "the lessor's account says it served {served} /metrics bodies to the holder of lease {lease_id} (numbered 0 to {})",
+                served.saturating_sub(1)
+            ),
+            None => format!(
+                "the lessor numbered the /metrics bodies it served to the holder of lease {lease_id} up to {}",
+                expected.saturating_sub(1)
+            ),
+        };
+        problems.push(format!(
+            "{of}, but the receipt holds no signed scrape numbered {listed}: signed scrapes were dropped from the receipt"
+        ));
+    }
+    if let Some(served) = served
+        && let Some((beyond, name)) = numbers.range(served..).next()
+    {
+        problems.push(format!(
+            "{name} is numbered {beyond}, but the lessor's account of lease {lease_id} says it served only {served} /metrics bodies to the holder: a statement from outside this lease's account"
+        ));
+    }
+    problems
+}
+
+/// How many missing numbers an inconsistency lists before it only counts the rest.
+const MISSING_LISTED: usize = 10;
 
 /// The record stream's seal signature: who signed it, or why it does not hold.
 fn seal_signature(receipt: &Receipt, trust: &TrustSet) -> Result<Option<SignerFacts>, String> {
@@ -427,6 +507,7 @@ fn lease_account(
         prompt_tokens: tokens.map(|t| t.prompt_tokens),
         completion_tokens: tokens.map(|t| t.completion_tokens),
         uncounted_requests: tokens.map(|t| t.uncounted_requests),
+        scrapes: account.scrapes,
         agrees,
         reason,
     }))

@@ -12,6 +12,10 @@
 //! a response cut or still running at release) leaves it out of the sums and counts it in
 //! [`LeaseAccount::uncounted_requests`] instead, so the sums are exact for the responses counted
 //! and a lower bound for the lease whenever that count is not 0.
+//!
+//! It also states (v2) how many `/metrics` bodies the lessor served to the lease's holder, the
+//! numbers its scrape statements carry, so a signed scrape dropped from the end of a receipt is
+//! named as surely as one dropped from the middle.
 
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +53,10 @@ pub struct LeaseAccount {
     /// Admitted requests whose usage the lessor did not see, so not in the sums (v2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uncounted_requests: Option<u64>,
+    /// `/metrics` bodies the lessor served to the lease's holder under the lease, numbered
+    /// `0..scrapes` in their statements ([`super::ScrapeStatement::seq`]) (v2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scrapes: Option<u64>,
 }
 
 /// The tokens a v2 account states.
@@ -69,7 +77,7 @@ impl LeaseAccount {
     }
 
     /// Reads an account; `None` when the bytes are not one: another schema, a v1 account with
-    /// token fields, a v2 account without every one of them, or more uncounted requests than
+    /// v2 fields, a v2 account without every one of them, or more uncounted requests than
     /// admitted.
     pub fn from_bytes(bytes: &[u8]) -> Option<LeaseAccount> {
         let a: LeaseAccount = serde_json::from_slice(bytes).ok()?;
@@ -109,6 +117,7 @@ mod tests {
             prompt_tokens: Some(40),
             completion_tokens: Some(20),
             uncounted_requests: Some(0),
+            scrapes: Some(7),
         }
     }
 
