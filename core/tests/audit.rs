@@ -179,7 +179,15 @@ impl Native {
             offered: 4,
             cap: None,
             scrapes,
-            lease: Some(lease(&[("model", "tiny-llama"), ("engine", "vllm")], URL)),
+            // As a gate binds it: the subject it read back from the upstream at grant time.
+            lease: Some(lease(
+                &[
+                    ("model", "tiny-llama"),
+                    ("engine", "vllm"),
+                    ("engine_version", "0.32.0"),
+                ],
+                URL,
+            )),
             lessor_key: None,
             scrape_key: None,
             account: None,
@@ -2274,13 +2282,13 @@ fn a_signed_scrape_dropped_from_the_run_is_refused_by_name() {
     assert!(!a.qualified);
 }
 
-/// issue 19 (adversarial review), not fixed: the subject is read from every source, signed or
-/// not. When the lease does not bind `gpu_sku` (a gate started without `--gpu-sku` states
-/// none), an unsigned DCGM exporter's body alone establishes it: the claimant edits its
-/// `modelName` and the receipt still reads signed with the subject positive. Given trusted
-/// keys, an axis that only unsigned sources establish should not stand.
+/// issue 19 (adversarial review): the subject is read from every source, signed or not. When
+/// the lease does not bind `gpu_sku` (a gate started without `--gpu-sku` states none), an
+/// unsigned DCGM exporter's body alone would establish it: the claimant edits its `modelName`
+/// and the receipt still reads signed with the subject positive. Given trusted keys and a
+/// signed receipt, an axis that only unsigned sources establish does not stand, and the reason
+/// names the axis and its unsigned source.
 #[test]
-#[ignore = "needs the subject reading to know which sources are signed"]
 fn a_subject_axis_only_an_unsigned_source_establishes_does_not_stand_when_signed() {
     let mut n = signed_positive();
     n.subject.gpu_sku = known("NVIDIA H100 80GB HBM3");
@@ -2290,29 +2298,74 @@ fn a_subject_axis_only_an_unsigned_source_establishes_does_not_stand_when_signed
             *b = b.replace(GATE_LINES, &gate_lines);
         }
     }
-    let mut r = n.receipt();
-    let body = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"h\"} 5\n";
-    for (i, phase) in [Phase::Before, Phase::During, Phase::After]
-        .into_iter()
-        .enumerate()
-    {
-        let name = format!("metrics/dcgm-{i}");
-        r.evidence
-            .insert(name.clone(), Evidence::of(body.as_bytes()));
-        r.scrapes.push(Scrape {
-            url: "http://127.0.0.1:9400/metrics".into(),
-            phase,
-            requested: Some(stamp(i as i64 * 700 * MS)),
-            completed_mono_ns: Some(i as i64 * 700 * MS + MS),
-            outcome: ScrapeOutcome::Response {
-                status: Some(200),
-                body: name,
-            },
-            exporter: loadproof_core::receipt::Exporter::Dcgm,
-        });
-    }
-    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    // An unsigned DCGM exporter scraped before, during and after the run.
+    let with_dcgm = |mut r: Receipt| {
+        let body = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"h\"} 5\n";
+        for (i, phase) in [Phase::Before, Phase::During, Phase::After]
+            .into_iter()
+            .enumerate()
+        {
+            let name = format!("metrics/dcgm-{i}");
+            r.evidence
+                .insert(name.clone(), Evidence::of(body.as_bytes()));
+            r.scrapes.push(Scrape {
+                url: "http://127.0.0.1:9400/metrics".into(),
+                phase,
+                requested: Some(stamp(i as i64 * 700 * MS)),
+                completed_mono_ns: Some(i as i64 * 700 * MS + MS),
+                outcome: ScrapeOutcome::Response {
+                    status: Some(200),
+                    body: name,
+                },
+                exporter: loadproof_core::receipt::Exporter::Dcgm,
+            });
+        }
+        r.with_capture()
+    };
+    let r = with_dcgm(n.receipt());
+    let a = audit_with(&r, &trusting(&[9]));
     assert_eq!(a.attestation.level, AttestationLevel::Signed);
     let (pos, reason) = standing(&a, "subject");
     assert!(!pos, "gpu_sku from an unsigned DCGM body stands: {reason}");
+    assert!(
+        reason.contains("gpu_sku=NVIDIA H100 80GB HBM3")
+            && reason
+                .contains("its only source is unsigned: DCGM at http://127.0.0.1:9400/metrics"),
+        "{reason}"
+    );
+    // The same receipt to a reviewer who trusts no key: self-attested, read as before.
+    let (pos, reason) = standing(&audit(&r), "subject");
+    assert!(pos, "{reason}");
+    // A lessor that binds the GPU in its lease vouches for it: the DCGM body corroborates.
+    let mut n = signed_positive();
+    n.subject.gpu_sku = known("NVIDIA H100 80GB HBM3");
+    n.lease = Some(lease(
+        &[
+            ("model", "tiny-llama"),
+            ("engine", "vllm"),
+            ("engine_version", "0.32.0"),
+            ("gpu_sku", "NVIDIA H100 80GB HBM3"),
+        ],
+        URL,
+    ));
+    for s in n.scrapes.iter_mut() {
+        if let Some(b) = &mut s.2 {
+            *b = b.replace(GATE_LINES, &gate_lines);
+        }
+    }
+    let r = with_dcgm(n.receipt());
+    let a = audit_with(&r, &trusting(&[9]));
+    assert_eq!(a.attestation.level, AttestationLevel::Signed);
+    let (pos, reason) = standing(&a, "subject");
+    assert!(pos, "{reason}");
+    // vLLM's /metrics names no version: `GET /version` alone (unsigned) does not stand for it
+    // unless the lease binds it, as a gate's does.
+    let mut n = signed_positive();
+    n.lease = Some(lease(&[("model", "tiny-llama"), ("engine", "vllm")], URL));
+    let (pos, reason) = standing(&audit_with(&n.receipt(), &trusting(&[9])), "subject");
+    assert!(
+        !pos && reason
+            .contains("engine_version=0.32.0 (its only source is unsigned: GET /version)"),
+        "{reason}"
+    );
 }

@@ -482,7 +482,7 @@ fn conclude(
     let mut standings = BTreeMap::new();
     standings.insert(
         "subject".to_owned(),
-        subject::standing(&receipt.subject, &reading, &knobs),
+        subject::standing(&receipt.subject, &reading, &knobs, false),
     );
     standings.insert(
         "implementation".to_owned(),
@@ -534,6 +534,14 @@ fn conclude(
                 account.reason.clone(),
                 "find where the client's count and the lessor's part (requests or tokens the lessor never forwarded, or foreign traffic under the lease's token); re-run",
             ),
+        );
+    }
+    if !trust.is_empty() && attestation.level == AttestationLevel::Signed {
+        // Signed: an axis only unsigned answers (/version, /v1/models, a DCGM body) establish
+        // is the claimant's to write, so it no longer stands alone.
+        standings.insert(
+            "subject".to_owned(),
+            subject::standing(&receipt.subject, &reading, &knobs, true),
         );
     }
     if !trust.is_empty() && attestation.level != AttestationLevel::Signed {
