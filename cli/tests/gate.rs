@@ -397,8 +397,23 @@ fn wait_for_lease(gate: &Gate) {
 fn a_native_run_through_the_gate_at_the_sim_qualifies_and_foreign_requests_are_refused() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let sim = sim();
-    let gate = Gate::start(&sim.url, &["--model-revision", "r", "--gpu-sku", "g"]);
     let dir = planned("positive", 25);
+    // The gateway signs as a platform team's would (issue 19): its lease, every /metrics body,
+    // and its account of what it forwarded.
+    let key = dir.join("gate.key");
+    let made = run(&["key", "new", "--out", s(&key)]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let gate = Gate::start(
+        &sim.url,
+        &[
+            "--model-revision",
+            "r",
+            "--gpu-sku",
+            "g",
+            "--signing-key",
+            s(&key),
+        ],
+    );
     let (fire, receipt) = fire_through(&gate, &dir);
 
     // While the run holds the lease, someone else's completion through the gateway is refused
@@ -461,9 +476,30 @@ fn a_native_run_through_the_gate_at_the_sim_qualifies_and_foreign_requests_are_r
         "--json",
         "--policy",
         s(&policy),
+        "--trust",
+        &format!("{}.pub", s(&key)),
     ]);
     assert_eq!(audited.status.code(), Some(0), "{}", stderr(&audited));
     let a: Value = serde_json::from_slice(&audited.stdout).unwrap();
+    // Signed by the gate's key, which the reviewer trusts; its account counted, from the usage
+    // the sim streamed through it, exactly the tokens the client did, and numbered every
+    // scrape of its route as served to the holder.
+    let t = &a["attestation"];
+    assert_eq!(t["level"], "signed", "{}", t["reason"]);
+    assert_eq!(t["lease_account"]["requests"], 25, "{}", t["lease_account"]);
+    assert_eq!(t["lease_account"]["uncounted_requests"], 0);
+    assert_eq!(
+        t["lease_account"]["prompt_tokens"],
+        a["client"]["input_tokens"]
+    );
+    assert_eq!(
+        t["lease_account"]["completion_tokens"],
+        a["client"]["output_tokens"]
+    );
+    assert_eq!(t["lease_account"]["agrees"], true);
+    assert_eq!(t["scrapes"]["numbered"], t["scrapes"]["lessor_scrapes"]);
+    assert_eq!(t["lease_account"]["scrapes"], t["scrapes"]["numbered"]);
+    assert_eq!(a["inconsistencies"], serde_json::json!([]));
     for name in [
         "window",
         "counter_agreement",
