@@ -360,6 +360,24 @@ pub fn render(path: &Path, r: &Receipt, a: &Audit, out: &mut impl Write) -> Resu
         t.scrapes.other_engine_scrapes,
         t.trusted_keys
     )?;
+    if let Some(account) = &t.lease_account {
+        writeln!(
+            out,
+            "LESSOR COUNT  {} (key {}{}): {}",
+            if account.agrees {
+                "agrees"
+            } else {
+                "CONTRADICTS the client"
+            },
+            account.key.key_id,
+            if account.key.trusted {
+                ", which you trust"
+            } else {
+                ", which you do not trust"
+            },
+            account.reason
+        )?;
+    }
     if let Some(k) = &t.seal_key {
         writeln!(
             out,

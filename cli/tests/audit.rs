@@ -267,6 +267,34 @@ fn a_lease_signed_by_the_sims_key_verifies_against_the_key_the_reviewer_trusts()
     // The sim's signed account at release: the 20 requests it admitted under the lease.
     assert_eq!(a["attestation"]["lease_account"]["requests"], 20);
     assert_eq!(a["attestation"]["lease_account"]["agrees"], true);
+    // And the tokens it served: its own count, equal to the client's.
+    assert_eq!(a["attestation"]["lease_account"]["uncounted_requests"], 0);
+    assert_eq!(
+        a["attestation"]["lease_account"]["completion_tokens"],
+        a["client"]["output_tokens"]
+    );
+    assert_eq!(
+        a["attestation"]["lease_account"]["prompt_tokens"],
+        a["client"]["input_tokens"]
+    );
+    // Every scrape of the sim's /metrics went to the lease's holder: numbered, and as many as
+    // its account says it served.
+    assert_eq!(
+        a["attestation"]["scrapes"]["numbered"],
+        a["attestation"]["scrapes"]["lessor_scrapes"]
+    );
+    assert_eq!(
+        a["attestation"]["lease_account"]["scrapes"],
+        a["attestation"]["scrapes"]["numbered"]
+    );
+    assert_eq!(a["inconsistencies"], serde_json::json!([]));
+    let text = loadproof(&["receipt", "audit", s(&receipt), "--trust", s(&public)]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("LESSOR COUNT  agrees") && l.contains("the lessor counted ")),
+        "{text}"
+    );
     assert_eq!(
         a["attestation"]["lease_key"]["trusted_as"],
         "loadproof sim (simulator)"

@@ -13,7 +13,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use loadproof_core::receipt::{Lease, Receipt};
+use loadproof_core::receipt::{Lease, LeaseAccount, Receipt, ScrapeStatement};
+use loadproof_core::signing::Signed;
 use serde_json::Value;
 
 mod common;
@@ -69,6 +70,8 @@ struct Reply {
     status: u16,
     /// The head, lower-cased.
     head: String,
+    /// The head as sent (a signed envelope's base64 is case-sensitive).
+    raw_head: String,
     body: Vec<u8>,
 }
 
@@ -78,6 +81,14 @@ impl Reply {
         self.head.lines().find_map(|l| {
             let (k, v) = l.split_once(':')?;
             (k.trim() == name).then(|| v.trim())
+        })
+    }
+
+    /// A header's value as sent (the name matched in any case).
+    fn raw_header(&self, name: &str) -> Option<&str> {
+        self.raw_head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
         })
     }
 
@@ -128,7 +139,8 @@ fn parse(raw: &[u8]) -> Reply {
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .unwrap_or_else(|| panic!("no head in {:?}", String::from_utf8_lossy(raw)));
-    let head = String::from_utf8_lossy(&raw[..split]).to_lowercase();
+    let raw_head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let head = raw_head.to_lowercase();
     let status = head.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap();
     let rest = &raw[split + 4..];
     let body = if head.contains("transfer-encoding: chunked") {
@@ -136,7 +148,12 @@ fn parse(raw: &[u8]) -> Reply {
     } else {
         rest.to_vec()
     };
-    Reply { status, head, body }
+    Reply {
+        status,
+        head,
+        raw_head,
+        body,
+    }
 }
 
 /// Decodes a whole chunked body.
@@ -272,6 +289,27 @@ fn serve_one(
         ("GET", "/metrics") => whole(&mut out, "200 OK", metrics),
         ("GET", "/version") => whole(&mut out, "200 OK", r#"{"version":"0.32.0"}"#),
         ("GET", "/health") => whole(&mut out, "200 OK", ""),
+        ("POST", "/v1/completions") if String::from_utf8_lossy(&body).contains("include_usage") => {
+            // As vLLM streams when asked for usage: token chunks with `usage: null`, then a
+            // chunk with no choices and the request's usage, split across HTTP chunks.
+            let events = concat!(
+                "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" a\",\"logprobs\":null,\"finish_reason\":null}],\"usage\":null}\n\n",
+                "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,\"text\":\" b\",\"logprobs\":null,\"finish_reason\":\"length\"}],\"usage\":null}\n\n",
+                "data: {\"id\":\"cmpl-1\",\"object\":\"text_completion\",\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"total_tokens\":9,\"completion_tokens\":2}}\n\n",
+                "data: [DONE]\n\n"
+            );
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+            );
+            for part in events.as_bytes().chunks(37) {
+                let _ = write!(out, "{:x}\r\n", part.len());
+                let _ = out.write_all(part);
+                let _ = write!(out, "\r\n");
+                let _ = out.flush();
+            }
+            let _ = write!(out, "0\r\n\r\n");
+        }
         ("POST", "/v1/completions") => {
             let chunk = |out: &mut TcpStream, data: &str| {
                 let _ = write!(out, "{:x}\r\n{data}\r\n", data.len());
@@ -359,8 +397,23 @@ fn wait_for_lease(gate: &Gate) {
 fn a_native_run_through_the_gate_at_the_sim_qualifies_and_foreign_requests_are_refused() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
     let sim = sim();
-    let gate = Gate::start(&sim.url, &["--model-revision", "r", "--gpu-sku", "g"]);
     let dir = planned("positive", 25);
+    // The gateway signs as a platform team's would (issue 19): its lease, every /metrics body,
+    // and its account of what it forwarded.
+    let key = dir.join("gate.key");
+    let made = run(&["key", "new", "--out", s(&key)]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let gate = Gate::start(
+        &sim.url,
+        &[
+            "--model-revision",
+            "r",
+            "--gpu-sku",
+            "g",
+            "--signing-key",
+            s(&key),
+        ],
+    );
     let (fire, receipt) = fire_through(&gate, &dir);
 
     // While the run holds the lease, someone else's completion through the gateway is refused
@@ -423,9 +476,30 @@ fn a_native_run_through_the_gate_at_the_sim_qualifies_and_foreign_requests_are_r
         "--json",
         "--policy",
         s(&policy),
+        "--trust",
+        &format!("{}.pub", s(&key)),
     ]);
     assert_eq!(audited.status.code(), Some(0), "{}", stderr(&audited));
     let a: Value = serde_json::from_slice(&audited.stdout).unwrap();
+    // Signed by the gate's key, which the reviewer trusts; its account counted, from the usage
+    // the sim streamed through it, exactly the tokens the client did, and numbered every
+    // scrape of its route as served to the holder.
+    let t = &a["attestation"];
+    assert_eq!(t["level"], "signed", "{}", t["reason"]);
+    assert_eq!(t["lease_account"]["requests"], 25, "{}", t["lease_account"]);
+    assert_eq!(t["lease_account"]["uncounted_requests"], 0);
+    assert_eq!(
+        t["lease_account"]["prompt_tokens"],
+        a["client"]["input_tokens"]
+    );
+    assert_eq!(
+        t["lease_account"]["completion_tokens"],
+        a["client"]["output_tokens"]
+    );
+    assert_eq!(t["lease_account"]["agrees"], true);
+    assert_eq!(t["scrapes"]["numbered"], t["scrapes"]["lessor_scrapes"]);
+    assert_eq!(t["lease_account"]["scrapes"], t["scrapes"]["numbered"]);
+    assert_eq!(a["inconsistencies"], serde_json::json!([]));
     for name in [
         "window",
         "counter_agreement",
@@ -763,6 +837,127 @@ fn a_vllm_upstream_never_sees_the_token_and_streams_arrive_chunk_by_chunk() {
     let l = Lease::from_json(&lease(&bare.addr, r#"{"holder": "me", "seconds": 1}"#).body).unwrap();
     let axes: Vec<&str> = l.subject.keys().map(String::as_str).collect();
     assert_eq!(axes, ["engine", "engine_version", "model"]);
+}
+
+/// issue 19: the gate's signed account at release states the tokens it forwarded under the
+/// lease, read from the usage object vLLM streams last, as the stream passes through; a
+/// response without usage is counted as such, never guessed.
+#[test]
+fn the_gate_counts_the_tokens_of_a_streamed_response_from_its_usage() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = common::fresh_dir("gate-usage");
+    let key = dir.join("gate.key");
+    let made = run(&["key", "new", "--out", s(&key)]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let upstream = Upstream::start(VLLM_METRICS);
+    let gate = Gate::start(&upstream.url, &["--signing-key", s(&key)]);
+    let granted = lease(&gate.addr, r#"{"holder": "me", "seconds": 30}"#);
+    assert_eq!(granted.status, 200, "{}", granted.text());
+    let id = Lease::from_json(&granted.body).unwrap().id;
+    let auth = format!(
+        "Authorization: Bearer {}",
+        granted.header("x-loadproof-lease-token").unwrap()
+    );
+    // What `vllm bench serve` and loadproof's native client ask: a stream with usage.
+    let body = r#"{"model": "Qwen/Qwen3-0.6B", "prompt": [1, 2, 3, 4, 5, 6, 7], "max_tokens": 2, "stream": true, "stream_options": {"include_usage": true}}"#;
+    let reply = request(&gate.addr, "POST", "/v1/completions", &[&auth], body);
+    assert_eq!(reply.status, 200);
+    assert!(
+        reply.text().ends_with("data: [DONE]\n\n"),
+        "{}",
+        reply.text()
+    );
+    assert!(
+        reply.text().contains("\"completion_tokens\":2"),
+        "relayed whole"
+    );
+    // Admitted, answered without usage (the fake upstream's 404): counted as uncounted.
+    assert_eq!(
+        request(&gate.addr, "POST", "/invocations", &[&auth], body).status,
+        404
+    );
+    let released = request(&gate.addr, "DELETE", "/loadproof/lease", &[&auth], "");
+    assert_eq!(released.status, 200, "{}", released.text());
+    let envelope = released
+        .raw_header("x-loadproof-lease-account-signed")
+        .expect("a signing gate answers its release with its account");
+    let signed = Signed::from_json(envelope.as_bytes()).unwrap();
+    let account = LeaseAccount::from_bytes(signed.statement()).unwrap();
+    assert_eq!(account.lease_id, id);
+    assert_eq!(account.requests, 2);
+    assert_eq!(
+        (
+            account.prompt_tokens,
+            account.completion_tokens,
+            account.uncounted_requests
+        ),
+        (Some(7), Some(2), Some(1))
+    );
+}
+
+/// issue 19: a signing gate numbers the `/metrics` bodies it serves to the lease's holder (the
+/// scrape carries the lease's token, which the upstream never sees) and states the count at
+/// release; anyone else's scrape is signed unnumbered and takes no number.
+#[test]
+fn the_gate_numbers_the_metrics_bodies_it_serves_to_the_lease_holder() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = common::fresh_dir("gate-numbered");
+    let key = dir.join("gate.key");
+    let made = run(&["key", "new", "--out", s(&key)]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let upstream = Upstream::start(VLLM_METRICS);
+    let gate = Gate::start(&upstream.url, &["--signing-key", s(&key)]);
+    let granted = lease(&gate.addr, r#"{"holder": "me", "seconds": 30}"#);
+    assert_eq!(granted.status, 200, "{}", granted.text());
+    let id = Lease::from_json(&granted.body).unwrap().id;
+    let auth = format!(
+        "Authorization: Bearer {}",
+        granted.header("x-loadproof-lease-token").unwrap()
+    );
+    let statement = |headers: &[&str]| {
+        let reply = request(&gate.addr, "GET", "/metrics", headers, "");
+        assert_eq!(reply.status, 200, "{}", reply.text());
+        let signed = Signed::from_json(
+            reply
+                .raw_header("x-loadproof-scrape-signed")
+                .expect("a signing gate signs every /metrics body")
+                .as_bytes(),
+        )
+        .unwrap();
+        ScrapeStatement::from_bytes(signed.statement()).unwrap()
+    };
+    let first = statement(&[&auth]);
+    assert_eq!(
+        (first.lease_id.as_deref(), first.seq),
+        (Some(id.as_str()), Some(0))
+    );
+    assert_eq!(
+        statement(&[]).seq,
+        None,
+        "a stranger's scrape takes no number"
+    );
+    assert_eq!(statement(&[&auth]).seq, Some(1));
+    assert!(
+        upstream
+            .seen("/metrics")
+            .iter()
+            .all(|seen| !seen.headers.contains_key("authorization")),
+        "the upstream never sees the token"
+    );
+    let released = request(&gate.addr, "DELETE", "/loadproof/lease", &[&auth], "");
+    assert_eq!(released.status, 200, "{}", released.text());
+    let signed = Signed::from_json(
+        released
+            .raw_header("x-loadproof-lease-account-signed")
+            .unwrap()
+            .as_bytes(),
+    )
+    .unwrap();
+    let account = LeaseAccount::from_bytes(signed.statement()).unwrap();
+    assert_eq!(account.scrapes, Some(2));
+    // After release the holder's scrape is under no lease, unnumbered.
+    let after = statement(&[&auth]);
+    assert_eq!((after.lease_id, after.seq), (None, None));
 }
 
 #[test]

@@ -5,10 +5,10 @@ use std::collections::BTreeMap;
 
 use loadproof_core::audit::{AttestationLevel, Audit, Policy, STANDINGS, audit, audit_with};
 use loadproof_core::receipt::{
-    Axis, Disposition, Engine, Evidence, Execution, ExitStatus, LEASE_ACCOUNT_SCHEMA, LEASE_SCHEMA,
-    Lease, LeaseAccount, Phase, Protocol, Provenance, RECEIPT_SCHEMA, Receipt, RequestRecord,
-    ResultFile, Scrape, ScrapeOutcome, ScrapeStatement, Stamp, Subject, Usage, block,
-    signed_block_of,
+    Axis, Disposition, Engine, Evidence, Execution, ExitStatus, LEASE_ACCOUNT_SCHEMA,
+    LEASE_ACCOUNT_SCHEMA_V1, LEASE_SCHEMA, Lease, LeaseAccount, Phase, Protocol, Provenance,
+    RECEIPT_SCHEMA, Receipt, RequestRecord, ResultFile, Scrape, ScrapeOutcome, ScrapeStatement,
+    Stamp, Subject, Usage, block, signed_block_of,
 };
 use loadproof_core::signing::{SecretKey, Signed};
 
@@ -140,6 +140,9 @@ struct Native {
     /// The seed of the key the lessor signs its account with, the lease it names and the
     /// requests it admitted (none: no account).
     account: Option<(u8, &'static str, u64)>,
+    /// The tokens the account states: prompt, completion, uncounted requests (none: a v1
+    /// account, as lessors wrote before they counted tokens).
+    account_tokens: Option<(u64, u64, u64)>,
     subject: Subject,
     end_ms: i64,
 }
@@ -176,10 +179,19 @@ impl Native {
             offered: 4,
             cap: None,
             scrapes,
-            lease: Some(lease(&[("model", "tiny-llama"), ("engine", "vllm")], URL)),
+            // As a gate binds it: the subject it read back from the upstream at grant time.
+            lease: Some(lease(
+                &[
+                    ("model", "tiny-llama"),
+                    ("engine", "vllm"),
+                    ("engine_version", "0.32.0"),
+                ],
+                URL,
+            )),
             lessor_key: None,
             scrape_key: None,
             account: None,
+            account_tokens: None,
             subject: full_subject(),
             end_ms: 1500,
         }
@@ -194,18 +206,23 @@ impl Native {
             .collect();
         evidence.insert(block::EVENTS.to_owned(), Evidence::of(log.as_bytes()));
         let mut scrapes = Vec::new();
+        let mut served = 0;
         for (i, (phase, at, body)) in self.scrapes.iter().enumerate() {
             let outcome = match body {
                 Some(b) => {
                     let name = format!("metrics/{i}");
                     evidence.insert(name.clone(), Evidence::of(b.as_bytes()));
                     if let Some((seed, lease_id)) = self.scrape_key {
+                        // Every body went to the lease's holder: the lessor's numbers run
+                        // with the bodies served.
                         let statement = ScrapeStatement::of(
                             "/metrics",
                             b.as_bytes(),
                             Some(lease_id.to_owned()),
                             T0_UNIX + at * MS,
+                            Some(served),
                         );
+                        served += 1;
                         let signed =
                             Signed::sign(&SecretKey::from_seed([seed; 32]), &statement.to_bytes());
                         evidence.insert(
@@ -242,12 +259,22 @@ impl Native {
                 );
             }
             if let Some((seed, lease_id, requests)) = self.account {
+                let tokens = self.account_tokens;
                 let account = LeaseAccount {
-                    schema: LEASE_ACCOUNT_SCHEMA.into(),
+                    schema: if tokens.is_some() {
+                        LEASE_ACCOUNT_SCHEMA
+                    } else {
+                        LEASE_ACCOUNT_SCHEMA_V1
+                    }
+                    .into(),
                     lease_id: lease_id.into(),
                     from_unix_ns: l.from_unix_ns,
                     closed_unix_ns: T0_UNIX + self.end_ms * MS,
                     requests,
+                    prompt_tokens: tokens.map(|t| t.0),
+                    completion_tokens: tokens.map(|t| t.1),
+                    uncounted_requests: tokens.map(|t| t.2),
+                    scrapes: tokens.map(|_| served),
                 };
                 let signed = Signed::sign(&SecretKey::from_seed([seed; 32]), &account.to_bytes());
                 evidence.insert(
@@ -1969,6 +1996,72 @@ fn the_lessors_account_of_the_lease_is_held_to_the_clients_ledger() {
     );
 }
 
+/// issue 19: the lessor's account states the tokens it counted in what it forwarded under the
+/// lease; held to the client's ledger, a side that claims tokens the other never saw is named.
+#[test]
+fn the_lessors_token_account_is_held_to_the_clients_ledger() {
+    let mut n = Native::positive();
+    n.account = Some((9, "lease-1", 4));
+    // The client completed 4 requests of 10 prompt / 5 output tokens: 40 / 20.
+    n.account_tokens = Some((40, 20, 0));
+    let a = audit_with(&n.receipt(), &Policy::default());
+    let account = a.attestation.lease_account.as_ref().unwrap();
+    assert!(account.agrees, "{}", account.reason);
+    assert_eq!(
+        (
+            account.prompt_tokens,
+            account.completion_tokens,
+            account.uncounted_requests
+        ),
+        (Some(40), Some(20), Some(0))
+    );
+    assert!(
+        account
+            .reason
+            .contains("the lessor counted 40 prompt / 20 completion tokens"),
+        "{}",
+        account.reason
+    );
+    assert!(a.qualified, "{:?}", a.refusals);
+    // The client claims output the lessor never forwarded (it counted every response).
+    n.account_tokens = Some((40, 15, 0));
+    let (pos, reason) = standing(&audit(&n.receipt()), "counter_agreement");
+    assert!(
+        !pos && reason.contains("15 completion tokens")
+            && reason.contains("20 output tokens")
+            && reason.contains("never forwarded"),
+        "{reason}"
+    );
+    // The same shortfall with a response whose usage the lessor did not see: a lower bound,
+    // not a contradiction.
+    n.account_tokens = Some((30, 15, 1));
+    let a = audit(&n.receipt());
+    let account = a.attestation.lease_account.as_ref().unwrap();
+    assert!(
+        account.agrees && account.reason.contains("a lower bound"),
+        "{}",
+        account.reason
+    );
+    // More prompt tokens than the client's closed, failure-free ledger: work under the token
+    // the client does not account for.
+    n.account_tokens = Some((90, 20, 0));
+    let (pos, reason) = standing(&audit(&n.receipt()), "counter_agreement");
+    assert!(
+        !pos && reason.contains("90 prompt") && reason.contains("does not account for"),
+        "{reason}"
+    );
+    // A v1 account (requests only) still audits, and says it counts no tokens.
+    n.account_tokens = None;
+    let a = audit(&n.receipt());
+    let account = a.attestation.lease_account.as_ref().unwrap();
+    assert!(
+        account.agrees && account.prompt_tokens.is_none(),
+        "{}",
+        account.reason
+    );
+    assert!(a.qualified, "{:?}", a.refusals);
+}
+
 /// A signed positive receipt (lessor key 9 over the lease and every scrape body).
 fn signed_positive() -> Native {
     Native::signed(9)
@@ -2134,33 +2227,68 @@ fn scrape_statements_by_another_key_than_the_leases_do_not_make_it_signed() {
     assert_eq!(a.attestation.scrapes.by_trusted_key, 0);
 }
 
-/// issue 19 (adversarial review), not fixed: the lessor's statements carry no sequence number,
-/// so a signed during-run scrape can be dropped without a trace. A queue seen in two
-/// consecutive scrapes refuses occupancy; dropping the second (a 500 ms gap, inside the
-/// policy's 1 s) leaves an isolated sample and a signed, qualified receipt. Settled only when
-/// the lessor numbers what it serves under a lease (a sequence in each scrape statement, or
-/// the count of bodies in its signed account), so a gap in the numbering names the drop.
+/// issue 19 (adversarial review): a queue seen in two consecutive scrapes refuses occupancy;
+/// dropping the second (a 500 ms gap, inside the policy's 1 s) would leave an isolated sample
+/// and a signed, qualified receipt. The lessor numbers the bodies it serves to the lease's
+/// holder (`seq` in each scrape statement) and its account states how many it served, so a
+/// drop from the middle is a gap in the numbering and one from the end falls short of the
+/// account: each refused by name.
 #[test]
-#[ignore = "needs the lessor to number its scrape statements (sim, gate and core)"]
 fn a_signed_scrape_dropped_from_the_run_is_refused_by_name() {
     let mut n = signed_positive();
     for i in [2, 3] {
         n.scrapes[i].2 = Some(metrics("100.0", "1000.0", 1, 1, 0, "1.79594033677e+09"));
     }
-    assert!(!audit_with(&n.receipt(), &trusting(&[9])).qualified);
+    let whole = audit_with(&n.receipt(), &trusting(&[9]));
+    assert!(!whole.qualified);
+    assert!(
+        whole.inconsistencies.is_empty(),
+        "{:?}",
+        whole.inconsistencies
+    );
+    assert_eq!(whole.attestation.scrapes.numbered, 7);
     let mut r = n.receipt();
     r.scrapes.remove(3);
     let a = audit_with(&r.with_capture(), &trusting(&[9]));
     assert!(!a.qualified, "a queue hidden by dropping a signed scrape");
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("no signed scrape numbered 3") && i.contains("lease-1")),
+        "{:?}",
+        a.inconsistencies
+    );
+    // The last one dropped leaves no gap, but falls short of the lessor's account.
+    let mut n = signed_positive();
+    n.account = Some((9, "lease-1", 4));
+    n.account_tokens = Some((40, 20, 0));
+    let a = audit_with(&n.receipt(), &trusting(&[9]));
+    assert!(a.qualified, "{:?}", a.refusals);
+    assert_eq!(
+        a.attestation.lease_account.as_ref().and_then(|a| a.scrapes),
+        Some(7)
+    );
+    let mut r = n.receipt();
+    r.scrapes.pop();
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("account says it served 7 /metrics bodies")
+                && i.contains("numbered 6")),
+        "{:?}",
+        a.inconsistencies
+    );
+    assert!(!a.qualified);
 }
 
-/// issue 19 (adversarial review), not fixed: the subject is read from every source, signed or
-/// not. When the lease does not bind `gpu_sku` (a gate started without `--gpu-sku` states
-/// none), an unsigned DCGM exporter's body alone establishes it: the claimant edits its
-/// `modelName` and the receipt still reads signed with the subject positive. Given trusted
-/// keys, an axis that only unsigned sources establish should not stand.
+/// issue 19 (adversarial review): the subject is read from every source, signed or not. When
+/// the lease does not bind `gpu_sku` (a gate started without `--gpu-sku` states none), an
+/// unsigned DCGM exporter's body alone would establish it: the claimant edits its `modelName`
+/// and the receipt still reads signed with the subject positive. Given trusted keys and a
+/// signed receipt, an axis that only unsigned sources establish does not stand, and the reason
+/// names the axis and its unsigned source.
 #[test]
-#[ignore = "needs the subject reading to know which sources are signed"]
 fn a_subject_axis_only_an_unsigned_source_establishes_does_not_stand_when_signed() {
     let mut n = signed_positive();
     n.subject.gpu_sku = known("NVIDIA H100 80GB HBM3");
@@ -2170,29 +2298,74 @@ fn a_subject_axis_only_an_unsigned_source_establishes_does_not_stand_when_signed
             *b = b.replace(GATE_LINES, &gate_lines);
         }
     }
-    let mut r = n.receipt();
-    let body = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"h\"} 5\n";
-    for (i, phase) in [Phase::Before, Phase::During, Phase::After]
-        .into_iter()
-        .enumerate()
-    {
-        let name = format!("metrics/dcgm-{i}");
-        r.evidence
-            .insert(name.clone(), Evidence::of(body.as_bytes()));
-        r.scrapes.push(Scrape {
-            url: "http://127.0.0.1:9400/metrics".into(),
-            phase,
-            requested: Some(stamp(i as i64 * 700 * MS)),
-            completed_mono_ns: Some(i as i64 * 700 * MS + MS),
-            outcome: ScrapeOutcome::Response {
-                status: Some(200),
-                body: name,
-            },
-            exporter: loadproof_core::receipt::Exporter::Dcgm,
-        });
-    }
-    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    // An unsigned DCGM exporter scraped before, during and after the run.
+    let with_dcgm = |mut r: Receipt| {
+        let body = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",modelName=\"NVIDIA H100 80GB HBM3\",Hostname=\"h\"} 5\n";
+        for (i, phase) in [Phase::Before, Phase::During, Phase::After]
+            .into_iter()
+            .enumerate()
+        {
+            let name = format!("metrics/dcgm-{i}");
+            r.evidence
+                .insert(name.clone(), Evidence::of(body.as_bytes()));
+            r.scrapes.push(Scrape {
+                url: "http://127.0.0.1:9400/metrics".into(),
+                phase,
+                requested: Some(stamp(i as i64 * 700 * MS)),
+                completed_mono_ns: Some(i as i64 * 700 * MS + MS),
+                outcome: ScrapeOutcome::Response {
+                    status: Some(200),
+                    body: name,
+                },
+                exporter: loadproof_core::receipt::Exporter::Dcgm,
+            });
+        }
+        r.with_capture()
+    };
+    let r = with_dcgm(n.receipt());
+    let a = audit_with(&r, &trusting(&[9]));
     assert_eq!(a.attestation.level, AttestationLevel::Signed);
     let (pos, reason) = standing(&a, "subject");
     assert!(!pos, "gpu_sku from an unsigned DCGM body stands: {reason}");
+    assert!(
+        reason.contains("gpu_sku=NVIDIA H100 80GB HBM3")
+            && reason
+                .contains("its only source is unsigned: DCGM at http://127.0.0.1:9400/metrics"),
+        "{reason}"
+    );
+    // The same receipt to a reviewer who trusts no key: self-attested, read as before.
+    let (pos, reason) = standing(&audit(&r), "subject");
+    assert!(pos, "{reason}");
+    // A lessor that binds the GPU in its lease vouches for it: the DCGM body corroborates.
+    let mut n = signed_positive();
+    n.subject.gpu_sku = known("NVIDIA H100 80GB HBM3");
+    n.lease = Some(lease(
+        &[
+            ("model", "tiny-llama"),
+            ("engine", "vllm"),
+            ("engine_version", "0.32.0"),
+            ("gpu_sku", "NVIDIA H100 80GB HBM3"),
+        ],
+        URL,
+    ));
+    for s in n.scrapes.iter_mut() {
+        if let Some(b) = &mut s.2 {
+            *b = b.replace(GATE_LINES, &gate_lines);
+        }
+    }
+    let r = with_dcgm(n.receipt());
+    let a = audit_with(&r, &trusting(&[9]));
+    assert_eq!(a.attestation.level, AttestationLevel::Signed);
+    let (pos, reason) = standing(&a, "subject");
+    assert!(pos, "{reason}");
+    // vLLM's /metrics names no version: `GET /version` alone (unsigned) does not stand for it
+    // unless the lease binds it, as a gate's does.
+    let mut n = signed_positive();
+    n.lease = Some(lease(&[("model", "tiny-llama"), ("engine", "vllm")], URL));
+    let (pos, reason) = standing(&audit_with(&n.receipt(), &trusting(&[9])), "subject");
+    assert!(
+        !pos && reason
+            .contains("engine_version=0.32.0 (its only source is unsigned: GET /version)"),
+        "{reason}"
+    );
 }

@@ -205,6 +205,17 @@ def main():
             check(att["level"] == "signed" and att["scrapes"]["by_trusted_key"] == att["scrapes"]["lessor_scrapes"] > 0,
                   f"{arm} {rep}: the lease and every during-run scrape verify against the gate's key")
             check(not signed["inconsistencies"], f"{arm} {rep}: no signature refused ({signed['inconsistencies'][:1]})")
+            # The gate's account at release (issue 19): the scrapes it numbered for the holder, and
+            # the tokens it counted from the usage vLLM streamed through it, equal to the client's.
+            account = att.get("lease_account") or {}
+            check(account.get("scrapes") == att["scrapes"]["numbered"] == att["scrapes"]["lessor_scrapes"],
+                  f"{arm} {rep}: the gate numbered every scrape of its route and counted them at release")
+            client = signed.get("client")
+            if client:
+                check(account.get("uncounted_requests") == 0
+                      and account.get("prompt_tokens") == client["input_tokens"]
+                      and account.get("completion_tokens") == client["output_tokens"],
+                      f"{arm} {rep}: the gate counted the tokens it forwarded as the client did ({account.get('reason', '')[:160]})")
             untrusted = json.loads(subprocess.run([lp, "receipt", "audit", path, "--json", "--trust", other_key + ".pub"],
                                                   capture_output=True, text=True).stdout)
             check(untrusted["attestation"]["level"] == "self_attested" and not untrusted["standings"]["window"]["positive"],

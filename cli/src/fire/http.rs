@@ -46,6 +46,34 @@ impl Http {
         (origin(url).as_deref() == Some(ours.as_str())).then_some(value)
     }
 
+    /// `builder` with the API key (for the endpoint's origin) and the lease token: `Authorization:
+    /// Bearer`, or [`secret::LEASE_HEADER`] when `Authorization` carries the API key; both
+    /// sensitive.
+    fn credentials(
+        &self,
+        mut builder: hyper::http::request::Builder,
+        url: &str,
+        lease_token: Option<&str>,
+    ) -> Result<hyper::http::request::Builder, String> {
+        let key = self.key_for(url);
+        if let Some(key) = key {
+            builder = builder.header(AUTHORIZATION, key.clone());
+        }
+        if let Some(token) = lease_token {
+            let cannot =
+                |_| "the lease token has characters an HTTP header cannot carry".to_owned();
+            builder = if key.is_some() {
+                builder.header(
+                    HeaderName::from_static(secret::LEASE_HEADER),
+                    secret::raw(token).map_err(cannot)?,
+                )
+            } else {
+                builder.header(AUTHORIZATION, secret::bearer(token).map_err(cannot)?)
+            };
+        }
+        Ok(builder)
+    }
+
     /// GET `url`; the status and whole body, or what went wrong, within `timeout`.
     pub async fn get(&self, url: &str, timeout: Duration) -> Result<(u16, Vec<u8>), String> {
         self.get_answer(url, timeout)
@@ -56,13 +84,22 @@ impl Http {
     /// As [`Http::get`], with the response's headers (a signing lessor's statement of the body
     /// travels in one).
     pub async fn get_answer(&self, url: &str, timeout: Duration) -> Result<Answer, String> {
+        self.get_leased(url, timeout, None).await
+    }
+
+    /// As [`Http::get_answer`], presenting `lease_token` as [`Http::send`] does: the lessor
+    /// numbers the `/metrics` bodies it serves to its lease's holder.
+    pub async fn get_leased(
+        &self,
+        url: &str,
+        timeout: Duration,
+        lease_token: Option<&str>,
+    ) -> Result<Answer, String> {
         let uri = http_uri(url)?;
-        let mut builder = hyper::Request::builder()
+        let builder = hyper::Request::builder()
             .method(hyper::Method::GET)
             .uri(uri);
-        if let Some(key) = self.key_for(url) {
-            builder = builder.header(AUTHORIZATION, key.clone());
-        }
+        let builder = self.credentials(builder, url, lease_token)?;
         let request = builder
             .body(Empty::new())
             .map_err(|e| format!("building the request to {url}: {e}"))?;
@@ -97,22 +134,7 @@ impl Http {
         if json.is_some() {
             builder = builder.header(hyper::header::CONTENT_TYPE, "application/json");
         }
-        let key = self.key_for(url);
-        if let Some(key) = key {
-            builder = builder.header(AUTHORIZATION, key.clone());
-        }
-        if let Some(token) = lease_token {
-            let cannot =
-                |_| "the lease token has characters an HTTP header cannot carry".to_owned();
-            builder = if key.is_some() {
-                builder.header(
-                    HeaderName::from_static(secret::LEASE_HEADER),
-                    secret::raw(token).map_err(cannot)?,
-                )
-            } else {
-                builder.header(AUTHORIZATION, secret::bearer(token).map_err(cannot)?)
-            };
-        }
+        builder = self.credentials(builder, url, lease_token)?;
         let request = builder
             .body(Full::new(Bytes::from(json.unwrap_or_default())))
             .map_err(|e| format!("building the request to {url}: {e}"))?;

@@ -581,6 +581,8 @@ struct Scraping<'a> {
     urls: &'a [Target],
     interval: Duration,
     journal: Option<&'a StreamOut>,
+    /// The lease the scrapes of its route present, when the run holds one with a token.
+    lease: Option<Arc<scrape::ScrapeLease>>,
 }
 
 /// A child tool's run: when it started and ended, and what it did (`Err`: it never started).
@@ -594,7 +596,7 @@ impl Scraping<'_> {
     /// Runs `work` between a scrape of every URL before and one after, scraping on
     /// `interval` while it runs.
     async fn around<T>(&self, work: impl Future<Output = T>) -> (T, Scrapes) {
-        let sink = Sink::to(self.journal.cloned());
+        let sink = Sink::to(self.journal.cloned()).leased(self.lease.clone());
         let (http, clock, urls) = (self.http, self.clock, self.urls);
         let mut scrapes = Scrapes::new(sink.clone());
         scrapes.take(http, &clock, urls, Phase::Before).await;
@@ -1013,6 +1015,12 @@ async fn fire_async(
         urls: metrics_urls,
         interval,
         journal: journal.as_ref(),
+        lease: leased.as_ref().and_then(|held| {
+            Some(Arc::new(scrape::ScrapeLease {
+                origin: loadproof_core::receipt::origin(&held.lease.route)?,
+                token: held.bearer()?.to_owned(),
+            }))
+        }),
     };
     let (fired, implementation) = match (native, install, peer_run) {
         (None, None, Some(run)) => {

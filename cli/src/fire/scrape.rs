@@ -21,6 +21,7 @@ use crate::stream_out::StreamOut;
 pub struct Sink {
     next: Arc<AtomicUsize>,
     journal: Option<StreamOut>,
+    lease: Option<Arc<ScrapeLease>>,
 }
 
 impl Sink {
@@ -29,8 +30,26 @@ impl Sink {
         Sink {
             next: Arc::default(),
             journal,
+            lease: None,
         }
     }
+
+    /// Scrapes of the lease's route taken as its holder (see [`ScrapeLease`]).
+    pub fn leased(mut self, lease: Option<Arc<ScrapeLease>>) -> Sink {
+        self.lease = lease;
+        self
+    }
+}
+
+/// The lease a run holds, as its scrapes present it: the lessor numbers the `/metrics` bodies
+/// it serves to the holder and states the count at release, so a signed scrape dropped from the
+/// receipt is named. Only engine scrapes of the lease's route carry the token (a replica's or a
+/// GPU exporter's `/metrics` elsewhere never sees it). No `Debug`: it holds the token.
+pub struct ScrapeLease {
+    /// The origin of the lease's route.
+    pub origin: String,
+    /// The lease's bearer token.
+    pub token: String,
 }
 
 /// One URL to scrape and what it exports.
@@ -102,7 +121,16 @@ impl Scrapes {
     pub async fn take(&mut self, http: &Http, clock: &Clock, urls: &[Target], phase: Phase) {
         for Target { url, exporter } in urls {
             let requested = clock.stamp();
-            let result = http.get_answer(url, SCRAPE_TIMEOUT).await;
+            let token = self
+                .sink
+                .lease
+                .as_deref()
+                .filter(|l| {
+                    exporter.is_engine()
+                        && loadproof_core::receipt::origin(url).as_deref() == Some(&l.origin)
+                })
+                .map(|l| l.token.as_str());
+            let result = http.get_leased(url, SCRAPE_TIMEOUT, token).await;
             let completed = clock.mono_ns();
             let (outcome, body) = match result {
                 Ok(Answer {

@@ -22,6 +22,7 @@ mod metrics;
 mod proxy;
 mod readback;
 mod token;
+mod usage;
 
 use std::convert::Infallible;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -261,18 +262,26 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
     // Every credential header counts: the one that carries the token admits the request (a
     // second header must not hide it, nor let it through to the upstream).
     let credential = app.lessor.credential(req.headers());
-    if !open && let Err(locked) = app.lessor.admit(credential.as_deref(), unix_ns_now()) {
-        return Ok(proxy::error(
-            StatusCode::LOCKED,
-            "Locked",
-            format!(
-                "a lease held by {:?} keeps this gateway until {} (Unix ns): requests need \
+    let admitted = if open {
+        Ok(None)
+    } else {
+        app.lessor.admit(credential.as_deref(), unix_ns_now())
+    };
+    let tally = match admitted {
+        Ok(tally) => tally,
+        Err(locked) => {
+            return Ok(proxy::error(
+                StatusCode::LOCKED,
+                "Locked",
+                format!(
+                    "a lease held by {:?} keeps this gateway until {} (Unix ns): requests need \
                  `Authorization: Bearer <the lease token>` (or `x-loadproof-lease-token: <the \
                  lease token>` beside an API key)",
-                locked.holder, locked.until_unix_ns
-            ),
-        ));
-    }
+                    locked.holder, locked.until_unix_ns
+                ),
+            ));
+        }
+    };
     if token.is_some()
         && let Some(encoding) = req
             .headers()
@@ -327,12 +336,17 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
             lease_refused: app.lessor.refused(),
             upstream_tls: app.upstream_tls,
         };
-        let sign = |body: &[u8]| app.lessor.sign_scrape("/metrics", body, unix_ns_now());
+        // The holder scrapes with the lease's token (removed before the upstream sees it): its
+        // bodies are numbered.
+        let sign = |body: &[u8]| {
+            app.lessor
+                .sign_scrape("/metrics", body, unix_ns_now(), credential.as_deref())
+        };
         return Ok(
             proxy::metrics(&app.client, &app.upstream, req, &app.gate_id, &lines, sign).await,
         );
     }
-    Ok(proxy::forward(&app.client, &app.upstream, req, &app.gate_id).await)
+    Ok(proxy::forward(&app.client, &app.upstream, req, &app.gate_id, tally).await)
 }
 
 /// Largest request body the gateway forwards (it reads each whole to keep its token out).

@@ -8,6 +8,7 @@
 //! the client bounds its own requests).
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
@@ -25,7 +26,9 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use super::metrics::{self, GateLines};
+use super::usage::Tap;
 use crate::http_client::describe;
+use crate::sim::lease::Tally;
 
 /// How long connecting to the upstream may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -167,18 +170,25 @@ impl Client {
 }
 
 /// Forwards `req` to the upstream and streams its answer back; 502 when the upstream does not
-/// answer.
+/// answer. A request admitted under a lease has its response's usage counted into the lease's
+/// `tally` as it passes.
 pub async fn forward(
     client: &Client,
     upstream: &Upstream,
     req: Request<Full<Bytes>>,
     gate_id: &str,
+    tally: Option<Arc<Tally>>,
 ) -> Response<GateBody> {
     match send(client, upstream, req, gate_id).await {
         Ok(response) => {
             let (mut parts, body) = response.into_parts();
             remove_hop_by_hop(&mut parts.headers);
-            Response::from_parts(parts, GateBody::Upstream(body))
+            let tap = tally.and_then(|t| Tap::new(parts.status, &parts.headers, t));
+            let body = match tap {
+                Some(tap) => GateBody::Tapped(body, Box::new(tap)),
+                None => GateBody::Upstream(body),
+            };
+            Response::from_parts(parts, body)
         }
         Err(response) => response,
     }
@@ -324,9 +334,11 @@ pub fn error(status: StatusCode, kind: &str, message: String) -> Response<GateBo
     full(status, "application/json", Bytes::from(body.to_string()))
 }
 
-/// A response body: the upstream's stream, passed on frame by frame, or a whole buffer.
+/// A response body: the upstream's stream, passed on frame by frame (its usage read on the way
+/// when it answers a request admitted under a lease), or a whole buffer.
 pub enum GateBody {
     Upstream(Incoming),
+    Tapped(Incoming, Box<Tap>),
     Full(Option<Bytes>),
 }
 
@@ -340,20 +352,39 @@ impl Body for GateBody {
     ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
         match self.get_mut() {
             GateBody::Upstream(body) => Pin::new(body).poll_frame(cx),
+            GateBody::Tapped(body, tap) => {
+                let polled = Pin::new(&mut *body).poll_frame(cx);
+                match &polled {
+                    Poll::Ready(Some(Ok(frame))) => {
+                        if let Some(data) = frame.data_ref() {
+                            tap.data(data);
+                        }
+                        // The last frame of a body with a known end: counted before it is
+                        // passed on, as the client may act on it at once.
+                        if body.is_end_stream() {
+                            tap.end();
+                        }
+                    }
+                    Poll::Ready(None) => tap.end(),
+                    Poll::Ready(Some(Err(_))) => tap.abandon(),
+                    Poll::Pending => {}
+                }
+                polled
+            }
             GateBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match self {
-            GateBody::Upstream(body) => body.is_end_stream(),
+            GateBody::Upstream(body) | GateBody::Tapped(body, _) => body.is_end_stream(),
             GateBody::Full(bytes) => bytes.is_none(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match self {
-            GateBody::Upstream(body) => body.size_hint(),
+            GateBody::Upstream(body) | GateBody::Tapped(body, _) => body.size_hint(),
             GateBody::Full(bytes) => {
                 SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
             }

@@ -22,8 +22,8 @@
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, Hasher};
 use std::io::Read;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use hyper::header::HeaderValue;
 use loadproof_core::receipt::{
@@ -80,6 +80,41 @@ struct Held {
     token: String,
     /// Requests admitted under the token (the lease account's count).
     admitted: u64,
+    /// The tokens counted in the responses to them.
+    tally: Arc<Tally>,
+    /// `/metrics` bodies signed for the holder so far: the next one's number.
+    served: u64,
+}
+
+/// The tokens a lessor counted in the responses it served or relayed under one lease, each
+/// added once its response is whole: what the account states beside the requests it admitted.
+/// Shared with the response bodies still running (a relayed stream is counted as it ends).
+#[derive(Debug, Default)]
+pub struct Tally {
+    /// Responses counted.
+    counted: AtomicU64,
+    prompt_tokens: AtomicU64,
+    completion_tokens: AtomicU64,
+}
+
+impl Tally {
+    /// One response whose usage the lessor saw: `prompt_tokens` in, `completion_tokens` out.
+    pub fn count(&self, prompt_tokens: u64, completion_tokens: u64) {
+        self.prompt_tokens
+            .fetch_add(prompt_tokens, Ordering::SeqCst);
+        self.completion_tokens
+            .fetch_add(completion_tokens, Ordering::SeqCst);
+        self.counted.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// (responses counted, prompt tokens, completion tokens) so far.
+    pub fn counts(&self) -> (u64, u64, u64) {
+        (
+            self.counted.load(Ordering::SeqCst),
+            self.prompt_tokens.load(Ordering::SeqCst),
+            self.completion_tokens.load(Ordering::SeqCst),
+        )
+    }
 }
 
 /// A release: the body to answer with, and the signed account of the lease when the lessor
@@ -161,10 +196,35 @@ impl Lessor {
 
     /// The signed statement of a `path` body this lessor serves now (for
     /// [`SCRAPE_SIGNED_HEADER`]), naming the lease that holds; none when it does not sign.
-    pub fn sign_scrape(&self, path: &str, body: &[u8], now_unix_ns: i64) -> Option<HeaderValue> {
+    /// Served to the lease's holder (`authorization` carries its token, as
+    /// [`Lessor::credential`] reads it), the body gets the next of the lease's numbers, under
+    /// the same lock that hands it out, so the numbers follow the order of serving.
+    pub fn sign_scrape(
+        &self,
+        path: &str,
+        body: &[u8],
+        now_unix_ns: i64,
+        authorization: Option<&[u8]>,
+    ) -> Option<HeaderValue> {
         let key = self.signer.as_ref()?;
-        let statement = ScrapeStatement::of(path, body, self.active_id(now_unix_ns), now_unix_ns);
-        HeaderValue::from_str(&Signed::sign(key, &statement.to_bytes()).to_json()).ok()
+        let mut held = self.lock();
+        let active = held.as_mut().filter(|h| now_unix_ns < h.until_unix_ns);
+        let presented = authorization.and_then(|a| a.strip_prefix(b"Bearer "));
+        let (lease_id, seq) = match active {
+            Some(h) => {
+                let holder = presented.is_some_and(|t| same_bytes(t, h.token.as_bytes()));
+                let seq = holder.then(|| {
+                    h.served += 1;
+                    h.served - 1
+                });
+                (Some(h.id.clone()), seq)
+            }
+            None => (None, None),
+        };
+        let statement = ScrapeStatement::of(path, body, lease_id, now_unix_ns, seq);
+        let signed = Signed::sign(key, &statement.to_bytes()).to_json();
+        drop(held);
+        HeaderValue::from_str(&signed).ok()
     }
 
     /// This lessor signing every lease it grants with `key` (`--signing-key`).
@@ -255,6 +315,8 @@ impl Lessor {
             until_unix_ns,
             token: token.clone(),
             admitted: 0,
+            tally: Arc::default(),
+            served: 0,
         });
         let signed = self
             .signer
@@ -292,12 +354,19 @@ impl Lessor {
         // The token stays known (a gateway keeps scrubbing it); the window closes now.
         h.until_unix_ns = now_unix_ns;
         let account = self.signer.as_ref().and_then(|key| {
+            // A response still running at release, or one whose usage was never seen, is in
+            // the requests and not in the sums: stated, never guessed.
+            let (counted, prompt, completion) = h.tally.counts();
             let account = LeaseAccount {
                 schema: LEASE_ACCOUNT_SCHEMA.to_owned(),
                 lease_id: h.id.clone(),
                 from_unix_ns: h.from_unix_ns,
                 closed_unix_ns: now_unix_ns,
                 requests: h.admitted,
+                prompt_tokens: Some(prompt),
+                completion_tokens: Some(completion),
+                uncounted_requests: Some(h.admitted.saturating_sub(counted)),
+                scrapes: Some(h.served),
             };
             HeaderValue::from_str(&Signed::sign(key, &account.to_bytes()).to_json()).ok()
         });
@@ -308,16 +377,21 @@ impl Lessor {
     }
 
     /// Whether a completion request with this `Authorization` header may proceed at
-    /// `now_unix_ns`; a refusal is counted.
-    pub fn admit(&self, authorization: Option<&[u8]>, now_unix_ns: i64) -> Result<(), Locked> {
+    /// `now_unix_ns`; a refusal is counted. Admitted under a lease, the request comes with the
+    /// lease's [`Tally`], where its response's tokens are counted once it is whole.
+    pub fn admit(
+        &self,
+        authorization: Option<&[u8]>,
+        now_unix_ns: i64,
+    ) -> Result<Option<Arc<Tally>>, Locked> {
         let mut held = self.lock();
         let Some(h) = held.as_mut().filter(|h| now_unix_ns < h.until_unix_ns) else {
-            return Ok(());
+            return Ok(None);
         };
         let presented = authorization.and_then(|a| a.strip_prefix(b"Bearer "));
         if presented.is_some_and(|t| same_bytes(t, h.token.as_bytes())) {
             h.admitted += 1;
-            return Ok(());
+            return Ok(Some(Arc::clone(&h.tally)));
         }
         self.refused.fetch_add(1, Ordering::Relaxed);
         Err(Locked {
@@ -612,17 +686,35 @@ mod tests {
         let id = Lease::from_json(granted.json.as_bytes()).unwrap().id;
         let header = format!("Bearer {}", granted.token);
         for t in 11..14 {
-            assert!(l.admit(Some(header.as_bytes()), t).is_ok());
+            let tally = l.admit(Some(header.as_bytes()), t).unwrap();
+            // Two responses whole with their usage, the third never.
+            if t < 13 {
+                tally.unwrap().count(10, 5);
+            }
         }
         assert!(
             l.admit(Some(b"Bearer other"), 14).is_err(),
             "refused: not admitted"
         );
-        let scrape = l.sign_scrape("/metrics", b"x 1\n", 15).unwrap();
-        let scrape = Signed::from_json(scrape.as_bytes()).unwrap();
-        let statement = ScrapeStatement::from_bytes(scrape.statement()).unwrap();
-        assert_eq!(statement.lease_id.as_deref(), Some(id.as_str()));
-        assert_eq!(statement.body_sha256, sha256_hex(b"x 1\n"));
+        let statement = |authorization: Option<&[u8]>, at: i64| {
+            let scrape = l
+                .sign_scrape("/metrics", b"x 1\n", at, authorization)
+                .unwrap();
+            let scrape = Signed::from_json(scrape.as_bytes()).unwrap();
+            ScrapeStatement::from_bytes(scrape.statement()).unwrap()
+        };
+        let first = statement(Some(header.as_bytes()), 15);
+        assert_eq!(first.lease_id.as_deref(), Some(id.as_str()));
+        assert_eq!(first.body_sha256, sha256_hex(b"x 1\n"));
+        // The holder's scrapes are numbered; anyone else's are not, and take no number.
+        assert_eq!(first.seq, Some(0));
+        let other = statement(Some(b"Bearer other"), 15);
+        assert_eq!(
+            (other.lease_id.as_deref(), other.seq),
+            (Some(id.as_str()), None)
+        );
+        assert_eq!(statement(None, 15).seq, None);
+        assert_eq!(statement(Some(header.as_bytes()), 15).seq, Some(1));
         let released = l.release(Some(header.as_bytes()), 16).unwrap();
         let account = Signed::from_json(released.account.unwrap().as_bytes()).unwrap();
         let account = LeaseAccount::from_bytes(account.statement()).unwrap();
@@ -630,9 +722,21 @@ mod tests {
             (account.lease_id.as_str(), account.requests),
             (id.as_str(), 3)
         );
+        assert_eq!(
+            (
+                account.prompt_tokens,
+                account.completion_tokens,
+                account.uncounted_requests
+            ),
+            (Some(20), Some(10), Some(1))
+        );
         assert_eq!((account.from_unix_ns, account.closed_unix_ns), (10, 16));
+        assert_eq!(account.scrapes, Some(2));
+        // Released: the holder's next scrape is under no lease, and unnumbered.
+        let after = statement(Some(header.as_bytes()), 17);
+        assert_eq!((after.lease_id, after.seq), (None, None));
         // An unsigned lessor signs nothing.
-        assert!(lessor().sign_scrape("/metrics", b"", 1).is_none());
+        assert!(lessor().sign_scrape("/metrics", b"", 1, None).is_none());
     }
 
     #[test]

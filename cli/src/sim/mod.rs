@@ -315,9 +315,14 @@ async fn handle(
                 let m = model::lock(&app.metrics);
                 metrics::render(&m, &app.exposition, lease)
             };
-            let signed = app
-                .lessor
-                .sign_scrape("/metrics", text.as_bytes(), unix_ns_now());
+            // The holder scrapes with the lease's token: its bodies are numbered.
+            let credential = app.lessor.credential(req.headers());
+            let signed = app.lessor.sign_scrape(
+                "/metrics",
+                text.as_bytes(),
+                unix_ns_now(),
+                credential.as_deref(),
+            );
             let mut response = full(
                 StatusCode::OK,
                 "text/plain; version=0.0.4; charset=utf-8",
@@ -432,17 +437,20 @@ async fn completions(
     let arrival = Instant::now();
     // A lease keeps out everyone without its token, before the body is even read.
     let credential = app.lessor.credential(req.headers());
-    if let Err(locked) = app.lessor.admit(credential.as_deref(), unix_ns_now()) {
-        return Ok(error_response(&api::ApiError {
-            status: 423,
-            err_type: "Locked",
-            param: None,
-            message: format!(
-                "a lease held by {:?} keeps this endpoint until {} (Unix ns): /v1/completions needs `Authorization: Bearer <the lease token>` (or, beside an API key, `x-loadproof-lease-token: <the lease token>`)",
-                locked.holder, locked.until_unix_ns
-            ),
-        }));
-    }
+    let tally = match app.lessor.admit(credential.as_deref(), unix_ns_now()) {
+        Ok(tally) => tally,
+        Err(locked) => {
+            return Ok(error_response(&api::ApiError {
+                status: 423,
+                err_type: "Locked",
+                param: None,
+                message: format!(
+                    "a lease held by {:?} keeps this endpoint until {} (Unix ns): /v1/completions needs `Authorization: Bearer <the lease token>` (or, beside an API key, `x-loadproof-lease-token: <the lease token>`)",
+                    locked.holder, locked.until_unix_ns
+                ),
+            }));
+        }
+    };
     let request_id = req
         .headers()
         .get("x-request-id")
@@ -509,6 +517,7 @@ async fn completions(
             include_usage: request.include_usage,
             fault,
             state: SseState::Streaming,
+            tally,
         };
         let mut response = Response::new(SimBody::Sse(Box::new(body)));
         response.headers_mut().insert(
@@ -524,6 +533,9 @@ async fn completions(
         emitted += 1;
     }
     if emitted >= request.max_tokens {
+        if let Some(tally) = &tally {
+            tally.count(request.prompt_tokens, emitted);
+        }
         return Ok(full(
             StatusCode::OK,
             "application/json",
@@ -572,6 +584,10 @@ struct SseBody {
     include_usage: bool,
     fault: Option<FaultKind>,
     state: SseState,
+    /// The lease's tally when the request was admitted under one: the sim counts its own
+    /// tokens for every response it finishes (usage chunk asked for or not); a cut or stalled
+    /// one is left uncounted, as a gate would leave it.
+    tally: Option<Arc<lease::Tally>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -668,6 +684,11 @@ impl SseBody {
                         }
                         out.push_str(api::DONE);
                         self.state = SseState::Done;
+                        // Counted before the last bytes go out: the holder cannot have read
+                        // them, and released the lease, before the tally holds them.
+                        if let Some(tally) = &self.tally {
+                            tally.count(self.prompt_tokens, self.emitted);
+                        }
                     } else if self.fault == Some(FaultKind::Stall) {
                         self.state = SseState::Stalled;
                     } else {

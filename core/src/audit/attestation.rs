@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::receipt::stream::SealStatement;
 use crate::receipt::{
-    Lease, LeaseAccount, Phase, Receipt, ScrapeOutcome, ScrapeStatement, block, origin,
-    signed_block_of,
+    LEASE_ACCOUNT_SCHEMA_V1, Lease, LeaseAccount, Phase, Receipt, ScrapeOutcome, ScrapeStatement,
+    block, origin, signed_block_of,
 };
 use crate::signing::{PublicKey, Signed, TrustSet};
 
@@ -59,8 +59,23 @@ pub struct AccountFacts {
     pub key: SignerFacts,
     /// Requests the lessor admitted under the lease.
     pub requests: u64,
+    /// Prompt tokens the lessor counted in the responses whose usage it saw (absent: a v1
+    /// account, which counted no tokens).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_tokens: Option<u64>,
+    /// Completion tokens of the same responses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u64>,
+    /// Admitted requests whose usage the lessor did not see: while not 0, its token sums are
+    /// a lower bound for the lease.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uncounted_requests: Option<u64>,
+    /// `/metrics` bodies the lessor says it served to the holder under the lease (the receipt
+    /// must hold every one of their numbers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scrapes: Option<u64>,
     /// True when the client's ledger fits it: no more completed than admitted, no more
-    /// admitted than offered.
+    /// admitted than offered, and no token count of one side the other contradicts.
     pub agrees: bool,
     /// One line: the two counts side by side.
     pub reason: String,
@@ -87,6 +102,11 @@ pub struct ScrapeSignatures {
     /// Of those, how many carry a statement that holds by the lease's trusted signer.
     #[serde(default)]
     pub other_by_trusted_key: usize,
+    /// Scrapes whose statement carries the lessor's number for a body served to the lease's
+    /// holder (their numbers run from 0 with none missing, up to the count its account states,
+    /// or the receipt is refused naming the missing ones).
+    #[serde(default)]
+    pub numbered: usize,
 }
 
 /// The key behind a verified signature.
@@ -114,6 +134,7 @@ pub fn read(
     block_bytes: &super::client::BlockReader<'_>,
     trust: &TrustSet,
     ledger: Option<&super::LedgerFacts>,
+    client: Option<&super::ClientFacts>,
 ) -> (Attestation, Vec<String>) {
     let (mut attestation, forged) = lease_signature(receipt, block_bytes, trust);
     let mut inconsistencies: Vec<String> = forged.into_iter().collect();
@@ -127,7 +148,7 @@ pub fn read(
         .as_ref()
         .and_then(|k| PublicKey::parse_line(&k.key).ok())
         .map(|(key, _)| key);
-    let (scrapes, during, scrape_problems) =
+    let (scrapes, during, numbers, scrape_problems) =
         scrape_statements(receipt, block_bytes, trust, lease.as_ref(), signer.as_ref());
     inconsistencies.extend(scrape_problems);
     attestation.scrapes = scrapes;
@@ -135,9 +156,13 @@ pub fn read(
         Ok(key) => attestation.seal_key = key,
         Err(problem) => inconsistencies.push(problem),
     }
-    match lease_account(receipt, block_bytes, trust, lease.as_ref(), ledger) {
+    match lease_account(receipt, block_bytes, trust, lease.as_ref(), ledger, client) {
         Ok(account) => attestation.lease_account = account,
         Err(problem) => inconsistencies.push(problem),
+    }
+    if let Some(lease) = &lease {
+        let served = attestation.lease_account.as_ref().and_then(|a| a.scrapes);
+        inconsistencies.extend(numbering(&numbers, served, &lease.id));
     }
     if attestation.level == Level::Signed {
         let s = &attestation.scrapes;
@@ -172,16 +197,18 @@ pub fn read(
 /// body it sits beside, the receipt's lease and that lease's window, and to the statement of
 /// the previous scrape of its URL (served after it: one statement is one serving, never reused
 /// for a second scrape or moved before another). Returns the counts, how many of the route's
-/// engine scrapes were taken during the run, and the problems.
+/// engine scrapes were taken during the run, the lessor's numbers of the bodies it served to
+/// the holder (number → the statement's block), and the problems.
 fn scrape_statements(
     receipt: &Receipt,
     block_bytes: &super::client::BlockReader<'_>,
     trust: &TrustSet,
     lease: Option<&Lease>,
     signer: Option<&PublicKey>,
-) -> (ScrapeSignatures, usize, Vec<String>) {
+) -> (ScrapeSignatures, usize, BTreeMap<u64, String>, Vec<String>) {
     let mut out = ScrapeSignatures::default();
     let mut during = 0;
+    let mut numbers: BTreeMap<u64, String> = BTreeMap::new();
     let mut problems = Vec::new();
     let mut last_served: BTreeMap<&str, (i64, String)> = BTreeMap::new();
     let route = lease.and_then(|l| origin(&l.route));
@@ -266,6 +293,16 @@ fn scrape_statements(
             continue;
         }
         last_served.insert(&scrape.url, (statement.served_unix_ns, name.clone()));
+        if let (Some(seq), Some(_)) = (statement.seq, lease) {
+            if let Some(first) = numbers.get(&seq) {
+                problems.push(format!(
+                    "{name}: numbered {seq} by the lessor, as {first} is: one body served to the holder, kept for two scrapes"
+                ));
+                continue;
+            }
+            numbers.insert(seq, name.clone());
+            out.numbered += 1;
+        }
         let by_trusted = holds
             && trust.comment(signed.key()).is_some()
             && signer.is_none_or(|k| k == signed.key());
@@ -278,8 +315,63 @@ fn scrape_statements(
             out.other_by_trusted_key += 1;
         }
     }
-    (out, during, problems)
+    (out, during, numbers, problems)
 }
+
+/// The lessor's numbering of the bodies it served to the holder, held to the receipt: every
+/// number from 0 up to the count its account states (or, without one, to the highest number
+/// kept) must be in it. A missing number is a signed scrape dropped from the receipt (or, as
+/// rarely, a body the lessor served whose answer never reached the client): named either way,
+/// since the receipt no longer shows everything the lessor said while the lease held.
+fn numbering(numbers: &BTreeMap<u64, String>, served: Option<u64>, lease_id: &str) -> Vec<String> {
+    let highest = numbers.keys().next_back().map(|n| n.saturating_add(1));
+    let expected = served.or(highest).unwrap_or(0);
+    let mut problems = Vec::new();
+    // The numbers are distinct, so the missing ones below `expected` are as many as
+    // `expected` minus those kept below it: listed up to a few, counted beyond.
+    let below = u64::try_from(numbers.range(..expected).count()).unwrap_or(u64::MAX);
+    let missing_count = expected.saturating_sub(below);
+    if missing_count > 0 {
+        let mut missing = Vec::new();
+        let mut n = 0;
+        while n < expected && missing.len() < MISSING_LISTED {
+            if !numbers.contains_key(&n) {
+                missing.push(n.to_string());
+            }
+            n += 1;
+        }
+        let more = missing_count.saturating_sub(u64::try_from(missing.len()).unwrap_or(0));
+        let listed = if more > 0 {
+            format!("{} and {more} more", missing.join(", "))
+        } else {
+            missing.join(", ")
+        };
+        let of = match served {
+            Some(served) => format!(
+                "the lessor's account says it served {served} /metrics bodies to the holder of lease {lease_id} (numbered 0 to {})",
+                served.saturating_sub(1)
+            ),
+            None => format!(
+                "the lessor numbered the /metrics bodies it served to the holder of lease {lease_id} up to {}",
+                expected.saturating_sub(1)
+            ),
+        };
+        problems.push(format!(
+            "{of}, but the receipt holds no signed scrape numbered {listed}: signed scrapes were dropped from the receipt"
+        ));
+    }
+    if let Some(served) = served
+        && let Some((beyond, name)) = numbers.range(served..).next()
+    {
+        problems.push(format!(
+            "{name} is numbered {beyond}, but the lessor's account of lease {lease_id} says it served only {served} /metrics bodies to the holder: a statement from outside this lease's account"
+        ));
+    }
+    problems
+}
+
+/// How many missing numbers an inconsistency lists before it only counts the rest.
+const MISSING_LISTED: usize = 10;
 
 /// The record stream's seal signature: who signed it, or why it does not hold.
 fn seal_signature(receipt: &Receipt, trust: &TrustSet) -> Result<Option<SignerFacts>, String> {
@@ -324,6 +416,7 @@ fn lease_account(
     trust: &TrustSet,
     lease: Option<&Lease>,
     ledger: Option<&super::LedgerFacts>,
+    client: Option<&super::ClientFacts>,
 ) -> Result<Option<AccountFacts>, String> {
     let name = block::LEASE_ACCOUNT_SIGNED;
     if !receipt.has_block(name) {
@@ -356,7 +449,7 @@ fn lease_account(
         trusted: trusted_as.is_some(),
         trusted_as,
     };
-    let (agrees, reason) = match ledger {
+    let (mut agrees, mut reason) = match ledger {
         Some(l) => {
             let completed = l.completed;
             let offered = l.offered;
@@ -398,12 +491,88 @@ fn lease_account(
             ),
         ),
     };
+    if agrees {
+        let (tokens_agree, said) = token_account(&account, ledger, client);
+        agrees = tokens_agree;
+        reason = if tokens_agree {
+            format!("{reason}; {said}")
+        } else {
+            said
+        };
+    }
+    let tokens = account.tokens();
     Ok(Some(AccountFacts {
         key: facts,
         requests: account.requests,
+        prompt_tokens: tokens.map(|t| t.prompt_tokens),
+        completion_tokens: tokens.map(|t| t.completion_tokens),
+        uncounted_requests: tokens.map(|t| t.uncounted_requests),
+        scrapes: account.scrapes,
         agrees,
         reason,
     }))
+}
+
+/// The lessor's token sums held to the client's (both over what completed): whether they fit,
+/// and one line saying so.
+///
+/// The lessor counts only responses whose usage it saw, so its sums are exact when it missed
+/// none and a lower bound otherwise; the client's cover its completed requests. Fewer tokens
+/// than the client's when the lessor missed no response means the client claims tokens the
+/// lessor never forwarded; more than the client's when every request the client offered closed
+/// without a failure means work under the lease's token that the client does not account for.
+fn token_account(
+    account: &LeaseAccount,
+    ledger: Option<&super::LedgerFacts>,
+    client: Option<&super::ClientFacts>,
+) -> (bool, String) {
+    let Some(t) = account.tokens() else {
+        return (
+            true,
+            format!("its account ({}) counts no tokens", LEASE_ACCOUNT_SCHEMA_V1),
+        );
+    };
+    let counted = format!(
+        "the lessor counted {} prompt / {} completion tokens under lease {}{}",
+        t.prompt_tokens,
+        t.completion_tokens,
+        account.lease_id,
+        if t.uncounted_requests == 0 {
+            String::new()
+        } else {
+            format!(
+                " ({} admitted request(s) without usage it saw: a lower bound)",
+                t.uncounted_requests
+            )
+        }
+    );
+    let Some(c) = client else {
+        return (true, format!("{counted}; the client's tokens are not read"));
+    };
+    let against = format!(
+        "the client's ledger says {} input / {} output tokens completed",
+        c.input_tokens, c.output_tokens
+    );
+    let fewer = t.prompt_tokens < c.input_tokens || t.completion_tokens < c.output_tokens;
+    let more = t.prompt_tokens > c.input_tokens || t.completion_tokens > c.output_tokens;
+    let clean = ledger.is_some_and(|l| l.closed && l.failed == Some(0));
+    if fewer && t.uncounted_requests == 0 {
+        (
+            false,
+            format!(
+                "{counted}, but {against}: the client claims tokens the lessor never forwarded"
+            ),
+        )
+    } else if more && clean {
+        (
+            false,
+            format!(
+                "{counted}, more than {against} with no request failed: work under the lease's token the client does not account for"
+            ),
+        )
+    } else {
+        (true, format!("{counted}; {against}"))
+    }
 }
 
 /// The lease's own signature.

@@ -482,7 +482,7 @@ fn conclude(
     let mut standings = BTreeMap::new();
     standings.insert(
         "subject".to_owned(),
-        subject::standing(&receipt.subject, &reading, &knobs),
+        subject::standing(&receipt.subject, &reading, &knobs, false),
     );
     standings.insert(
         "implementation".to_owned(),
@@ -517,7 +517,13 @@ fn conclude(
     );
 
     let trust = policy.trust();
-    let (attestation, forged) = attestation::read(receipt, &block, &trust, side.ledger.as_ref());
+    let (attestation, forged) = attestation::read(
+        receipt,
+        &block,
+        &trust,
+        side.ledger.as_ref(),
+        side.client.as_ref(),
+    );
     inconsistencies.extend(forged);
     // The lessor's own count is one more account beside the engine's counters: a
     // contradiction refuses counter agreement.
@@ -526,8 +532,16 @@ fn conclude(
             "counter_agreement".to_owned(),
             Standing::refused(
                 account.reason.clone(),
-                "find where the client's count and the lessor's part (requests the lessor never admitted, or foreign traffic under the lease's token); re-run",
+                "find where the client's count and the lessor's part (requests or tokens the lessor never forwarded, or foreign traffic under the lease's token); re-run",
             ),
+        );
+    }
+    if !trust.is_empty() && attestation.level == AttestationLevel::Signed {
+        // Signed: an axis only unsigned answers (/version, /v1/models, a DCGM body) establish
+        // is the claimant's to write, so it no longer stands alone.
+        standings.insert(
+            "subject".to_owned(),
+            subject::standing(&receipt.subject, &reading, &knobs, true),
         );
     }
     if !trust.is_empty() && attestation.level != AttestationLevel::Signed {

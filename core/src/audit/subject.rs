@@ -9,6 +9,13 @@
 //! URL on the endpoint's origin or one whose counters moved with this run's work (an idle URL
 //! someone chose to scrape cannot speak for the subject), `/version`, `/v1/models`, a GPU
 //! exporter — never by the claimant or the lease alone.
+//!
+//! When the reviewer trusts keys and the receipt reads signed, every engine `/metrics` body the
+//! audit reads and the lease carry the lessor's signature; `/version`, `/v1/models` and a DCGM
+//! exporter's body do not (the claimant can write them). So then an axis stands only when a
+//! signed source states it too — an engine `/metrics` URL that speaks, or the lease the lessor
+//! bound to what it read back at grant time: the unsigned answers may still corroborate (and
+//! any disagreement still refuses), but cannot establish an axis alone.
 
 use std::collections::BTreeMap;
 
@@ -20,6 +27,8 @@ use super::standing::Standing;
 use crate::receipt::{Axis, Lease, Receipt, Subject, block, origin};
 
 const SUBJECT_SETTLE: &str = "fire at an endpoint whose own answers state every axis (its /metrics, GET /version, GET /v1/models, a DCGM exporter's --dcgm-url for the GPU; `loadproof gate --model-revision … --gpu-sku …` states what vLLM does not report), or accept the run as unestablished";
+
+const SIGNED_SUBJECT_SETTLE: &str = "have the lessor state the axis under its signature: bound in the lease (`loadproof gate --gpu-sku … --model-revision …`, which it also states in its signed /metrics), or read from the engine's own /metrics behind it";
 
 /// One knob: stated by the claimant, and read back from the server or not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,6 +55,9 @@ struct Source {
     axes: BTreeMap<String, String>,
     /// A server-side answer that may establish an axis.
     speaks: bool,
+    /// The lessor's own word (an engine `/metrics` that speaks, the lease): signed whenever
+    /// the receipt reads signed.
+    lessors: bool,
 }
 
 /// Every source of the subject and what they establish together.
@@ -93,6 +105,7 @@ pub fn read(receipt: &Receipt, block: &client::BlockReader<'_>, eng: &EngineSide
             name,
             axes: s.readback.axes.clone(),
             speaks,
+            lessors: speaks,
         });
     }
     if let Ok(bytes) = block(block::VERSION)
@@ -103,6 +116,7 @@ pub fn read(receipt: &Receipt, block: &client::BlockReader<'_>, eng: &EngineSide
             name: "GET /version".to_owned(),
             axes: BTreeMap::from([("engine_version".to_owned(), version.to_owned())]),
             speaks: true,
+            lessors: false,
         });
     }
     // A model the endpoint lists is a model it serves (its id is what requests name); a list
@@ -120,6 +134,7 @@ pub fn read(receipt: &Receipt, block: &client::BlockReader<'_>, eng: &EngineSide
                 name: "GET /v1/models".to_owned(),
                 axes: BTreeMap::from([("model".to_owned(), value.clone())]),
                 speaks: true,
+                lessors: false,
             });
         } else if !ids.is_empty() {
             conflicts.push(format!(
@@ -159,6 +174,7 @@ pub fn read(receipt: &Receipt, block: &client::BlockReader<'_>, eng: &EngineSide
                 },
                 axes: BTreeMap::from([("gpu_sku".to_owned(), one.clone())]),
                 speaks,
+                lessors: false,
             }),
             many => conflicts.push(format!(
                 "gpu_sku: {name} reports GPUs of {} models ({}): one gpu_sku cannot describe them",
@@ -177,6 +193,7 @@ pub fn read(receipt: &Receipt, block: &client::BlockReader<'_>, eng: &EngineSide
             name: format!("the lease ({})", lease.issuer),
             axes: lease.subject.clone(),
             speaks: false,
+            lessors: true,
         });
     }
     conflicts.extend(disagreements(&sources));
@@ -283,16 +300,43 @@ fn same_setting(a: &str, b: &str) -> bool {
 
 /// Positive only when every source agrees, the server's own answers establish all five axes,
 /// and no knob is contradicted. A value the receipt states and nothing establishes is the
-/// claimant's statement: reported, never enough.
-pub fn standing(subject: &Subject, reading: &Reading, knobs: &[KnobFacts]) -> Standing {
+/// claimant's statement: reported, never enough. `signed`: the receipt reads signed by a key
+/// the reviewer trusts, so each axis must also be stated by a signed source (see the module
+/// doc).
+pub fn standing(
+    subject: &Subject,
+    reading: &Reading,
+    knobs: &[KnobFacts],
+    signed: bool,
+) -> Standing {
     let mut unknown = Vec::new();
     let mut stated = Vec::new();
+    let mut unsigned = Vec::new();
     let mut established = Vec::new();
     let mut contradicted = reading.conflicts.clone();
     for (name, axis) in axes(subject) {
         match axis {
             Axis::Unknown { reason } => unknown.push(format!("{name} ({reason})")),
             Axis::Known { value, .. } => match reading.established.get(name) {
+                Some(seen)
+                    if seen == value
+                        && signed
+                        && !reading
+                            .sources
+                            .iter()
+                            .any(|s| s.lessors && s.axes.get(name) == Some(seen)) =>
+                {
+                    let by: Vec<&str> = reading
+                        .sources
+                        .iter()
+                        .filter(|s| s.speaks && s.axes.get(name) == Some(seen))
+                        .map(|s| s.name.as_str())
+                        .collect();
+                    unsigned.push(format!(
+                        "{name}={value} (its only source is unsigned: {})",
+                        by.join(", ")
+                    ));
+                }
                 Some(seen) if seen == value => established.push(format!("{name}={value}")),
                 Some(seen) => {
                     let by = reading
@@ -324,7 +368,7 @@ pub fn standing(subject: &Subject, reading: &Reading, knobs: &[KnobFacts]) -> St
             "fire at the subject the receipt names, with every replica, exporter and lessor serving that one subject, or correct the stated axes and knobs",
         );
     }
-    if !unknown.is_empty() || !stated.is_empty() {
+    if !unknown.is_empty() || !stated.is_empty() || !unsigned.is_empty() {
         let mut parts = Vec::new();
         if !unknown.is_empty() {
             parts.push(format!("unknown {}", unknown.join(", ")));
@@ -335,9 +379,19 @@ pub fn standing(subject: &Subject, reading: &Reading, knobs: &[KnobFacts]) -> St
                 stated.join(", ")
             ));
         }
+        if !unsigned.is_empty() {
+            parts.push(format!(
+                "established by no source the lessor signed (neither its /metrics nor its lease states it): {}",
+                unsigned.join(", ")
+            ));
+        }
         return Standing::refused(
             format!("not established: {}", parts.join("; ")),
-            SUBJECT_SETTLE,
+            if unsigned.is_empty() {
+                SUBJECT_SETTLE
+            } else {
+                SIGNED_SUBJECT_SETTLE
+            },
         );
     }
     let speakers: Vec<&str> = reading

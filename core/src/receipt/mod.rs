@@ -29,11 +29,14 @@ use crate::plan::PlanDoc;
 pub use events::{Disposition, EventsError, RequestRecord, Usage, parse_events};
 pub use evidence::{Encoding, Evidence, EvidenceError, sha256_hex};
 pub use lease::{LEASE_SCHEMA, Lease, LeaseError};
-pub use lease_account::{LEASE_ACCOUNT_HEADER, LEASE_ACCOUNT_SCHEMA, LeaseAccount};
+pub use lease_account::{
+    LEASE_ACCOUNT_HEADER, LEASE_ACCOUNT_SCHEMA, LEASE_ACCOUNT_SCHEMA_V1, LeaseAccount, TokenAccount,
+};
 pub use packed::{Packed, PackedBody, Walk, Walked};
 pub use protocol::{Engine, FieldDifference, Protocol, Tls, TlsVerify};
 pub use scrape_statement::{
-    SCRAPE_SIGNED_HEADER, SCRAPE_STATEMENT_SCHEMA, ScrapeStatement, signed_block_of,
+    SCRAPE_SIGNED_HEADER, SCRAPE_STATEMENT_SCHEMA, SCRAPE_STATEMENT_SCHEMA_V1, ScrapeStatement,
+    signed_block_of,
 };
 
 /// Schema identity of [`Receipt`].

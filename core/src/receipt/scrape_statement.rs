@@ -8,11 +8,22 @@
 //! breaks the statement's digest, and a statement made under another lease names that lease.
 //! The statement is one line of compact JSON, the exact bytes the lessor signs
 //! ([`crate::signing::Signed`]), so it travels in an HTTP header.
+//!
+//! Signed bodies alone can still be left out: a receipt without one of them reads as if that
+//! scrape was never taken. So the lessor numbers the bodies it serves to the lease's holder (the
+//! request carries the lease's token) while the lease holds, from 0 (`seq`, v2), and states at
+//! release how many it served ([`super::LeaseAccount::scrapes`]): a number missing from the
+//! receipt names the drop. Bodies served to anyone else, or with no lease holding, carry no
+//! number, so other scrapers cannot break the holder's sequence.
 
 use serde::{Deserialize, Serialize};
 
-/// Schema identity of [`ScrapeStatement`].
-pub const SCRAPE_STATEMENT_SCHEMA: &str = "loadproof.scrape-statement/v1";
+/// Schema identity of [`ScrapeStatement`] as lessors write it now.
+pub const SCRAPE_STATEMENT_SCHEMA: &str = "loadproof.scrape-statement/v2";
+
+/// The first schema: no numbering. Still read (and never numbered), so receipts written
+/// before lessors numbered their scrapes audit as they did.
+pub const SCRAPE_STATEMENT_SCHEMA_V1: &str = "loadproof.scrape-statement/v1";
 
 /// The response header a signing lessor sends the signed statement of a `/metrics` body in.
 pub const SCRAPE_SIGNED_HEADER: &str = "x-loadproof-scrape-signed";
@@ -31,15 +42,21 @@ pub struct ScrapeStatement {
     pub lease_id: Option<String>,
     /// When the lessor served it, Unix ns on the lessor's clock.
     pub served_unix_ns: i64,
+    /// Its number among the bodies the lessor served to the lease's holder under the lease,
+    /// from 0 (v2; none: served to someone else, or with no lease holding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 impl ScrapeStatement {
-    /// The statement of `body` served at `path` under `lease_id` at `served_unix_ns`.
+    /// The statement of `body` served at `path` under `lease_id` at `served_unix_ns`, the
+    /// holder's `seq`-th when it went to the lease's holder.
     pub fn of(
         path: &str,
         body: &[u8],
         lease_id: Option<String>,
         served_unix_ns: i64,
+        seq: Option<u64>,
     ) -> ScrapeStatement {
         ScrapeStatement {
             schema: SCRAPE_STATEMENT_SCHEMA.to_owned(),
@@ -47,6 +64,7 @@ impl ScrapeStatement {
             body_sha256: super::sha256_hex(body),
             lease_id,
             served_unix_ns,
+            seq,
         }
     }
 
@@ -56,10 +74,15 @@ impl ScrapeStatement {
     }
 
     /// Reads a statement; `None` when the bytes are not one (unknown or repeated fields,
-    /// another schema).
+    /// another schema, a v1 statement with a number, a number without a lease).
     pub fn from_bytes(bytes: &[u8]) -> Option<ScrapeStatement> {
         let s: ScrapeStatement = serde_json::from_slice(bytes).ok()?;
-        (s.schema == SCRAPE_STATEMENT_SCHEMA).then_some(s)
+        let ok = match s.schema.as_str() {
+            SCRAPE_STATEMENT_SCHEMA => s.seq.is_none() || s.lease_id.is_some(),
+            SCRAPE_STATEMENT_SCHEMA_V1 => s.seq.is_none(),
+            _ => false,
+        };
+        ok.then_some(s)
     }
 }
 
@@ -75,7 +98,13 @@ mod tests {
 
     #[test]
     fn a_statement_reads_back_from_the_bytes_signed() {
-        let s = ScrapeStatement::of("/metrics", b"x 1\n", Some("gate-lease-1".into()), 7);
+        let s = ScrapeStatement::of(
+            "/metrics",
+            b"x 1\n",
+            Some("gate-lease-1".into()),
+            7,
+            Some(0),
+        );
         assert_eq!(ScrapeStatement::from_bytes(&s.to_bytes()), Some(s.clone()));
         assert!(!String::from_utf8(s.to_bytes()).unwrap().contains('\n'));
         let mut other = serde_json::to_value(&s).unwrap();
@@ -85,5 +114,16 @@ mod tests {
             None
         );
         assert_eq!(signed_block_of("metrics/3"), "signed/metrics/3");
+        // v1 (unnumbered) still reads; a number needs v2 and a lease.
+        let v1 = br#"{"schema":"loadproof.scrape-statement/v1","path":"/metrics","body_sha256":"ab","lease_id":null,"served_unix_ns":1}"#;
+        assert_eq!(ScrapeStatement::from_bytes(v1).map(|s| s.seq), Some(None));
+        let mut numbered_v1 = serde_json::to_value(&s).unwrap();
+        numbered_v1["schema"] = SCRAPE_STATEMENT_SCHEMA_V1.into();
+        assert_eq!(
+            ScrapeStatement::from_bytes(numbered_v1.to_string().as_bytes()),
+            None
+        );
+        let unleased = ScrapeStatement::of("/metrics", b"", None, 1, Some(0));
+        assert_eq!(ScrapeStatement::from_bytes(&unleased.to_bytes()), None);
     }
 }
