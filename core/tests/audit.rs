@@ -2282,6 +2282,43 @@ fn a_signed_scrape_dropped_from_the_run_is_refused_by_name() {
     assert!(!a.qualified);
 }
 
+/// issue 19: a body the lessor numbered whose answer never reached the client — the scrape
+/// is in the receipt, failed — is unkept, not dropped: no inconsistency, but what it showed is
+/// unknown, so a queue seen beside it refuses occupancy as if it had shown one too (turning
+/// the incriminating scrape into a timeout hides nothing). Beside no queue it costs nothing
+/// but its note.
+#[test]
+fn a_signed_scrape_that_failed_in_the_receipt_is_unkept_and_what_it_showed_is_unknown() {
+    let timed_out = || ScrapeOutcome::Failed {
+        error: "timed out after 2 s".into(),
+    };
+    let mut n = signed_positive();
+    for i in [2, 3] {
+        n.scrapes[i].2 = Some(metrics("100.0", "1000.0", 1, 1, 0, "1.79594033677e+09"));
+    }
+    let mut r = n.receipt();
+    r.scrapes[3].outcome = timed_out();
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(a.inconsistencies.is_empty(), "{:?}", a.inconsistencies);
+    assert_eq!(a.attestation.scrapes.failed, 1);
+    assert_eq!(a.attestation.scrapes.unkept, 1);
+    let (pos, reason) = standing(&a, "occupancy");
+    assert!(!pos && reason.contains("not read"), "{reason}");
+    assert!(!a.qualified);
+
+    let mut r = signed_positive().receipt();
+    r.scrapes[3].outcome = timed_out();
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(a.inconsistencies.is_empty(), "{:?}", a.inconsistencies);
+    assert!(a.qualified, "{:?}", a.refusals);
+    assert_eq!(a.attestation.level, AttestationLevel::Signed);
+    assert!(
+        a.attestation.reason.contains("never reached the client"),
+        "{}",
+        a.attestation.reason
+    );
+}
+
 /// issue 19 (adversarial review): the subject is read from every source, signed or not. When
 /// the lease does not bind `gpu_sku` (a gate started without `--gpu-sku` states none), an
 /// unsigned DCGM exporter's body alone would establish it: the claimant edits its `modelName`

@@ -107,6 +107,19 @@ pub struct ScrapeSignatures {
     /// or the receipt is refused naming the missing ones).
     #[serde(default)]
     pub numbered: usize,
+    /// Scrapes of the route that failed in the receipt (no body reached the client).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failed: usize,
+    /// Numbers the lessor gave bodies the receipt does not hold, no more than the route's
+    /// failed scrapes: bodies served whose answer never reached the client (a timeout), not a
+    /// drop. What they showed is unknown, and the audit reads them so (the occupancy standing
+    /// takes each to have shown a queue beside one it saw).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unkept: u64,
+}
+
+fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
+    *n == T::default()
 }
 
 /// The key behind a verified signature.
@@ -162,7 +175,10 @@ pub fn read(
     }
     if let Some(lease) = &lease {
         let served = attestation.lease_account.as_ref().and_then(|a| a.scrapes);
-        inconsistencies.extend(numbering(&numbers, served, &lease.id));
+        let failed = attestation.scrapes.failed;
+        let (unkept, problems) = numbering(&numbers, served, &lease.id, failed);
+        attestation.scrapes.unkept = unkept;
+        inconsistencies.extend(problems);
     }
     if attestation.level == Level::Signed {
         let s = &attestation.scrapes;
@@ -190,6 +206,12 @@ pub fn read(
             );
         }
     }
+    if attestation.scrapes.unkept > 0 {
+        attestation.reason = format!(
+            "{}; {} /metrics bodies the lessor served to the holder never reached the client ({} scrapes of its route failed): what they showed is unknown",
+            attestation.reason, attestation.scrapes.unkept, attestation.scrapes.failed
+        );
+    }
     (attestation, inconsistencies)
 }
 
@@ -214,6 +236,13 @@ fn scrape_statements(
     let route = lease.and_then(|l| origin(&l.route));
     for scrape in &receipt.scrapes {
         let ScrapeOutcome::Response { body, .. } = &scrape.outcome else {
+            if lease.is_some()
+                && scrape.exporter.is_engine()
+                && route.is_some()
+                && origin(&scrape.url) == route
+            {
+                out.failed += 1;
+            }
             continue;
         };
         // Every engine body is read for counters (summed over URLs), the subject and the
@@ -320,10 +349,16 @@ fn scrape_statements(
 
 /// The lessor's numbering of the bodies it served to the holder, held to the receipt: every
 /// number from 0 up to the count its account states (or, without one, to the highest number
-/// kept) must be in it. A missing number is a signed scrape dropped from the receipt (or, as
-/// rarely, a body the lessor served whose answer never reached the client): named either way,
-/// since the receipt no longer shows everything the lessor said while the lease held.
-fn numbering(numbers: &BTreeMap<u64, String>, served: Option<u64>, lease_id: &str) -> Vec<String> {
+/// kept) must be in it. A missing number is a body the lessor served whose answer never
+/// reached the client — as many may be missing as the route's scrapes the receipt records as
+/// failed, and they are returned as unkept — or else a signed scrape dropped from the
+/// receipt, named as such.
+fn numbering(
+    numbers: &BTreeMap<u64, String>,
+    served: Option<u64>,
+    lease_id: &str,
+    failed: usize,
+) -> (u64, Vec<String>) {
     let highest = numbers.keys().next_back().map(|n| n.saturating_add(1));
     let expected = served.or(highest).unwrap_or(0);
     let mut problems = Vec::new();
@@ -331,7 +366,11 @@ fn numbering(numbers: &BTreeMap<u64, String>, served: Option<u64>, lease_id: &st
     // `expected` minus those kept below it: listed up to a few, counted beyond.
     let below = u64::try_from(numbers.range(..expected).count()).unwrap_or(u64::MAX);
     let missing_count = expected.saturating_sub(below);
-    if missing_count > 0 {
+    let failed = u64::try_from(failed).unwrap_or(u64::MAX);
+    let mut unkept = 0;
+    if missing_count > 0 && missing_count <= failed {
+        unkept = missing_count;
+    } else if missing_count > 0 {
         let mut missing = Vec::new();
         let mut n = 0;
         while n < expected && missing.len() < MISSING_LISTED {
@@ -356,8 +395,13 @@ fn numbering(numbers: &BTreeMap<u64, String>, served: Option<u64>, lease_id: &st
                 expected.saturating_sub(1)
             ),
         };
+        let failures = match failed {
+            0 => "and no scrape of its route failed".to_owned(),
+            1 => "and only 1 scrape of its route failed".to_owned(),
+            n => format!("and only {n} scrapes of its route failed"),
+        };
         problems.push(format!(
-            "{of}, but the receipt holds no signed scrape numbered {listed}: signed scrapes were dropped from the receipt"
+            "{of}, but the receipt holds no signed scrape numbered {listed}, {failures}: signed scrapes were dropped from the receipt"
         ));
     }
     if let Some(served) = served
@@ -367,7 +411,7 @@ fn numbering(numbers: &BTreeMap<u64, String>, served: Option<u64>, lease_id: &st
             "{name} is numbered {beyond}, but the lessor's account of lease {lease_id} says it served only {served} /metrics bodies to the holder: a statement from outside this lease's account"
         ));
     }
-    problems
+    (unkept, problems)
 }
 
 /// How many missing numbers an inconsistency lists before it only counts the rest.

@@ -221,6 +221,12 @@ pub struct OccupancyFacts {
     /// in two scrapes in a row outlived a whole scrape interval.
     #[serde(default)]
     pub waiting_longest_run: u64,
+    /// The longest such run when every unread during-run scrape beside a waiting sample is
+    /// taken to have shown a queue too (only when that makes it longer; 0 otherwise). What a
+    /// scrape that was not read showed is unknown: a queue seen beside it may have outlived
+    /// it, and a scrape dropped or failed on purpose must not break a queue in two.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub waiting_run_with_unread: u64,
     /// Largest KV cache usage seen (0–1).
     pub max_kv_usage: Option<f64>,
     /// Preemptions over the envelope.
@@ -229,6 +235,42 @@ pub struct OccupancyFacts {
     pub engine_over_client: Option<String>,
     /// One line on what the series shows.
     pub reason: String,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The longest run of one URL's during-run scrapes, in order, that saw requests waiting or
+/// were not read, holding at least one that saw them waiting: the run a queue may have had
+/// when each unread scrape beside it showed one too. `unread_at` holds, for each unread
+/// during-run scrape, how many of `reads` came before it.
+fn waiting_run_with_unread(reads: &[Read], unread_at: &[usize]) -> u64 {
+    // The URL's during-run scrapes in order: `None` unread, else whether it saw a queue.
+    let mut order: Vec<Option<bool>> = Vec::with_capacity(reads.len() + unread_at.len());
+    let mut unread = unread_at.iter().peekable();
+    for (k, r) in reads.iter().enumerate() {
+        while unread.next_if(|&&at| at <= k).is_some() {
+            order.push(None);
+        }
+        if r.phase == Phase::During {
+            order.push(Some(r.values.waiting.is_some_and(|w| w > 0.0)));
+        }
+    }
+    order.extend(unread.map(|_| None));
+    let (mut longest, mut run, mut seen) = (0u64, 0u64, false);
+    for waiting in order {
+        if waiting == Some(false) {
+            (run, seen) = (0, false);
+            continue;
+        }
+        run += 1;
+        seen |= waiting == Some(true);
+        if seen {
+            longest = longest.max(run);
+        }
+    }
+    longest
 }
 
 /// The whole parse of a URL's next scrape, if [`facts`] can need it: only the last readable
@@ -397,6 +439,9 @@ pub struct LeaseReading {
 /// one at a time ([`Receipt::walk_scrapes`]'s walk), never all held at once.
 pub struct Scanned<'r> {
     by_url: BTreeMap<&'r str, (Vec<Read>, Vec<String>)>,
+    /// Where each engine URL's unread during-run scrapes fell among its reads: the number of
+    /// reads before each one.
+    unread_at: BTreeMap<&'r str, Vec<usize>>,
     /// What each engine URL says it is, from its first whole parse.
     readback: BTreeMap<&'r str, Readback>,
     /// The first scrape of a URL that said something else, described.
@@ -462,6 +507,7 @@ impl<'r> Scanner<'r> {
             next: 0,
             out: Scanned {
                 by_url: BTreeMap::new(),
+                unread_at: BTreeMap::new(),
                 readback: BTreeMap::new(),
                 changed: BTreeMap::new(),
                 order: Vec::new(),
@@ -692,6 +738,10 @@ impl<'r> Scanner<'r> {
         });
         if let Err(why) = &read {
             entry.1.push(why.clone());
+            if s.phase == Phase::During {
+                let at = entry.0.len();
+                out.unread_at.entry(url).or_default().push(at);
+            }
         }
         read
     }
@@ -738,6 +788,7 @@ pub fn facts(
 ) -> EngineSide {
     let Scanned {
         by_url,
+        unread_at,
         mut readback,
         mut changed,
         order,
@@ -882,6 +933,7 @@ pub fn facts(
 
     let occupancy = occupancy(
         &by_url,
+        &unread_at,
         run_mono_ns,
         spans_ns,
         preempt_total,
@@ -1232,6 +1284,7 @@ impl<'s> InFlight<'s> {
 
 fn occupancy(
     by_url: &BTreeMap<&str, (Vec<Read>, Vec<String>)>,
+    unread_at: &BTreeMap<&str, Vec<usize>>,
     run: Option<(i64, i64)>,
     spans_ns: &[(i64, i64)],
     preemptions_delta: Option<u64>,
@@ -1246,6 +1299,7 @@ fn occupancy(
         max_waiting: None,
         waiting_samples: 0,
         waiting_longest_run: 0,
+        waiting_run_with_unread: 0,
         max_kv_usage: None,
         preemptions_delta,
         engine_over_client: None,
@@ -1282,6 +1336,9 @@ fn occupancy(
             _ => None,
         });
         max_gap = max_gap.max(gap.max());
+        let unread_here = unread_at.get(url).map_or(&[][..], Vec::as_slice);
+        let worst = waiting_run_with_unread(reads, unread_here);
+        facts.waiting_run_with_unread = facts.waiting_run_with_unread.max(worst);
         let mut run_waiting = 0u64;
         for r in &during {
             let (running, waiting, kv) = (r.values.running, r.values.waiting, r.values.kv);
@@ -1314,6 +1371,9 @@ fn occupancy(
         }
     }
     facts.max_gap_ms = max_gap.map(|g| g as f64 / 1e6);
+    if facts.waiting_run_with_unread <= facts.waiting_longest_run {
+        facts.waiting_run_with_unread = 0;
+    }
     facts.boundary_only = facts.samples == 0
         && by_url.values().any(|(reads, _)| {
             reads.iter().any(|r| r.phase == Phase::Before)

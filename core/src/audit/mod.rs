@@ -1423,6 +1423,15 @@ fn occupancy_standing(o: &OccupancyFacts, cap: Option<u64>, policy: &Policy) -> 
             "lower the offered load; the rate measured here is of a saturated engine",
         );
     }
+    if o.waiting_run_with_unread >= u64::from(policy.max_waiting_scrapes) {
+        return Standing::refused(
+            format!(
+                "requests waited for admission beside during-run scrapes that were not read ({} unread): with them, {} scrapes in a row may have shown a queue (the policy refuses {}), and what an unread scrape showed is unknown",
+                o.unread, o.waiting_run_with_unread, policy.max_waiting_scrapes
+            ),
+            "re-run with every during-run scrape read (a timeout or a scrape dropped from the receipt leaves the queue's length unknown)",
+        );
+    }
     let waiting = match o.waiting_samples {
         0 => "no waiting".to_owned(),
         n => format!(
