@@ -267,6 +267,20 @@ fn a_lease_signed_by_the_sims_key_verifies_against_the_key_the_reviewer_trusts()
     // The sim's signed account at release: the 20 requests it admitted under the lease.
     assert_eq!(a["attestation"]["lease_account"]["requests"], 20);
     assert_eq!(a["attestation"]["lease_account"]["agrees"], true);
+    // The account chains every statement the sim numbered: its one signature vouches for
+    // them all, and fire kept each as text.
+    assert_eq!(
+        a["attestation"]["lease_account"]["vouches_for_scrapes"], true,
+        "{:#}",
+        a["attestation"]
+    );
+    let r_text = Receipt::from_bytes(&std::fs::read(&receipt).unwrap()).unwrap();
+    let kept = r_text.block("signed/metrics/1").unwrap();
+    assert!(
+        String::from_utf8_lossy(&kept).contains("\"text\":"),
+        "{}",
+        String::from_utf8_lossy(&kept)
+    );
     // And the tokens it served: its own count, equal to the client's.
     assert_eq!(a["attestation"]["lease_account"]["uncounted_requests"], 0);
     assert_eq!(

@@ -10,6 +10,7 @@ use loadproof_core::receipt::{
     Evidence, Exporter, Phase, SCRAPE_SIGNED_HEADER, Scrape, ScrapeOutcome, Stamp, block,
     signed_block_of,
 };
+use loadproof_core::signing::Signed;
 
 use super::http::{Answer, Http};
 use crate::stream_out::StreamOut;
@@ -141,14 +142,20 @@ impl Scrapes {
                     let n = self.sink.next.fetch_add(1, Ordering::Relaxed);
                     let name = format!("{}{n}", block::METRICS_PREFIX);
                     self.blocks.insert(name.clone(), Evidence::of(&body));
-                    // The lessor's signed statement of this body, kept beside it as it came.
+                    // The lessor's signed statement of this body, kept beside it: the same
+                    // signed bytes, with the statement as text when it verifies (a long run
+                    // keeps thousands, and base64 hides their repeats from zstd), else as it
+                    // came, for the audit to name.
                     if let Some(signed) = headers.get(SCRAPE_SIGNED_HEADER) {
                         let signed_name = signed_block_of(&name);
-                        self.blocks
-                            .insert(signed_name.clone(), Evidence::of(signed.as_bytes()));
+                        let kept = match Signed::from_json(signed.as_bytes()) {
+                            Ok(verified) => verified.to_text_json().into_bytes(),
+                            Err(_) => signed.as_bytes().to_vec(),
+                        };
                         if let Some(journal) = &self.sink.journal {
-                            journal.block(&signed_name, signed.as_bytes());
+                            journal.block(&signed_name, &kept);
                         }
+                        self.blocks.insert(signed_name, Evidence::of(&kept));
                     }
                     let outcome = ScrapeOutcome::Response {
                         status: Some(status),

@@ -27,7 +27,8 @@ use std::sync::{Arc, Mutex};
 
 use hyper::header::HeaderValue;
 use loadproof_core::receipt::{
-    LEASE_ACCOUNT_SCHEMA, LEASE_SCHEMA, Lease, LeaseAccount, ScrapeStatement, sha256_hex,
+    LEASE_ACCOUNT_SCHEMA, LEASE_SCHEMA, Lease, LeaseAccount, ScrapeChain, ScrapeStatement,
+    sha256_hex,
 };
 use loadproof_core::signing::{SecretKey, Signed};
 use serde_json::Value;
@@ -82,8 +83,9 @@ struct Held {
     admitted: u64,
     /// The tokens counted in the responses to them.
     tally: Arc<Tally>,
-    /// `/metrics` bodies signed for the holder so far: the next one's number.
-    served: u64,
+    /// The statements of the `/metrics` bodies signed for the holder so far, chained: their
+    /// count is the next one's number, their head what the account states.
+    served: ScrapeChain,
 }
 
 /// The tokens a lessor counted in the responses it served or relayed under one lease, each
@@ -210,18 +212,19 @@ impl Lessor {
         let mut held = self.lock();
         let active = held.as_mut().filter(|h| now_unix_ns < h.until_unix_ns);
         let presented = authorization.and_then(|a| a.strip_prefix(b"Bearer "));
-        let (lease_id, seq) = match active {
+        let statement = match active {
             Some(h) => {
                 let holder = presented.is_some_and(|t| same_bytes(t, h.token.as_bytes()));
-                let seq = holder.then(|| {
-                    h.served += 1;
-                    h.served - 1
-                });
-                (Some(h.id.clone()), seq)
+                let seq = holder.then(|| h.served.len());
+                let statement =
+                    ScrapeStatement::of(path, body, Some(h.id.clone()), now_unix_ns, seq);
+                if holder {
+                    h.served.push(&statement.to_bytes());
+                }
+                statement
             }
-            None => (None, None),
+            None => ScrapeStatement::of(path, body, None, now_unix_ns, None),
         };
-        let statement = ScrapeStatement::of(path, body, lease_id, now_unix_ns, seq);
         let signed = Signed::sign(key, &statement.to_bytes()).to_json();
         drop(held);
         HeaderValue::from_str(&signed).ok()
@@ -316,7 +319,7 @@ impl Lessor {
             token: token.clone(),
             admitted: 0,
             tally: Arc::default(),
-            served: 0,
+            served: ScrapeChain::default(),
         });
         let signed = self
             .signer
@@ -366,7 +369,8 @@ impl Lessor {
                 prompt_tokens: Some(prompt),
                 completion_tokens: Some(completion),
                 uncounted_requests: Some(h.admitted.saturating_sub(counted)),
-                scrapes: Some(h.served),
+                scrapes: Some(h.served.len()),
+                scrape_chain: Some(h.served.hex()),
             };
             HeaderValue::from_str(&Signed::sign(key, &account.to_bytes()).to_json()).ok()
         });

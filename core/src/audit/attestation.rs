@@ -14,10 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::receipt::stream::SealStatement;
 use crate::receipt::{
-    LEASE_ACCOUNT_SCHEMA_V1, Lease, LeaseAccount, Phase, Receipt, ScrapeOutcome, ScrapeStatement,
-    block, origin, signed_block_of,
+    LEASE_ACCOUNT_SCHEMA_V1, Lease, LeaseAccount, Phase, Receipt, ScrapeChain, ScrapeOutcome,
+    ScrapeStatement, block, origin, signed_block_of,
 };
-use crate::signing::{PublicKey, Signed, TrustSet};
+use crate::signing::{PublicKey, Signed, TrustSet, Unverified};
 
 /// How well the window's evidence is vouched for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +74,14 @@ pub struct AccountFacts {
     /// must hold every one of their numbers).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scrapes: Option<u64>,
+    /// The digest chaining those statements ([`ScrapeChain`]), which this account's signature
+    /// vouches for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scrape_chain: Option<String>,
+    /// True when every one of those statements is in the receipt and chains to it: its one
+    /// signature then stands for them all (theirs are not checked one by one).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub vouches_for_scrapes: bool,
     /// True when the client's ledger fits it: no more completed than admitted, no more
     /// admitted than offered, and no token count of one side the other contradicts.
     pub agrees: bool,
@@ -122,6 +130,10 @@ fn is_zero<T: Default + PartialEq>(n: &T) -> bool {
     *n == T::default()
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// The key behind a verified signature.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SignerFacts {
@@ -161,16 +173,31 @@ pub fn read(
         .as_ref()
         .and_then(|k| PublicKey::parse_line(&k.key).ok())
         .map(|(key, _)| key);
-    let (scrapes, during, numbers, scrape_problems) =
-        scrape_statements(receipt, block_bytes, trust, lease.as_ref(), signer.as_ref());
+    match lease_account(receipt, block_bytes, trust, lease.as_ref(), ledger, client) {
+        Ok(account) => attestation.lease_account = account,
+        Err(problem) => inconsistencies.push(problem),
+    }
+    let vouched = match (&attestation.lease_account, &lease, &signer) {
+        (Some(account), Some(lease), Some(signer)) => {
+            vouched_statements(receipt, block_bytes, lease, signer, account)
+        }
+        _ => BTreeMap::new(),
+    };
+    if let Some(account) = attestation.lease_account.as_mut() {
+        account.vouches_for_scrapes = !vouched.is_empty();
+    }
+    let (scrapes, during, numbers, scrape_problems) = scrape_statements(
+        receipt,
+        block_bytes,
+        trust,
+        lease.as_ref(),
+        signer.as_ref(),
+        vouched,
+    );
     inconsistencies.extend(scrape_problems);
     attestation.scrapes = scrapes;
     match seal_signature(receipt, trust) {
         Ok(key) => attestation.seal_key = key,
-        Err(problem) => inconsistencies.push(problem),
-    }
-    match lease_account(receipt, block_bytes, trust, lease.as_ref(), ledger, client) {
-        Ok(account) => attestation.lease_account = account,
         Err(problem) => inconsistencies.push(problem),
     }
     if let Some(lease) = &lease {
@@ -221,12 +248,16 @@ pub fn read(
 /// for a second scrape or moved before another). Returns the counts, how many of the route's
 /// engine scrapes were taken during the run, the lessor's numbers of the bodies it served to
 /// the holder (number → the statement's block), and the problems.
+///
+/// A statement in `vouched` (block → its bytes) is taken as the lease signer's without
+/// checking its own signature: the lessor's signed account chains to it.
 fn scrape_statements(
     receipt: &Receipt,
     block_bytes: &super::client::BlockReader<'_>,
     trust: &TrustSet,
     lease: Option<&Lease>,
     signer: Option<&PublicKey>,
+    mut vouched: BTreeMap<String, Vec<u8>>,
 ) -> (ScrapeSignatures, usize, BTreeMap<u64, String>, Vec<String>) {
     let mut out = ScrapeSignatures::default();
     let mut during = 0;
@@ -261,19 +292,22 @@ fn scrape_statements(
         if !receipt.has_block(&name) {
             continue;
         }
-        let signed = match block_bytes(&name).map(|b| Signed::from_json(&b)) {
-            Ok(Ok(signed)) => signed,
-            Ok(Err(e)) => {
-                problems.push(format!("{name}: {e}"));
-                continue;
-            }
-            // A block that fails its digest is refused with the digests already.
-            Err(_) => continue,
+        let (key, statement_bytes) = match (vouched.remove(&name), signer) {
+            (Some(bytes), Some(signer)) => (*signer, bytes),
+            _ => match block_bytes(&name).map(|b| Signed::from_json(&b)) {
+                Ok(Ok(signed)) => (*signed.key(), signed.statement().to_vec()),
+                Ok(Err(e)) => {
+                    problems.push(format!("{name}: {e}"));
+                    continue;
+                }
+                // A block that fails its digest is refused with the digests already.
+                Err(_) => continue,
+            },
         };
-        let Some(statement) = ScrapeStatement::from_bytes(signed.statement()) else {
+        let Some(statement) = ScrapeStatement::from_bytes(&statement_bytes) else {
             problems.push(format!(
                 "{name}: key {} signed something that is not a scrape statement",
-                signed.key().id()
+                key.id()
             ));
             continue;
         };
@@ -332,9 +366,7 @@ fn scrape_statements(
             numbers.insert(seq, name.clone());
             out.numbered += 1;
         }
-        let by_trusted = holds
-            && trust.comment(signed.key()).is_some()
-            && signer.is_none_or(|k| k == signed.key());
+        let by_trusted = holds && trust.comment(&key).is_some() && signer.is_none_or(|k| *k == key);
         if on_route && holds {
             out.signed += 1;
             if by_trusted {
@@ -345,6 +377,75 @@ fn scrape_statements(
         }
     }
     (out, during, numbers, problems)
+}
+
+/// The scrape statements the lessor's signed account vouches for (block → the statement's
+/// bytes): every statement it numbered under the lease, all of them in the receipt, whose
+/// bytes in number order chain to the account's [`ScrapeChain`] head. Their own signatures
+/// need no checking: the account's, checked, covers their exact bytes. Empty unless the
+/// account is the lease signer's and every number is present and the chain holds — anything
+/// less and each statement is verified on its own (a receipt with a timed-out scrape, one
+/// whose account never came).
+fn vouched_statements(
+    receipt: &Receipt,
+    block_bytes: &super::client::BlockReader<'_>,
+    lease: &Lease,
+    signer: &PublicKey,
+    account: &AccountFacts,
+) -> BTreeMap<String, Vec<u8>> {
+    let none = BTreeMap::new;
+    let (Some(count), Some(head)) = (account.scrapes, account.scrape_chain.as_deref()) else {
+        return none();
+    };
+    let account_key = PublicKey::parse_line(&account.key.key).ok().map(|(k, _)| k);
+    if account_key.as_ref() != Some(signer) || count == 0 {
+        return none();
+    }
+    let mut by_seq: BTreeMap<u64, (String, Vec<u8>)> = BTreeMap::new();
+    for scrape in &receipt.scrapes {
+        let ScrapeOutcome::Response { body, .. } = &scrape.outcome else {
+            continue;
+        };
+        let name = signed_block_of(body);
+        if !receipt.has_block(&name) {
+            continue;
+        }
+        let Ok(bytes) = block_bytes(&name) else {
+            continue;
+        };
+        let Ok(envelope) = Unverified::from_json(&bytes) else {
+            continue;
+        };
+        let Some(statement) = ScrapeStatement::from_bytes(envelope.statement()) else {
+            continue;
+        };
+        let (Some(seq), Some(id)) = (statement.seq, statement.lease_id.as_deref()) else {
+            continue;
+        };
+        if id != lease.id {
+            continue;
+        }
+        // One number on two scrapes: the per-statement checks name it.
+        if by_seq
+            .insert(seq, (name, envelope.statement().to_vec()))
+            .is_some()
+        {
+            return none();
+        }
+    }
+    let complete = u64::try_from(by_seq.len()).is_ok_and(|n| n == count)
+        && by_seq.keys().next_back() == Some(&(count - 1));
+    if !complete {
+        return none();
+    }
+    let mut chain = ScrapeChain::default();
+    for (_, bytes) in by_seq.values() {
+        chain.push(bytes);
+    }
+    if chain.hex() != head {
+        return none();
+    }
+    by_seq.into_values().collect()
 }
 
 /// The lessor's numbering of the bodies it served to the holder, held to the receipt: every
@@ -552,6 +653,8 @@ fn lease_account(
         completion_tokens: tokens.map(|t| t.completion_tokens),
         uncounted_requests: tokens.map(|t| t.uncounted_requests),
         scrapes: account.scrapes,
+        scrape_chain: account.scrape_chain.clone(),
+        vouches_for_scrapes: false,
         agrees,
         reason,
     }))

@@ -57,6 +57,10 @@ pub struct LeaseAccount {
     /// `0..scrapes` in their statements ([`super::ScrapeStatement::seq`]) (v2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scrapes: Option<u64>,
+    /// [`super::ScrapeChain::hex`] over those `scrapes` statements in number order: this
+    /// account's signature vouches for each of them (v2, with `scrapes`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scrape_chain: Option<String>,
 }
 
 /// The tokens a v2 account states.
@@ -82,14 +86,28 @@ impl LeaseAccount {
     pub fn from_bytes(bytes: &[u8]) -> Option<LeaseAccount> {
         let a: LeaseAccount = serde_json::from_slice(bytes).ok()?;
         let fields = [a.prompt_tokens, a.completion_tokens, a.uncounted_requests];
-        let ok = match a.schema.as_str() {
-            LEASE_ACCOUNT_SCHEMA => {
-                fields.iter().all(Option::is_some)
-                    && a.uncounted_requests.is_some_and(|u| u <= a.requests)
+        // A chain head is of the numbered statements: only beside their count, and a sha256.
+        let chain_ok = match &a.scrape_chain {
+            None => true,
+            Some(head) => {
+                a.scrapes.is_some()
+                    && head.len() == 64
+                    && head
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
             }
-            LEASE_ACCOUNT_SCHEMA_V1 => fields.iter().all(Option::is_none),
-            _ => false,
         };
+        let ok = chain_ok
+            && match a.schema.as_str() {
+                LEASE_ACCOUNT_SCHEMA => {
+                    fields.iter().all(Option::is_some)
+                        && a.uncounted_requests.is_some_and(|u| u <= a.requests)
+                }
+                LEASE_ACCOUNT_SCHEMA_V1 => {
+                    fields.iter().all(Option::is_none) && a.scrape_chain.is_none()
+                }
+                _ => false,
+            };
         ok.then_some(a)
     }
 
@@ -118,6 +136,7 @@ mod tests {
             completion_tokens: Some(20),
             uncounted_requests: Some(0),
             scrapes: Some(7),
+            scrape_chain: None,
         }
     }
 
@@ -139,5 +158,20 @@ mod tests {
         let mut over = v2();
         over.uncounted_requests = Some(5);
         assert_eq!(LeaseAccount::from_bytes(&over.to_bytes()), None);
+        // A chain head: a sha256, and only beside the count it chains.
+        let mut chained = v2();
+        chained.scrape_chain = Some("ab".repeat(32));
+        assert_eq!(
+            LeaseAccount::from_bytes(&chained.to_bytes()),
+            Some(chained.clone())
+        );
+        for head in ["AB".repeat(32), "ab".repeat(31), "zz".repeat(32)] {
+            let mut bad = chained.clone();
+            bad.scrape_chain = Some(head);
+            assert_eq!(LeaseAccount::from_bytes(&bad.to_bytes()), None);
+        }
+        let mut uncounted = chained.clone();
+        uncounted.scrapes = None;
+        assert_eq!(LeaseAccount::from_bytes(&uncounted.to_bytes()), None);
     }
 }

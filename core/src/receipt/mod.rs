@@ -35,8 +35,8 @@ pub use lease_account::{
 pub use packed::{Packed, PackedBody, Walk, Walked};
 pub use protocol::{Engine, FieldDifference, Protocol, Tls, TlsVerify};
 pub use scrape_statement::{
-    SCRAPE_SIGNED_HEADER, SCRAPE_STATEMENT_SCHEMA, SCRAPE_STATEMENT_SCHEMA_V1, ScrapeStatement,
-    signed_block_of,
+    SCRAPE_SIGNED_HEADER, SCRAPE_STATEMENT_SCHEMA, SCRAPE_STATEMENT_SCHEMA_V1, ScrapeChain,
+    ScrapeStatement, signed_block_of,
 };
 
 /// Schema identity of [`Receipt`].

@@ -15,8 +15,14 @@
 //! release how many it served ([`super::LeaseAccount::scrapes`]): a number missing from the
 //! receipt names the drop. Bodies served to anyone else, or with no lease holding, carry no
 //! number, so other scrapers cannot break the holder's sequence.
+//!
+//! The lessor also keeps a running digest of the statements it numbered ([`ScrapeChain`]) and
+//! states it at release: the one signature on its account then vouches for every numbered
+//! statement whose bytes chain to it, so a reader checks one signature, not thousands (each
+//! statement's own signature still stands for a receipt whose account never came).
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 /// Schema identity of [`ScrapeStatement`] as lessors write it now.
 pub const SCRAPE_STATEMENT_SCHEMA: &str = "loadproof.scrape-statement/v2";
@@ -86,6 +92,50 @@ impl ScrapeStatement {
     }
 }
 
+/// The running digest of the statements a lessor numbered under one lease, in their numbers'
+/// order: `head₀ = sha256("loadproof.scrape-chain/v1")`, `headₙ₊₁ = sha256(headₙ ‖
+/// sha256(statementₙ))` over each statement's exact signed bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScrapeChain {
+    head: [u8; 32],
+    len: u64,
+}
+
+impl Default for ScrapeChain {
+    fn default() -> ScrapeChain {
+        ScrapeChain {
+            head: Sha256::digest(b"loadproof.scrape-chain/v1").into(),
+            len: 0,
+        }
+    }
+}
+
+impl ScrapeChain {
+    /// The next statement's bytes, chained.
+    pub fn push(&mut self, statement: &[u8]) {
+        let mut h = Sha256::new();
+        h.update(self.head);
+        h.update(Sha256::digest(statement));
+        self.head = h.finalize().into();
+        self.len = self.len.saturating_add(1);
+    }
+
+    /// Statements chained.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True before the first.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The head, lowercase hex (what the account states).
+    pub fn hex(&self) -> String {
+        crate::trace::hex(&self.head)
+    }
+}
+
 /// The block holding the signed statement of the scrape body in block `body` (`metrics/17` →
 /// `signed/metrics/17`).
 pub fn signed_block_of(body: &str) -> String {
@@ -95,6 +145,24 @@ pub fn signed_block_of(body: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_chain_depends_on_every_statement_and_its_order() {
+        let mut ab = ScrapeChain::default();
+        assert!(ab.is_empty());
+        ab.push(b"a");
+        ab.push(b"b");
+        let mut ba = ScrapeChain::default();
+        ba.push(b"b");
+        ba.push(b"a");
+        let mut a = ScrapeChain::default();
+        a.push(b"a");
+        assert_eq!(ab.len(), 2);
+        assert_ne!(ab.hex(), ba.hex());
+        assert_ne!(ab.hex(), a.hex());
+        assert_eq!(ab.hex().len(), 64);
+        assert_ne!(ScrapeChain::default().hex(), a.hex());
+    }
 
     #[test]
     fn a_statement_reads_back_from_the_bytes_signed() {

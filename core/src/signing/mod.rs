@@ -21,5 +21,5 @@ pub mod signed;
 pub mod trust;
 
 pub use key::{KeyError, PublicKey, SecretKey};
-pub use signed::{SIGNED_SCHEMA, Signed, SignedError};
+pub use signed::{SIGNED_SCHEMA, Signed, SignedError, Unverified};
 pub use trust::{TrustError, TrustSet};

@@ -5,7 +5,10 @@
 //! ```
 //!
 //! The statement travels as base64 of its bytes, not as nested JSON, so what was signed is
-//! exactly what is read back — no re-serialisation, key order or whitespace can change it. The
+//! exactly what is read back — no re-serialisation, key order or whitespace can change it. A
+//! statement that is UTF-8 text may travel instead as a JSON string of exactly its bytes
+//! (`"text"` for `"statement"`, [`Signed::to_text_json`]): the same bytes, no less exact, and a
+//! receipt holding thousands of them compresses them (base64 hides the repeats zstd finds). The
 //! signature covers the schema name, a newline and the statement (domain separation: a
 //! signature made for anything else never verifies here). The envelope is compact ASCII on
 //! one line, so it fits an HTTP header value and a JSON-lines file alike.
@@ -68,13 +71,17 @@ pub struct Signed {
     signature: Signature,
 }
 
-/// The envelope as written.
+/// The envelope as written: the statement as base64 (`statement`) or as text (`text`),
+/// exactly one of them.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Envelope {
     schema: String,
     key: String,
-    statement: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    statement: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
     signature: String,
 }
 
@@ -100,40 +107,32 @@ impl Signed {
     /// Reads an envelope and checks its signature; only a statement its key signed is
     /// returned.
     pub fn from_json(bytes: &[u8]) -> Result<Signed, SignedError> {
-        let envelope: Envelope =
-            serde_json::from_slice(bytes).map_err(|e| SignedError::Malformed(e.to_string()))?;
-        if envelope.schema != SIGNED_SCHEMA {
-            return Err(SignedError::Schema(envelope.schema));
-        }
-        let key = PublicKey::from_base64(&envelope.key)?;
-        if envelope.statement.len() > MAX_STATEMENT_BYTES / 3 * 4 + 4 {
-            return Err(SignedError::Encoding {
-                field: "statement",
-                why: format!("longer than {MAX_STATEMENT_BYTES} bytes"),
-            });
-        }
-        let statement = decode("statement", &envelope.statement)?;
-        let raw = decode("signature", &envelope.signature)?;
-        let signature = Signature::from_slice(&raw).map_err(|_| SignedError::Encoding {
-            field: "signature",
-            why: format!("{} bytes, not 64", raw.len()),
-        })?;
-        if !key.verifies(&message(&statement), &signature) {
-            return Err(SignedError::BadSignature { key_id: key.id() });
-        }
-        Ok(Signed {
-            key,
-            statement,
-            signature,
-        })
+        Unverified::from_json(bytes)?.verify()
     }
 
-    /// The envelope: compact JSON, one line of ASCII.
+    /// The envelope: compact JSON, one line of ASCII (what a header carries).
     pub fn to_json(&self) -> String {
         let envelope = Envelope {
             schema: SIGNED_SCHEMA.to_owned(),
             key: self.key.to_base64(),
-            statement: STANDARD.encode(&self.statement),
+            statement: Some(STANDARD.encode(&self.statement)),
+            text: None,
+            signature: STANDARD.encode(self.signature.to_bytes()),
+        };
+        serde_json::to_string(&envelope).unwrap_or_default()
+    }
+
+    /// The envelope with a UTF-8 statement as text (base64 otherwise): what a receipt keeps,
+    /// where thousands of statements alike compress only when they are not base64.
+    pub fn to_text_json(&self) -> String {
+        let Ok(text) = std::str::from_utf8(&self.statement) else {
+            return self.to_json();
+        };
+        let envelope = Envelope {
+            schema: SIGNED_SCHEMA.to_owned(),
+            key: self.key.to_base64(),
+            statement: None,
+            text: Some(text.to_owned()),
             signature: STANDARD.encode(self.signature.to_bytes()),
         };
         serde_json::to_string(&envelope).unwrap_or_default()
@@ -147,6 +146,97 @@ impl Signed {
     /// The exact bytes signed.
     pub fn statement(&self) -> &[u8] {
         &self.statement
+    }
+}
+
+/// An envelope read, its signature not yet checked. Only [`Unverified::verify`] makes a
+/// [`Signed`] of it. A reader may rely on its statement without that only when a statement it
+/// has verified commits to these exact bytes (a lessor's account of a lease commits to the
+/// digests of every scrape statement it numbered, so one signature checked vouches for
+/// thousands).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unverified {
+    key: PublicKey,
+    statement: Vec<u8>,
+    signature: Signature,
+}
+
+impl Unverified {
+    /// Reads an envelope without checking its signature.
+    pub fn from_json(bytes: &[u8]) -> Result<Unverified, SignedError> {
+        let envelope: Envelope =
+            serde_json::from_slice(bytes).map_err(|e| SignedError::Malformed(e.to_string()))?;
+        if envelope.schema != SIGNED_SCHEMA {
+            return Err(SignedError::Schema(envelope.schema));
+        }
+        let key = PublicKey::from_base64(&envelope.key)?;
+        let statement = match (envelope.statement, envelope.text) {
+            (Some(encoded), None) => {
+                if encoded.len() > MAX_STATEMENT_BYTES / 3 * 4 + 4 {
+                    return Err(SignedError::Encoding {
+                        field: "statement",
+                        why: format!("longer than {MAX_STATEMENT_BYTES} bytes"),
+                    });
+                }
+                decode("statement", &encoded)?
+            }
+            (None, Some(text)) => {
+                if text.len() > MAX_STATEMENT_BYTES {
+                    return Err(SignedError::Encoding {
+                        field: "text",
+                        why: format!("longer than {MAX_STATEMENT_BYTES} bytes"),
+                    });
+                }
+                text.into_bytes()
+            }
+            (Some(_), Some(_)) => {
+                return Err(SignedError::Malformed(
+                    "both statement and text: an envelope carries its statement once".to_owned(),
+                ));
+            }
+            (None, None) => {
+                return Err(SignedError::Malformed(
+                    "missing field `statement` (or `text`)".to_owned(),
+                ));
+            }
+        };
+        let raw = decode("signature", &envelope.signature)?;
+        let signature = Signature::from_slice(&raw).map_err(|_| SignedError::Encoding {
+            field: "signature",
+            why: format!("{} bytes, not 64", raw.len()),
+        })?;
+        Ok(Unverified {
+            key,
+            statement,
+            signature,
+        })
+    }
+
+    /// The key the envelope names.
+    pub fn key(&self) -> &PublicKey {
+        &self.key
+    }
+
+    /// The statement it carries, not yet known to be that key's.
+    pub fn statement(&self) -> &[u8] {
+        &self.statement
+    }
+
+    /// The envelope's signature checked: the statement, as its key signed it.
+    pub fn verify(self) -> Result<Signed, SignedError> {
+        if !self
+            .key
+            .verifies(&message(&self.statement), &self.signature)
+        {
+            return Err(SignedError::BadSignature {
+                key_id: self.key.id(),
+            });
+        }
+        Ok(Signed {
+            key: self.key,
+            statement: self.statement,
+            signature: self.signature,
+        })
     }
 }
 
@@ -231,9 +321,39 @@ mod tests {
             ),
             (edited(&json, "signature", "AAAA").into_bytes(), "not 64"),
             (edited(&json, "statement", "***").into_bytes(), "not base64"),
+            (
+                edited(&json, "text", "x").into_bytes(),
+                "both statement and text",
+            ),
+            (
+                json.replace(",\"statement\":\"eA==\"", "").into_bytes(),
+                "missing field",
+            ),
         ] {
             let e = Signed::from_json(&bytes).unwrap_err().to_string();
             assert!(e.contains(word), "{e}");
         }
+    }
+
+    #[test]
+    fn a_text_statement_is_the_same_bytes_signed_and_verifies_alike() {
+        let statement = br#"{"schema":"s","body_sha256":"ab\"c","seq":7}"#;
+        let s = Signed::sign(&secret(1), statement);
+        let text = s.to_text_json();
+        assert!(text.contains("\"text\":") && !text.contains("\"statement\":"));
+        assert_eq!(Signed::from_json(text.as_bytes()).unwrap(), s);
+        // Edited as text, it no longer verifies.
+        let other = edited(
+            &text,
+            "text",
+            r#"{"schema":"s","body_sha256":"ab\"c","seq":8}"#,
+        );
+        assert!(matches!(
+            Signed::from_json(other.as_bytes()),
+            Err(SignedError::BadSignature { .. })
+        ));
+        // Bytes that are not UTF-8 stay base64.
+        let binary = Signed::sign(&secret(1), &[0xff, 0x00]);
+        assert_eq!(binary.to_text_json(), binary.to_json());
     }
 }
