@@ -115,15 +115,23 @@ def signed_seeds(lp):
             token = grant.headers["x-loadproof-lease-token"]
             envelopes = [grant.headers["x-loadproof-lease-signed"]]
             envelopes.append(urllib.request.urlopen(url + "/metrics").headers["x-loadproof-scrape-signed"])
+            # The holder's scrape: numbered.
+            envelopes.append(urllib.request.urlopen(urllib.request.Request(
+                url + "/metrics", headers={"authorization": "Bearer " + token})).headers["x-loadproof-scrape-signed"])
             time.sleep(0.01)
             release = urllib.request.urlopen(urllib.request.Request(
                 url + "/loadproof/lease", method="DELETE", headers={"authorization": "Bearer " + token}))
             envelopes.append(release.headers["x-loadproof-lease-account-signed"])
         finally:
             sim.kill()
+        import base64
         for e in envelopes:
             write("signed", e.encode())
             write("signed", e.encode()[: len(e) // 2])
+            # As a receipt keeps it: the statement as text.
+            v = json.loads(e)
+            v["text"] = base64.b64decode(v.pop("statement")).decode()
+            write("signed", json.dumps(v, separators=(",", ":")).encode())
 
 
 if __name__ == "__main__":

@@ -654,13 +654,27 @@ pub fn check_peer_records(data: &[u8]) {
 pub fn check_signed(data: &[u8]) {
     use loadproof_core::receipt::stream::SealStatement;
     use loadproof_core::receipt::{LeaseAccount, ScrapeStatement};
-    use loadproof_core::signing::{PublicKey, SecretKey, Signed, TrustSet};
+    use loadproof_core::signing::{PublicKey, SecretKey, Signed, TrustSet, Unverified};
     if let Ok(signed) = Signed::from_json(data) {
         let again = Signed::from_json(signed.to_json().as_bytes());
         assert_eq!(again.as_ref(), Ok(&signed), "an envelope reads back from its JSON");
+        let text = Signed::from_json(signed.to_text_json().as_bytes());
+        assert_eq!(text.as_ref(), Ok(&signed), "an envelope reads back from its text form");
         let _ = ScrapeStatement::from_bytes(signed.statement());
         let _ = LeaseAccount::from_bytes(signed.statement());
         let _ = SealStatement::from_bytes(signed.statement());
+    }
+    // Read unverified, an envelope verifies exactly when it reads verified.
+    if let Ok(unverified) = Unverified::from_json(data) {
+        let statement = unverified.statement().to_vec();
+        let verified = unverified.verify();
+        assert_eq!(
+            verified.as_ref().ok().map(Signed::statement),
+            Signed::from_json(data).as_ref().ok().map(Signed::statement)
+        );
+        if let Ok(v) = verified {
+            assert_eq!(v.statement(), statement.as_slice());
+        }
     }
     let _ = ScrapeStatement::from_bytes(data);
     let _ = LeaseAccount::from_bytes(data);
