@@ -1065,7 +1065,7 @@ try {
     if (cli.qualified) expectIncludes(await page.innerText('#receipt-verdict'), 'self-attested', '#receipt-verdict');
   });
 
-  await check("trusted keys: the sim's .pub line pasted makes the lease signed; the audit deep-equals `receipt audit --json --trust KEY.pub`", async () => {
+  await check("trusted keys: the sim's .pub line pasted makes the lease signed; the audit deep-equals `receipt audit --json --trust KEY.pub`; the lessor's account as the CLI reads it", async () => {
     const cli = expected.signedTrusted;
     expectEqual(cli.attestation.level, 'signed', 'the CLI with --trust');
     await page.click('#receipt-policy-keys-heading');
@@ -1073,6 +1073,24 @@ try {
     await page.click('#receipt-policy-keys-add');
     deepStrictEqual(await waitForEqual(page, auditNow, cli), cli);
     deepStrictEqual(await attestation(), { level: 'signed', text: `signed by key ${simId} (sim at e2e), which you trust`, summary: 'signed' });
+    // The lessor's account, as the CLI reads it: every number and its reason.
+    const account = cli.attestation.lease_account;
+    if (!account) throw new Error('the CLI read no lessor account');
+    const shown = await page.$$eval('#receipt-lessor-account dd.num-dd', (dds) => Object.fromEntries(dds.map((d) => [d.id, d.dataset.value ?? null])));
+    const want = (n) => (n === undefined || n === null ? null : String(n));
+    deepStrictEqual(shown, {
+      'lessor-requests': want(account.requests),
+      'lessor-prompt-tokens': want(account.prompt_tokens),
+      'lessor-completion-tokens': want(account.completion_tokens),
+      'lessor-uncounted': want(account.uncounted_requests),
+      'lessor-scrapes': want(account.scrapes),
+    }, '#receipt-lessor-account');
+    expectEqual(await page.$eval('#lessor-account-reason', (p) => p.textContent), account.reason, '#lessor-account-reason');
+    expectEqual(await page.getAttribute('#receipt-lessor-account', 'data-agrees'), String(account.agrees), 'data-agrees');
+    expectIncludes(await page.$eval('#receipt-lessor-account summary', (s) => s.textContent), `signed by key ${account.key.key_id} (sim at e2e), which you trust`, 'the account summary');
+    if (account.vouches_for_scrapes) {
+      expectIncludes(await page.$eval('#lessor-scrapes-kept', (d) => d.textContent), 'its one signature vouches for them all', '#lessor-scrapes-kept');
+    }
     const qualify = mustRun(['receipt', 'qualify', '--trust', `${simKey}.pub`, signed], { allow: [0, 1] }).stdout.split('\n')[0];
     expectEqual(await page.innerText('#receipt-verdict'), qualify, '#receipt-verdict');
     deepStrictEqual(await heldKeys(), [{ id: simId, comment: 'sim at e2e' }]);

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use loadproof_core::audit::AttestationLevel;
+use loadproof_core::audit::{AccountFacts, AttestationLevel, ScrapeSignatures};
 use loadproof_core::receipt::{Encoding, Execution, TlsVerify};
 
 use super::figures::{GpuChart, LatencyCharts, SeriesChart, TimelineChart};
@@ -24,6 +24,69 @@ use crate::widgets::policy_panel::JudgedBy;
 use crate::widgets::readout::{
     Col, dd, int, int_opt, key_values, list, natural_cmp, td, thead, when, yes_no,
 };
+
+/// The lessor's signed account of the lease beside the client's: what it admitted, the tokens
+/// it counted, the `/metrics` bodies it numbered for the holder and how many the receipt kept,
+/// and whether the client's ledger fits it (core's reason, verbatim). Each number as the
+/// audit's JSON holds it, in `data-value`.
+#[component]
+fn LessorAccount(account: AccountFacts, scrapes: ScrapeSignatures) -> impl IntoView {
+    let who = match (&account.key.trusted_as, account.key.trusted) {
+        (Some(c), true) if !c.is_empty() => {
+            format!("key {} ({c}), which you trust", account.key.key_id)
+        }
+        (_, true) => format!("key {}, which you trust", account.key.key_id),
+        _ => format!("key {}, which you do not trust", account.key.key_id),
+    };
+    let counted = |id: &'static str, label: &'static str, n: Option<u64>| {
+        view! {
+            <dt>{label}</dt>
+            <dd id=id class="num-dd" data-value=n.map(|n| n.to_string())>
+                {int_opt(n)}
+            </dd>
+        }
+    };
+    let kept = account.scrapes.map(|served| {
+        let unkept = if scrapes.unkept > 0 {
+            format!(
+                "; {} never reached the client ({} scrapes failed)",
+                int(scrapes.unkept),
+                int(scrapes.failed as u64)
+            )
+        } else {
+            String::new()
+        };
+        let vouched = if account.vouches_for_scrapes {
+            "; every one is in the receipt and chains to this account, so its one signature vouches for them all"
+        } else {
+            "; each statement's own signature is checked"
+        };
+        format!(
+            "{} numbered, {} of them kept{unkept}{vouched}",
+            int(served),
+            int(scrapes.numbered as u64)
+        )
+    });
+    view! {
+        <details id="receipt-lessor-account" class="lessor-account" data-agrees=account.agrees.to_string()>
+            <summary>
+                {format!(
+                    "The lessor's account of the lease, signed by {who}: {}",
+                    if account.agrees { "the client's ledger fits it" } else { "the client's ledger contradicts it" },
+                )}
+            </summary>
+            <dl class="facts">
+                {counted("lessor-requests", "requests admitted under the lease", Some(account.requests))}
+                {counted("lessor-prompt-tokens", "prompt tokens it counted", account.prompt_tokens)}
+                {counted("lessor-completion-tokens", "completion tokens it counted", account.completion_tokens)}
+                {counted("lessor-uncounted", "requests whose usage it did not see", account.uncounted_requests)}
+                {counted("lessor-scrapes", "/metrics bodies served to the holder", account.scrapes)}
+                {kept.map(|k| view! { <dt>"of those"</dt><dd id="lessor-scrapes-kept">{k}</dd> })}
+            </dl>
+            <p id="lessor-account-reason" class="hint">{account.reason.clone()}</p>
+        </details>
+    }
+}
 
 /// An id-safe version of a block name (`metrics/3` → `metrics-3`).
 fn slug(name: &str) -> String {
@@ -187,6 +250,15 @@ fn Banner(m: Arc<ReceiptModel>) -> impl IntoView {
                     {attestation_meaning(&a.attestation)}
                 </span>
             </p>
+            {a
+                .attestation
+                .lease_account
+                .clone()
+                .map(|account| {
+                    view! {
+                        <LessorAccount account=account scrapes=a.attestation.scrapes.clone() />
+                    }
+                })}
             {a
                 .simulator
                 .then(|| {
