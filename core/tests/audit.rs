@@ -2406,3 +2406,40 @@ fn a_subject_axis_only_an_unsigned_source_establishes_does_not_stand_when_signed
         "{reason}"
     );
 }
+
+/// A queue in scrapes 2 and 3 of [`signed_positive`] (waiting 1 in each): two consecutive
+/// scrapes that saw one, which refuses occupancy when both are kept.
+fn signed_with_queue() -> Native {
+    let mut n = signed_positive();
+    for i in [2, 3] {
+        n.scrapes[i].2 = Some(metrics("100.0", "1000.0", 1, 1, 0, "1.79594033677e+09"));
+    }
+    n
+}
+
+/// issue 19 (adversarial review): an unread during-run scrape beside a queue is taken to have
+/// shown one, but a queue seen in two consecutive scrapes, both turned into timeouts, leaves
+/// no seen queue for them to be beside: two unread scrapes in a row may have held a queue as
+/// long as the policy refuses, and must be read so.
+#[test]
+fn consecutive_unread_during_run_scrapes_may_have_held_a_queue() {
+    let mut r = signed_with_queue().receipt();
+    for i in [2, 3] {
+        r.scrapes[i].outcome = ScrapeOutcome::Failed {
+            error: "timed out after 2 s".into(),
+        };
+    }
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(a.inconsistencies.is_empty(), "{:?}", a.inconsistencies);
+    assert_eq!(a.attestation.scrapes.unkept, 2);
+    let (pos, reason) = standing(&a, "occupancy");
+    assert!(!pos, "a queue hidden by two timeouts: {reason}");
+    assert!(reason.contains("not read"), "{reason}");
+    // One unread scrape beside none that saw a queue still costs only its note.
+    let mut r = signed_positive().receipt();
+    r.scrapes[3].outcome = ScrapeOutcome::Failed {
+        error: "timed out after 2 s".into(),
+    };
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(a.qualified, "{:?}", a.refusals);
+}

@@ -221,10 +221,11 @@ pub struct OccupancyFacts {
     /// in two scrapes in a row outlived a whole scrape interval.
     #[serde(default)]
     pub waiting_longest_run: u64,
-    /// The longest such run when every unread during-run scrape beside a waiting sample is
-    /// taken to have shown a queue too (only when that makes it longer; 0 otherwise). What a
-    /// scrape that was not read showed is unknown: a queue seen beside it may have outlived
-    /// it, and a scrape dropped or failed on purpose must not break a queue in two.
+    /// The longest such run when every unread during-run scrape is taken to have shown a queue
+    /// too (only when that makes it longer; 0 otherwise). What a scrape that was not read
+    /// showed is unknown: a queue seen beside it may have outlived it, a scrape dropped or
+    /// failed on purpose must not break a queue in two, and unread scrapes in a row may have
+    /// held a whole queue between them (every scrape that saw it turned into a timeout).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub waiting_run_with_unread: u64,
     /// Largest KV cache usage seen (0–1).
@@ -242,9 +243,10 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// The longest run of one URL's during-run scrapes, in order, that saw requests waiting or
-/// were not read, holding at least one that saw them waiting: the run a queue may have had
-/// when each unread scrape beside it showed one too. `unread_at` holds, for each unread
-/// during-run scrape, how many of `reads` came before it.
+/// were not read: the run a queue may have had when each unread scrape showed one too. A run
+/// of unread scrapes alone counts as well: a queue seen in two scrapes in a row, both turned
+/// into timeouts, leaves no scrape that saw it (the adversarial review's finding). `unread_at`
+/// holds, for each unread during-run scrape, how many of `reads` came before it.
 fn waiting_run_with_unread(reads: &[Read], unread_at: &[usize]) -> u64 {
     // The URL's during-run scrapes in order: `None` unread, else whether it saw a queue.
     let mut order: Vec<Option<bool>> = Vec::with_capacity(reads.len() + unread_at.len());
@@ -258,17 +260,14 @@ fn waiting_run_with_unread(reads: &[Read], unread_at: &[usize]) -> u64 {
         }
     }
     order.extend(unread.map(|_| None));
-    let (mut longest, mut run, mut seen) = (0u64, 0u64, false);
+    let (mut longest, mut run) = (0u64, 0u64);
     for waiting in order {
         if waiting == Some(false) {
-            (run, seen) = (0, false);
+            run = 0;
             continue;
         }
         run += 1;
-        seen |= waiting == Some(true);
-        if seen {
-            longest = longest.max(run);
-        }
+        longest = longest.max(run);
     }
     longest
 }

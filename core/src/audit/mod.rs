@@ -1424,9 +1424,16 @@ fn occupancy_standing(o: &OccupancyFacts, cap: Option<u64>, policy: &Policy) -> 
         );
     }
     if o.waiting_run_with_unread >= u64::from(policy.max_waiting_scrapes) {
+        // Unread scrapes in a row need no queue seen beside them: every scrape that saw one
+        // may have been turned into a timeout.
+        let lead = if o.waiting_samples == 0 {
+            "during-run scrapes in a row were not read"
+        } else {
+            "requests waited for admission beside during-run scrapes that were not read"
+        };
         return Standing::refused(
             format!(
-                "requests waited for admission beside during-run scrapes that were not read ({} unread): with them, {} scrapes in a row may have shown a queue (the policy refuses {}), and what an unread scrape showed is unknown",
+                "{lead} ({} unread): with them, {} scrapes in a row may have shown a queue (the policy refuses {}), and what an unread scrape showed is unknown",
                 o.unread, o.waiting_run_with_unread, policy.max_waiting_scrapes
             ),
             "re-run with every during-run scrape read (a timeout or a scrape dropped from the receipt leaves the queue's length unknown)",
