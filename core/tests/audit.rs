@@ -2417,6 +2417,69 @@ fn signed_with_queue() -> Native {
     n
 }
 
+/// issue 19 (adversarial review): the lessor numbers the bodies it serves to the holder at its
+/// route, and only its own statements carry its numbers. A number kept on anything else — a
+/// statement the claimant signed with its own key and hung on a DCGM scrape, or the lessor's
+/// real statement of the dropped body kept beside a scrape relabelled as a GPU exporter's (not
+/// read as the route's, so its queue is never seen) — must not fill the gap the drop left.
+#[test]
+fn the_lessors_numbers_are_read_only_from_its_statements_of_its_routes_scrapes() {
+    let n = signed_with_queue();
+    let dcgm_scrape = |body: String, at: i64| Scrape {
+        url: format!("{URL}/dcgm/metrics"),
+        phase: Phase::During,
+        requested: Some(stamp(at * MS)),
+        completed_mono_ns: Some(at * MS + MS),
+        outcome: ScrapeOutcome::Response {
+            status: Some(200),
+            body,
+        },
+        exporter: loadproof_core::receipt::Exporter::Dcgm,
+    };
+    // (1) Number 3 forged under the claimant's own key, on a made-up DCGM scrape.
+    let mut r = n.receipt();
+    r.scrapes.remove(3);
+    let body = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",modelName=\"none\",Hostname=\"h\"} 5\n";
+    r.evidence
+        .insert("metrics/dcgm-x".into(), Evidence::of(body.as_bytes()));
+    let statement = ScrapeStatement::of(
+        "/metrics",
+        body.as_bytes(),
+        Some("lease-1".into()),
+        T0_UNIX + 760 * MS,
+        Some(3),
+    );
+    let forged = Signed::sign(&SecretKey::from_seed([7; 32]), &statement.to_bytes());
+    r.evidence.insert(
+        signed_block_of("metrics/dcgm-x"),
+        Evidence::of(forged.to_json().as_bytes()),
+    );
+    r.scrapes.push(dcgm_scrape("metrics/dcgm-x".into(), 760));
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !a.qualified,
+        "a queue hidden behind a number the claimant signed: {:?}",
+        a.attestation
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("no signed scrape numbered 3")),
+        "{:?}",
+        a.inconsistencies
+    );
+    // (2) The lessor's own statement of body 3, its scrape relabelled as a GPU exporter's.
+    let mut r = n.receipt();
+    r.scrapes[3].url = format!("{URL}/dcgm/metrics");
+    r.scrapes[3].exporter = loadproof_core::receipt::Exporter::Dcgm;
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !a.qualified,
+        "a queue hidden by relabelling its signed scrape: {:?}",
+        a.attestation
+    );
+}
+
 /// issue 19 (adversarial review): an unread during-run scrape beside a queue is taken to have
 /// shown one, but a queue seen in two consecutive scrapes, both turned into timeouts, leaves
 /// no seen queue for them to be beside: two unread scrapes in a row may have held a queue as

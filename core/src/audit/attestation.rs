@@ -322,7 +322,25 @@ fn scrape_statements(
             continue;
         }
         last_served.insert(&scrape.url, (statement.served_unix_ns, name.clone()));
-        if let (Some(seq), Some(_)) = (statement.seq, lease) {
+        // The lessor numbers only what it serves the holder at its route, and only its own
+        // statements carry its numbers: a number under another key (the claimant's) fills no
+        // gap, and the lessor's number kept beside a scrape of anything else (a body moved
+        // off the route, relabelled a GPU exporter's so its readings are never read) is a
+        // scrape moved, not a body kept.
+        let lessors = signer.is_none_or(|k| k == signed.key());
+        if let (Some(seq), Some(_), true) = (statement.seq, lease, lessors) {
+            if !on_route {
+                problems.push(format!(
+                    "{name}: numbered {seq} by the lessor, a body it served the lease's holder at its route, but kept as a scrape of {} ({}): a scrape moved off its route",
+                    scrape.url,
+                    if scrape.exporter.is_engine() {
+                        "an engine URL outside the route"
+                    } else {
+                        "a GPU exporter"
+                    }
+                ));
+                continue;
+            }
             if let Some(first) = numbers.get(&seq) {
                 problems.push(format!(
                     "{name}: numbered {seq} by the lessor, as {first} is: one body served to the holder, kept for two scrapes"
