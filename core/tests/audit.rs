@@ -2480,6 +2480,60 @@ fn the_lessors_numbers_are_read_only_from_its_statements_of_its_routes_scrapes()
     );
 }
 
+/// Re-signs every scrape statement of `r` (key `seed`) with no number: what the lessor states of
+/// the bodies it serves to anyone but the lease's holder while the lease holds.
+fn unnumbered(mut r: Receipt, seed: u8) -> Receipt {
+    let names: Vec<String> = r
+        .scrapes
+        .iter()
+        .filter_map(|s| match &s.outcome {
+            ScrapeOutcome::Response { body, .. } => Some(body.clone()),
+            _ => None,
+        })
+        .collect();
+    for name in names {
+        let signed_name = signed_block_of(&name);
+        let Ok(bytes) = r.block(&signed_name).map(|b| b.to_vec()) else {
+            continue;
+        };
+        let held = Signed::from_json(&bytes).unwrap();
+        let mut statement = ScrapeStatement::from_bytes(held.statement()).unwrap();
+        statement.seq = None;
+        let signed = Signed::sign(&SecretKey::from_seed([seed; 32]), &statement.to_bytes());
+        r.evidence
+            .insert(signed_name, Evidence::of(signed.to_json().as_bytes()));
+    }
+    r.with_capture()
+}
+
+/// issue 19 (adversarial review): the numbering holds only if the run's scrapes are the
+/// holder's. The claimant controls the firing client: scraping without the lease's token (or
+/// from a second scraper, many times a second) gets bodies the lessor signs under the lease but
+/// numbers for no one, and the claimant keeps those that show no queue. A v2 statement of a
+/// route's scrape naming this lease without a number was served to someone other than the
+/// holder: it is not the run's scrape, and the receipt must not read signed and qualified.
+#[test]
+fn a_route_scrape_the_lessor_served_to_someone_other_than_the_holder_is_not_the_runs() {
+    let n = signed_with_queue();
+    // Every scrape unnumbered (the client never presented the token), the queue's second
+    // scrape left out (a 500 ms gap, inside the policy's 1 s).
+    let mut r = unnumbered(n.receipt(), 9);
+    r.scrapes.remove(3);
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !(a.qualified && a.attestation.level == AttestationLevel::Signed),
+        "a queue dropped from scrapes the lessor numbered for no one: {}",
+        a.attestation.reason
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("signed/metrics/0") && i.contains("other than the lease's holder")),
+        "{:?}",
+        a.inconsistencies
+    );
+}
+
 /// issue 19 (adversarial review): an unread during-run scrape beside a queue is taken to have
 /// shown one, but a queue seen in two consecutive scrapes, both turned into timeouts, leaves
 /// no seen queue for them to be beside: two unread scrapes in a row may have held a queue as

@@ -14,8 +14,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::receipt::stream::SealStatement;
 use crate::receipt::{
-    LEASE_ACCOUNT_SCHEMA_V1, Lease, LeaseAccount, Phase, Receipt, ScrapeOutcome, ScrapeStatement,
-    block, origin, signed_block_of,
+    LEASE_ACCOUNT_SCHEMA_V1, Lease, LeaseAccount, Phase, Receipt, SCRAPE_STATEMENT_SCHEMA_V1,
+    ScrapeOutcome, ScrapeStatement, block, origin, signed_block_of,
 };
 use crate::signing::{PublicKey, Signed, TrustSet};
 
@@ -290,6 +290,21 @@ fn scrape_statements(
             if let Some(other) = other {
                 problems.push(format!(
                     "{name}: the statement was made under lease {other}, not this receipt's lease {}: replayed from another lease",
+                    lease.id
+                ));
+                continue;
+            }
+            // `fire` presents the lease's token on every scrape of its route, so the lessor
+            // numbers each body it serves the run under the lease. A v2 statement of the route
+            // naming the lease but no number went to someone else: a second scraper, or a
+            // client withholding the token so that the bodies it leaves out leave no gap.
+            if on_route
+                && statement.schema != SCRAPE_STATEMENT_SCHEMA_V1
+                && statement.lease_id.is_some()
+                && statement.seq.is_none()
+            {
+                problems.push(format!(
+                    "{name}: served under lease {} to someone other than the lease's holder (the lessor numbered it for no one), yet kept as the run's scrape of its route: a scrape taken without the lease's token escapes the lessor's numbering",
                     lease.id
                 ));
                 continue;
