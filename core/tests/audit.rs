@@ -2534,6 +2534,45 @@ fn a_route_scrape_the_lessor_served_to_someone_other_than_the_holder_is_not_the_
     );
 }
 
+/// issue 19 (adversarial review): a missing number is unkept only where a failed scrape of the
+/// route could have been served it: between the kept scrapes numbered either side of it. A
+/// failed scrape the claimant adds before the run (or after it) does not explain a body
+/// dropped from the middle of the run.
+#[test]
+fn a_missing_number_is_unkept_only_beside_a_failed_scrape_where_it_was_served() {
+    let n = signed_with_queue();
+    let mut r = n.receipt();
+    r.scrapes.remove(3);
+    let mut failed = r.scrapes[0].clone();
+    failed.outcome = ScrapeOutcome::Failed {
+        error: "timed out after 2 s".into(),
+    };
+    failed.requested = Some(stamp(-5 * MS));
+    failed.completed_mono_ns = Some(-4 * MS);
+    r.scrapes.insert(0, failed);
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !a.qualified,
+        "a queue dropped mid-run, excused by a failed before-scrape: {:?}",
+        a.attestation
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("no signed scrape numbered 3")),
+        "{:?}",
+        a.inconsistencies
+    );
+    // The same failure where the body was served stays unkept, as before.
+    let mut r = n.receipt();
+    r.scrapes[3].outcome = ScrapeOutcome::Failed {
+        error: "timed out after 2 s".into(),
+    };
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(a.inconsistencies.is_empty(), "{:?}", a.inconsistencies);
+    assert_eq!(a.attestation.scrapes.unkept, 1);
+}
+
 /// issue 19 (adversarial review): an unread during-run scrape beside a queue is taken to have
 /// shown one, but a queue seen in two consecutive scrapes, both turned into timeouts, leaves
 /// no seen queue for them to be beside: two unread scrapes in a row may have held a queue as

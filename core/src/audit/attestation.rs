@@ -8,7 +8,7 @@
 //! not the claimant's: *signed*. A signature that does not verify, or that covers another
 //! lease, is not a weaker attestation but a tampered receipt: an inconsistency, refused.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -161,7 +161,7 @@ pub fn read(
         .as_ref()
         .and_then(|k| PublicKey::parse_line(&k.key).ok())
         .map(|(key, _)| key);
-    let (scrapes, during, numbers, scrape_problems) =
+    let (scrapes, during, (numbers, route_order), scrape_problems) =
         scrape_statements(receipt, block_bytes, trust, lease.as_ref(), signer.as_ref());
     inconsistencies.extend(scrape_problems);
     attestation.scrapes = scrapes;
@@ -175,8 +175,7 @@ pub fn read(
     }
     if let Some(lease) = &lease {
         let served = attestation.lease_account.as_ref().and_then(|a| a.scrapes);
-        let failed = attestation.scrapes.failed;
-        let (unkept, problems) = numbering(&numbers, served, &lease.id, failed);
+        let (unkept, problems) = numbering(&numbers, &route_order, served, &lease.id);
         attestation.scrapes.unkept = unkept;
         inconsistencies.extend(problems);
     }
@@ -215,22 +214,29 @@ pub fn read(
     (attestation, inconsistencies)
 }
 
+/// The lessor's numbers of the bodies it served the holder, as the receipt keeps them: number →
+/// the statement's block, and the route's scrapes in the receipt's order (a number kept, or
+/// `None` for a scrape that failed), which says where each failure could have been served.
+type Numbering = (BTreeMap<u64, String>, Vec<Option<u64>>);
+
 /// The lessor's statements of the scrape bodies: counted, and every one present held to the
 /// body it sits beside, the receipt's lease and that lease's window, and to the statement of
 /// the previous scrape of its URL (served after it: one statement is one serving, never reused
 /// for a second scrape or moved before another). Returns the counts, how many of the route's
 /// engine scrapes were taken during the run, the lessor's numbers of the bodies it served to
-/// the holder (number → the statement's block), and the problems.
+/// the holder (number → the statement's block) with the route's scrapes in order (a number
+/// kept, or `None` for a scrape that failed), and the problems.
 fn scrape_statements(
     receipt: &Receipt,
     block_bytes: &super::client::BlockReader<'_>,
     trust: &TrustSet,
     lease: Option<&Lease>,
     signer: Option<&PublicKey>,
-) -> (ScrapeSignatures, usize, BTreeMap<u64, String>, Vec<String>) {
+) -> (ScrapeSignatures, usize, Numbering, Vec<String>) {
     let mut out = ScrapeSignatures::default();
     let mut during = 0;
     let mut numbers: BTreeMap<u64, String> = BTreeMap::new();
+    let mut route_order: Vec<Option<u64>> = Vec::new();
     let mut problems = Vec::new();
     let mut last_served: BTreeMap<&str, (i64, String)> = BTreeMap::new();
     let route = lease.and_then(|l| origin(&l.route));
@@ -242,6 +248,7 @@ fn scrape_statements(
                 && origin(&scrape.url) == route
             {
                 out.failed += 1;
+                route_order.push(None);
             }
             continue;
         };
@@ -363,6 +370,7 @@ fn scrape_statements(
                 continue;
             }
             numbers.insert(seq, name.clone());
+            route_order.push(Some(seq));
             out.numbered += 1;
         }
         let by_trusted = holds
@@ -377,20 +385,20 @@ fn scrape_statements(
             out.other_by_trusted_key += 1;
         }
     }
-    (out, during, numbers, problems)
+    (out, during, (numbers, route_order), problems)
 }
 
 /// The lessor's numbering of the bodies it served to the holder, held to the receipt: every
 /// number from 0 up to the count its account states (or, without one, to the highest number
 /// kept) must be in it. A missing number is a body the lessor served whose answer never
-/// reached the client — as many may be missing as the route's scrapes the receipt records as
-/// failed, and they are returned as unkept — or else a signed scrape dropped from the
-/// receipt, named as such.
+/// reached the client — a failed scrape of the route, in the receipt where that body was
+/// served ([`unkept_numbers`]), stands for one, and they are returned as unkept — or else a
+/// signed scrape dropped from the receipt, named as such.
 fn numbering(
     numbers: &BTreeMap<u64, String>,
+    route_order: &[Option<u64>],
     served: Option<u64>,
     lease_id: &str,
-    failed: usize,
 ) -> (u64, Vec<String>) {
     let highest = numbers.keys().next_back().map(|n| n.saturating_add(1));
     let expected = served.or(highest).unwrap_or(0);
@@ -399,20 +407,24 @@ fn numbering(
     // `expected` minus those kept below it: listed up to a few, counted beyond.
     let below = u64::try_from(numbers.range(..expected).count()).unwrap_or(u64::MAX);
     let missing_count = expected.saturating_sub(below);
-    let failed = u64::try_from(failed).unwrap_or(u64::MAX);
+    let failed = route_order.iter().filter(|o| o.is_none()).count();
+    let explained = unkept_numbers(route_order, numbers, expected);
+    let explained_count = u64::try_from(explained.len()).unwrap_or(u64::MAX);
     let mut unkept = 0;
-    if missing_count > 0 && missing_count <= failed {
+    if missing_count > 0 && missing_count <= explained_count {
         unkept = missing_count;
     } else if missing_count > 0 {
+        // Listed: the missing numbers no failed scrape stands for (the dropped ones).
+        let dropped_count = missing_count.saturating_sub(explained_count);
         let mut missing = Vec::new();
         let mut n = 0;
         while n < expected && missing.len() < MISSING_LISTED {
-            if !numbers.contains_key(&n) {
+            if !numbers.contains_key(&n) && !explained.contains(&n) {
                 missing.push(n.to_string());
             }
             n += 1;
         }
-        let more = missing_count.saturating_sub(u64::try_from(missing.len()).unwrap_or(0));
+        let more = dropped_count.saturating_sub(u64::try_from(missing.len()).unwrap_or(0));
         let listed = if more > 0 {
             format!("{} and {more} more", missing.join(", "))
         } else {
@@ -430,8 +442,9 @@ fn numbering(
         };
         let failures = match failed {
             0 => "and no scrape of its route failed".to_owned(),
-            1 => "and only 1 scrape of its route failed".to_owned(),
-            n => format!("and only {n} scrapes of its route failed"),
+            n => format!(
+                "and the {n} failed scrape(s) of its route stand for none of them (a failed scrape stands only for a number between those of the kept scrapes recorded either side of it)"
+            ),
         };
         problems.push(format!(
             "{of}, but the receipt holds no signed scrape numbered {listed}, {failures}: signed scrapes were dropped from the receipt"
@@ -445,6 +458,45 @@ fn numbering(
         ));
     }
     (unkept, problems)
+}
+
+/// The missing numbers (below `expected`) the route's failed scrapes can stand for. `fire`
+/// takes a URL's scrapes one after another, in the receipt's order, and the lessor numbers
+/// them as it serves them, so a failed scrape's body (if the lessor served it at all) got a
+/// number above the kept scrape recorded before it and below the one recorded after it (from
+/// 0 before the first, up to `expected` after the last): each failure stands for one missing
+/// number in that span, never one elsewhere. A failed scrape added before the run does not
+/// excuse a body dropped from its middle (the adversarial review's finding).
+fn unkept_numbers(
+    route_order: &[Option<u64>],
+    numbers: &BTreeMap<u64, String>,
+    expected: u64,
+) -> BTreeSet<u64> {
+    let mut explained = BTreeSet::new();
+    // Up to `failures` missing numbers in `from..to` not yet stood for. Each step either
+    // takes a number or passes one kept or already taken, so the walk is as long as the
+    // receipt's statements and failures, whatever the numbers.
+    let take = |from: u64, to: u64, failures: usize, explained: &mut BTreeSet<u64>| {
+        let (mut n, mut taken) = (from, 0);
+        while n < to.min(expected) && taken < failures {
+            if !numbers.contains_key(&n) && explained.insert(n) {
+                taken += 1;
+            }
+            n += 1;
+        }
+    };
+    let (mut from, mut failures) = (0u64, 0usize);
+    for entry in route_order {
+        match entry {
+            None => failures += 1,
+            Some(seq) => {
+                take(from, *seq, failures, &mut explained);
+                (from, failures) = (seq.saturating_add(1), 0);
+            }
+        }
+    }
+    take(from, expected, failures, &mut explained);
+    explained
 }
 
 /// How many missing numbers an inconsistency lists before it only counts the rest.
