@@ -2599,3 +2599,68 @@ fn consecutive_unread_during_run_scrapes_may_have_held_a_queue() {
     let a = audit_with(&r.with_capture(), &trusting(&[9]));
     assert!(a.qualified, "{:?}", a.refusals);
 }
+
+/// issue 19 (adversarial review): the lessor serves its `/metrics` at its route only, so a
+/// statement by the lease's signer naming this lease, kept beside an engine scrape of another
+/// URL, is a route body moved there. Unnumbered (a second scraper without the token took it),
+/// it read as a signed replica whose counters are summed with the route's: a client log
+/// inflated by two requests, and a "replica" made of two route bodies taken at the grant and
+/// mid-run, agreed to the token and read signed and qualified.
+#[test]
+fn a_body_the_lessor_served_at_its_route_kept_as_another_urls_scrape_is_refused_by_name() {
+    let mut n = signed_positive();
+    n.records.push(ok(4, 900, 1300, 10, 5));
+    n.records.push(ok(5, 910, 1310, 10, 5));
+    n.offered = 6;
+    let mut r = n.receipt();
+    let other = "http://127.0.0.1:9001/metrics";
+    for (i, (phase, at, generation, prompt)) in [
+        (Phase::Before, 1, "100.0", "1000.0"),
+        (Phase::After, 1501, "110.0", "1020.0"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!("metrics/replica-{i}");
+        let body = metrics(generation, prompt, 0, 0, 0, "1.79594033677e+09");
+        r.evidence
+            .insert(name.clone(), Evidence::of(body.as_bytes()));
+        let statement = ScrapeStatement::of(
+            "/metrics",
+            body.as_bytes(),
+            Some("lease-1".into()),
+            T0_UNIX + at * MS,
+            None,
+        );
+        let signed = Signed::sign(&SecretKey::from_seed([9; 32]), &statement.to_bytes());
+        r.evidence.insert(
+            signed_block_of(&name),
+            Evidence::of(signed.to_json().as_bytes()),
+        );
+        r.scrapes.push(Scrape {
+            url: other.into(),
+            phase,
+            requested: Some(stamp(at * MS)),
+            completed_mono_ns: Some(at * MS + MS),
+            outcome: ScrapeOutcome::Response {
+                status: Some(200),
+                body: name,
+            },
+            exporter: Default::default(),
+        });
+    }
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !(a.qualified && a.attestation.level == AttestationLevel::Signed),
+        "a replica made of the route's bodies: {:?} {:?}",
+        a.engine.generation_tokens_delta,
+        a.attestation
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("signed/metrics/replica-0") && i.contains("outside its route")),
+        "{:?}",
+        a.inconsistencies
+    );
+}

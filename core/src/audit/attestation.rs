@@ -344,25 +344,30 @@ fn scrape_statements(
             continue;
         }
         last_served.insert(&scrape.url, (statement.served_unix_ns, name.clone()));
-        // The lessor numbers only what it serves the holder at its route, and only its own
-        // statements carry its numbers: a number under another key (the claimant's) fills no
-        // gap, and the lessor's number kept beside a scrape of anything else (a body moved
-        // off the route, relabelled a GPU exporter's so its readings are never read) is a
-        // scrape moved, not a body kept.
+        // The lessor serves its `/metrics` at its route, and only its own statements carry its
+        // numbers. Its statement naming this lease beside a scrape of anything else (another
+        // engine URL, whose counters are summed with the route's; a GPU exporter, whose body
+        // is never read for a queue) is a route body moved there, numbered or not (a second
+        // scraper without the token gets unnumbered ones). A number under another key (the
+        // claimant's) fills no gap.
         let lessors = signer.is_none_or(|k| k == signed.key());
+        if lessors && lease.is_some() && statement.lease_id.is_some() && !on_route {
+            problems.push(format!(
+                "{name}: a body the lessor served at its route under lease {}{}, kept as a scrape of {} ({}): a body moved outside its route",
+                statement.lease_id.as_deref().unwrap_or_default(),
+                statement
+                    .seq
+                    .map_or(String::new(), |seq| format!(" (numbered {seq})")),
+                scrape.url,
+                if scrape.exporter.is_engine() {
+                    "an engine URL outside the route"
+                } else {
+                    "a GPU exporter"
+                }
+            ));
+            continue;
+        }
         if let (Some(seq), Some(_), true) = (statement.seq, lease, lessors) {
-            if !on_route {
-                problems.push(format!(
-                    "{name}: numbered {seq} by the lessor, a body it served the lease's holder at its route, but kept as a scrape of {} ({}): a scrape moved off its route",
-                    scrape.url,
-                    if scrape.exporter.is_engine() {
-                        "an engine URL outside the route"
-                    } else {
-                        "a GPU exporter"
-                    }
-                ));
-                continue;
-            }
             if let Some(first) = numbers.get(&seq) {
                 problems.push(format!(
                     "{name}: numbered {seq} by the lessor, as {first} is: one body served to the holder, kept for two scrapes"
