@@ -2664,3 +2664,27 @@ fn a_body_the_lessor_served_at_its_route_kept_as_another_urls_scrape_is_refused_
         a.inconsistencies
     );
 }
+
+/// issue 19 (adversarial review): a failed scrape stands for the number of the body the
+/// lessor served where it sits in the receipt, and what that body showed is unknown whatever
+/// phase the receipt gives it: two queued scrapes turned into failures labelled before- or
+/// after-scrapes, in the middle of the run, must not escape the unread during-run rule.
+#[test]
+fn a_failed_scrape_among_the_runs_scrapes_is_unread_whatever_its_phase() {
+    for phase in [Phase::Before, Phase::After] {
+        let mut r = signed_with_queue().receipt();
+        for i in [2, 3] {
+            r.scrapes[i].outcome = ScrapeOutcome::Failed {
+                error: "timed out after 2 s".into(),
+            };
+            r.scrapes[i].phase = phase;
+        }
+        let a = audit_with(&r.with_capture(), &trusting(&[9]));
+        assert!(
+            !a.qualified,
+            "a queue hidden by two failures labelled {phase:?}: {:?} {:?}",
+            standing(&a, "occupancy"),
+            a.refusals
+        );
+    }
+}

@@ -246,8 +246,26 @@ fn is_zero(n: &u64) -> bool {
 /// were not read: the run a queue may have had when each unread scrape showed one too. A run
 /// of unread scrapes alone counts as well: a queue seen in two scrapes in a row, both turned
 /// into timeouts, leaves no scrape that saw it (the adversarial review's finding). `unread_at`
-/// holds, for each unread during-run scrape, how many of `reads` came before it.
-fn waiting_run_with_unread(reads: &[Read], unread_at: &[usize]) -> u64 {
+/// holds, for each unread scrape, how many of `reads` came before it and its phase. An unread
+/// scrape the receipt labels before or after the run but records between two during-run
+/// reads is read as during-run: a failure has no body to place it by, so its label is only
+/// the claimant's, and relabelling the queue's timeouts must not hide them.
+fn waiting_run_with_unread(reads: &[Read], unread_at: &[(usize, Phase)]) -> u64 {
+    let during_at: Vec<usize> = reads
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.phase == Phase::During)
+        .map(|(k, _)| k)
+        .collect();
+    let within = |at: usize| {
+        during_at.first().is_some_and(|&first| first < at)
+            && during_at.last().is_some_and(|&last| last >= at)
+    };
+    let unread_at: Vec<usize> = unread_at
+        .iter()
+        .filter(|(at, phase)| *phase == Phase::During || within(*at))
+        .map(|(at, _)| *at)
+        .collect();
     // The URL's during-run scrapes in order: `None` unread, else whether it saw a queue.
     let mut order: Vec<Option<bool>> = Vec::with_capacity(reads.len() + unread_at.len());
     let mut unread = unread_at.iter().peekable();
@@ -438,9 +456,9 @@ pub struct LeaseReading {
 /// one at a time ([`Receipt::walk_scrapes`]'s walk), never all held at once.
 pub struct Scanned<'r> {
     by_url: BTreeMap<&'r str, (Vec<Read>, Vec<String>)>,
-    /// Where each engine URL's unread during-run scrapes fell among its reads: the number of
-    /// reads before each one.
-    unread_at: BTreeMap<&'r str, Vec<usize>>,
+    /// Where each engine URL's unread scrapes fell among its reads: the number of reads
+    /// before each one, and the phase the receipt gives it.
+    unread_at: BTreeMap<&'r str, Vec<(usize, Phase)>>,
     /// What each engine URL says it is, from its first whole parse.
     readback: BTreeMap<&'r str, Readback>,
     /// The first scrape of a URL that said something else, described.
@@ -737,10 +755,8 @@ impl<'r> Scanner<'r> {
         });
         if let Err(why) = &read {
             entry.1.push(why.clone());
-            if s.phase == Phase::During {
-                let at = entry.0.len();
-                out.unread_at.entry(url).or_default().push(at);
-            }
+            let at = entry.0.len();
+            out.unread_at.entry(url).or_default().push((at, s.phase));
         }
         read
     }
@@ -1283,7 +1299,7 @@ impl<'s> InFlight<'s> {
 
 fn occupancy(
     by_url: &BTreeMap<&str, (Vec<Read>, Vec<String>)>,
-    unread_at: &BTreeMap<&str, Vec<usize>>,
+    unread_at: &BTreeMap<&str, Vec<(usize, Phase)>>,
     run: Option<(i64, i64)>,
     spans_ns: &[(i64, i64)],
     preemptions_delta: Option<u64>,
