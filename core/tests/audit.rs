@@ -2688,3 +2688,27 @@ fn a_failed_scrape_among_the_runs_scrapes_is_unread_whatever_its_phase() {
         );
     }
 }
+
+/// issue 19 (adversarial review, held): the lease's route is an origin, but the engine's facts
+/// are read per URL, so the queue's two timeouts moved to two made-up URLs at the route's
+/// origin (one each) stand as unkept while no URL shows two unread in a row. It holds because
+/// each such URL has no readable before- or after-scrape: continuity and the counters refuse.
+#[test]
+fn failed_scrapes_moved_to_made_up_urls_at_the_routes_origin_hide_no_queue() {
+    for phase in [Phase::During, Phase::Before] {
+        let mut r = signed_with_queue().receipt();
+        for (i, path) in [(2, "/metrics?a"), (3, "/metrics?b")] {
+            r.scrapes[i].outcome = ScrapeOutcome::Failed {
+                error: "timed out after 2 s".into(),
+            };
+            r.scrapes[i].url = format!("{URL}{path}");
+            r.scrapes[i].phase = phase;
+        }
+        let a = audit_with(&r.with_capture(), &trusting(&[9]));
+        assert!(
+            !a.qualified,
+            "a queue hidden by failures at made-up URLs ({phase:?}): {:?} {:?}",
+            a.attestation, a.refusals
+        );
+    }
+}
