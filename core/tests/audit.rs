@@ -2712,3 +2712,53 @@ fn failed_scrapes_moved_to_made_up_urls_at_the_routes_origin_hide_no_queue() {
         );
     }
 }
+
+/// issue 19 (adversarial review): the claimant writes the client's log and the scrapes' times;
+/// only the lessor's clock in its statements is not theirs. A run replayed at half speed and
+/// written as if twice as fast (every time in the receipt halved, the lessor's statements kept)
+/// claims twice the throughput; the lessor served the same scrapes twice as far apart. The
+/// intervals between a URL's signed scrapes on the lessor's clock must fit the receipt's.
+#[test]
+fn the_receipts_scrape_times_are_held_to_the_lessors_clock() {
+    let honest = signed_positive();
+    let mut fast = signed_positive();
+    for r in fast.records.iter_mut() {
+        r.scheduled_ns /= 2;
+        r.chunks_ns.iter_mut().for_each(|t| *t /= 2);
+        r.sent_ns = r.sent_ns.map(|t| t / 2);
+        r.first_token_ns = r.first_token_ns.map(|t| t / 2);
+        r.end_ns = r.end_ns.map(|t| t / 2);
+    }
+    for s in fast.scrapes.iter_mut() {
+        s.1 /= 2;
+    }
+    fast.end_ms /= 2;
+    let signed_by_lessor = honest.receipt();
+    let mut r = fast.receipt();
+    let names: Vec<String> = r
+        .evidence
+        .keys()
+        .filter(|k| k.starts_with("signed/metrics/"))
+        .cloned()
+        .collect();
+    for name in names {
+        let e = signed_by_lessor.evidence.get(&name).unwrap().clone();
+        r.evidence.insert(name, e);
+    }
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !a.qualified,
+        "a run written twice as fast as the lessor served it: {:?}",
+        a.attestation
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("lessor's clock")),
+        "{:?}",
+        a.inconsistencies
+    );
+    // The honest receipt still qualifies.
+    let a = audit_with(&signed_by_lessor, &trusting(&[9]));
+    assert!(a.qualified, "{:?}", a.refusals);
+}

@@ -239,6 +239,7 @@ fn scrape_statements(
     let mut route_order: Vec<Option<u64>> = Vec::new();
     let mut problems = Vec::new();
     let mut last_served: BTreeMap<&str, (i64, String)> = BTreeMap::new();
+    let mut clock_anchors: BTreeMap<&str, ClockAnchor> = BTreeMap::new();
     let route = lease.and_then(|l| origin(&l.route));
     for scrape in &receipt.scrapes {
         let ScrapeOutcome::Response { body, .. } = &scrape.outcome else {
@@ -344,6 +345,17 @@ fn scrape_statements(
             continue;
         }
         last_served.insert(&scrape.url, (statement.served_unix_ns, name.clone()));
+        if signer.is_none_or(|k| k == signed.key())
+            && let Some(problem) = held_to_the_lessors_clock(
+                &mut clock_anchors,
+                scrape,
+                &name,
+                statement.served_unix_ns,
+            )
+        {
+            problems.push(problem);
+            continue;
+        }
         // The lessor serves its `/metrics` at its route, and only its own statements carry its
         // numbers. Its statement naming this lease beside a scrape of anything else (another
         // engine URL, whose counters are summed with the route's; a GPU exporter, whose body
@@ -391,6 +403,67 @@ fn scrape_statements(
         }
     }
     (out, during, (numbers, route_order), problems)
+}
+
+/// A URL's first scrape signed by the lessor: its name, the lessor's clock when it served it,
+/// and the receipt's monotonic times of its request and completion.
+struct ClockAnchor {
+    name: String,
+    served_unix_ns: i64,
+    requested_ns: i64,
+    completed_ns: i64,
+}
+
+/// How far the lessor's clock may run from the firing machine's between two scrapes: a fixed
+/// allowance (the time a request takes to reach the lessor is inside the receipt's interval
+/// already; this covers scheduling) and 1 % of the interval (clock rates: NTP slews at most
+/// 0.05 %).
+const CLOCK_SLACK_NS: i128 = 250_000_000;
+
+/// Holds a scrape's time on the lessor's clock to the receipt's. The claimant writes every
+/// time in the receipt (the client's log, the scrapes' stamps); the lessor's clock in its
+/// statements is the one it does not. Between a URL's first signed scrape and each later one,
+/// the lessor served them as far apart as the receipt's request and completion times allow
+/// (the lessor served each between its request and its answer), or the receipt's times were
+/// rewritten: a run replayed slowly and written as fast claims a throughput the engine never
+/// had (the adversarial review's finding). Some problem when it does not fit.
+fn held_to_the_lessors_clock<'r>(
+    anchors: &mut BTreeMap<&'r str, ClockAnchor>,
+    scrape: &'r crate::receipt::Scrape,
+    name: &str,
+    served_unix_ns: i64,
+) -> Option<String> {
+    let (Some(requested), Some(completed)) = (scrape.requested, scrape.completed_mono_ns) else {
+        return None;
+    };
+    let Some(anchor) = anchors.get(scrape.url.as_str()) else {
+        anchors.insert(
+            &scrape.url,
+            ClockAnchor {
+                name: name.to_owned(),
+                served_unix_ns,
+                requested_ns: requested.mono_ns,
+                completed_ns: completed,
+            },
+        );
+        return None;
+    };
+    let lessor = i128::from(served_unix_ns) - i128::from(anchor.served_unix_ns);
+    let shortest = i128::from(requested.mono_ns) - i128::from(anchor.completed_ns);
+    let longest = i128::from(completed) - i128::from(anchor.requested_ns);
+    let slack = CLOCK_SLACK_NS + lessor.abs() / 100;
+    if lessor <= longest.saturating_add(slack) && lessor >= shortest.saturating_sub(slack) {
+        return None;
+    }
+    let ms = |ns: i128| ns as f64 / 1e6;
+    Some(format!(
+        "{name}: served {:.3} ms after {} on the lessor's clock, but the receipt records the two scrapes of {} {:.3} to {:.3} ms apart: the receipt's times were rewritten (the lessor's clock is the one the claimant does not write)",
+        ms(lessor),
+        anchor.name,
+        scrape.url,
+        ms(shortest),
+        ms(longest)
+    ))
 }
 
 /// The lessor's numbering of the bodies it served to the holder, held to the receipt: every
