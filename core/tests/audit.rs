@@ -2745,12 +2745,24 @@ fn the_receipts_scrape_times_are_held_to_the_lessors_clock() {
         let e = signed_by_lessor.evidence.get(&name).unwrap().clone();
         r.evidence.insert(name, e);
     }
-    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    let a = audit_with(&r.clone().with_capture(), &trusting(&[9]));
     assert!(
         !a.qualified,
         "a run written twice as fast as the lessor served it: {:?}",
         a.attestation
     );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("lessor's clock")),
+        "{:?}",
+        a.inconsistencies
+    );
+    // The same with every completion time left out (nothing bounds the interval then).
+    for s in r.scrapes.iter_mut() {
+        s.completed_mono_ns = None;
+    }
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
     assert!(
         a.inconsistencies
             .iter()

@@ -433,9 +433,10 @@ fn held_to_the_lessors_clock<'r>(
     name: &str,
     served_unix_ns: i64,
 ) -> Option<String> {
-    let (Some(requested), Some(completed)) = (scrape.requested, scrape.completed_mono_ns) else {
-        return None;
-    };
+    // A scrape without a completion time (a receipt with it left out, so that nothing
+    // bounds the interval) is held to its request time alone: the tighter bound.
+    let requested = scrape.requested?;
+    let completed = scrape.completed_mono_ns.unwrap_or(requested.mono_ns);
     let Some(anchor) = anchors.get(scrape.url.as_str()) else {
         anchors.insert(
             &scrape.url,
