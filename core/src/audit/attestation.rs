@@ -239,7 +239,7 @@ fn scrape_statements(
     let mut route_order: Vec<Option<u64>> = Vec::new();
     let mut problems = Vec::new();
     let mut last_served: BTreeMap<&str, (i64, String)> = BTreeMap::new();
-    let mut clock_anchors: BTreeMap<&str, ClockAnchor> = BTreeMap::new();
+    let mut clock_anchor: Option<ClockAnchor> = None;
     let route = lease.and_then(|l| origin(&l.route));
     for scrape in &receipt.scrapes {
         let ScrapeOutcome::Response { body, .. } = &scrape.outcome else {
@@ -347,7 +347,7 @@ fn scrape_statements(
         last_served.insert(&scrape.url, (statement.served_unix_ns, name.clone()));
         if signer.is_none_or(|k| k == signed.key())
             && let Some(problem) = held_to_the_lessors_clock(
-                &mut clock_anchors,
+                &mut clock_anchor,
                 scrape,
                 &name,
                 statement.served_unix_ns,
@@ -405,8 +405,10 @@ fn scrape_statements(
     (out, during, (numbers, route_order), problems)
 }
 
-/// A URL's first scrape signed by the lessor: its name, the lessor's clock when it served it,
-/// and the receipt's monotonic times of its request and completion.
+/// The receipt's first scrape signed by the lessor: its name, the lessor's clock when it served
+/// it, and the receipt's monotonic times of its request and completion. One for the receipt,
+/// not one per URL: the lessor has one clock and the firing machine one, so scrapes spread
+/// over URLs (each alone at its own) are held to it too.
 struct ClockAnchor {
     name: String,
     served_unix_ns: i64,
@@ -422,14 +424,14 @@ const CLOCK_SLACK_NS: i128 = 250_000_000;
 
 /// Holds a scrape's time on the lessor's clock to the receipt's. The claimant writes every
 /// time in the receipt (the client's log, the scrapes' stamps); the lessor's clock in its
-/// statements is the one it does not. Between a URL's first signed scrape and each later one,
+/// statements is the one it does not. Between the first scrape the lessor signed and each later one,
 /// the lessor served them as far apart as the receipt's request and completion times allow
 /// (the lessor served each between its request and its answer), or the receipt's times were
 /// rewritten: a run replayed slowly and written as fast claims a throughput the engine never
 /// had (the adversarial review's finding). Some problem when it does not fit.
-fn held_to_the_lessors_clock<'r>(
-    anchors: &mut BTreeMap<&'r str, ClockAnchor>,
-    scrape: &'r crate::receipt::Scrape,
+fn held_to_the_lessors_clock(
+    first: &mut Option<ClockAnchor>,
+    scrape: &crate::receipt::Scrape,
     name: &str,
     served_unix_ns: i64,
 ) -> Option<String> {
@@ -437,16 +439,13 @@ fn held_to_the_lessors_clock<'r>(
     // bounds the interval) is held to its request time alone: the tighter bound.
     let requested = scrape.requested?;
     let completed = scrape.completed_mono_ns.unwrap_or(requested.mono_ns);
-    let Some(anchor) = anchors.get(scrape.url.as_str()) else {
-        anchors.insert(
-            &scrape.url,
-            ClockAnchor {
-                name: name.to_owned(),
-                served_unix_ns,
-                requested_ns: requested.mono_ns,
-                completed_ns: completed,
-            },
-        );
+    let Some(anchor) = first.as_ref() else {
+        *first = Some(ClockAnchor {
+            name: name.to_owned(),
+            served_unix_ns,
+            requested_ns: requested.mono_ns,
+            completed_ns: completed,
+        });
         return None;
     };
     let lessor = i128::from(served_unix_ns) - i128::from(anchor.served_unix_ns);
@@ -458,10 +457,9 @@ fn held_to_the_lessors_clock<'r>(
     }
     let ms = |ns: i128| ns as f64 / 1e6;
     Some(format!(
-        "{name}: served {:.3} ms after {} on the lessor's clock, but the receipt records the two scrapes of {} {:.3} to {:.3} ms apart: the receipt's times were rewritten (the lessor's clock is the one the claimant does not write)",
+        "{name}: served {:.3} ms after {} on the lessor's clock, but the receipt records the two scrapes {:.3} to {:.3} ms apart: the receipt's times were rewritten (the lessor's clock is the one the claimant does not write)",
         ms(lessor),
         anchor.name,
-        scrape.url,
         ms(shortest),
         ms(longest)
     ))
