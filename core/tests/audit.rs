@@ -2774,3 +2774,29 @@ fn the_receipts_scrape_times_are_held_to_the_lessors_clock() {
     let a = audit_with(&signed_by_lessor, &trusting(&[9]));
     assert!(a.qualified, "{:?}", a.refusals);
 }
+
+/// issue 19 (adversarial review, open): what an unkept body showed is unknown, but only the
+/// queue rule reads it so. A single scrape that showed the engine running above the declared
+/// cap (or more requests than the client had in flight: foreign work), turned into a timeout,
+/// leaves a signed receipt that qualifies: the claimant picks which one scrape the reviewer
+/// never sees, as long as no two are in a row.
+#[test]
+#[ignore = "design: decide whether an unkept during-run body leaves the cap and foreign-work checks unknown (refuse, or name it in the standing) when the receipt reads signed; an honest timeout costs the same"]
+fn an_unkept_body_leaves_every_occupancy_check_it_could_have_failed_unknown() {
+    let mut n = signed_positive();
+    n.cap = Some(2);
+    n.scrapes[3].2 = Some(metrics("100.0", "1000.0", 3, 0, 0, "1.79594033677e+09"));
+    let a = audit_with(&n.receipt(), &trusting(&[9]));
+    let (pos, _) = standing(&a, "occupancy");
+    assert!(!pos, "the cap exceeded in scrape 3 refuses");
+    let mut r = n.receipt();
+    r.scrapes[3].outcome = ScrapeOutcome::Failed {
+        error: "timed out after 2 s".into(),
+    };
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert_eq!(a.attestation.scrapes.unkept, 1);
+    assert!(
+        !a.qualified,
+        "the scrape that showed the cap exceeded, turned into a timeout, hid it"
+    );
+}
