@@ -25,6 +25,9 @@ use common::{FAST, Sim, audit_json, run, s, spawn_server, stderr};
 /// machine would push the dispatch lag over its bound.
 static TURN: Mutex<()> = Mutex::new(());
 
+/// Set, the scripted upstream's next `/metrics` answer is held back this long, in seconds.
+static STALL_METRICS_S: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// `loadproof gate --upstream URL --port 0` (plus `extra`), killed on drop; its address read
@@ -286,7 +289,11 @@ fn serve_one(
             "200 OK",
             r#"{"object":"list","data":[{"id":"Qwen/Qwen3-0.6B","object":"model"}]}"#,
         ),
-        ("GET", "/metrics") => whole(&mut out, "200 OK", metrics),
+        ("GET", "/metrics") => {
+            let stall = STALL_METRICS_S.swap(0, std::sync::atomic::Ordering::SeqCst);
+            std::thread::sleep(Duration::from_secs(stall));
+            whole(&mut out, "200 OK", metrics)
+        }
         ("GET", "/version") => whole(&mut out, "200 OK", r#"{"version":"0.32.0"}"#),
         ("GET", "/health") => whole(&mut out, "200 OK", ""),
         ("POST", "/v1/completions") if String::from_utf8_lossy(&body).contains("include_usage") => {
@@ -958,6 +965,44 @@ fn the_gate_numbers_the_metrics_bodies_it_serves_to_the_lease_holder() {
     // After release the holder's scrape is under no lease, unnumbered.
     let after = statement(&[&auth]);
     assert_eq!((after.lease_id, after.seq), (None, None));
+}
+
+/// Adversarial review: a failed scrape stands only for a number where the receipt holds it, so
+/// a body the gateway numbers must reach the holder before the holder gives up (`fire`: 10 s)
+/// and scrapes again. An upstream `/metrics` that stalls is answered 504 within 5 s, unsigned,
+/// and takes no number: the holder's next body carries the number the stalled one would have.
+#[test]
+fn a_metrics_body_the_upstream_stalls_is_refused_in_time_and_takes_no_number() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = common::fresh_dir("gate-stalled-metrics");
+    let key = dir.join("gate.key");
+    let made = run(&["key", "new", "--out", s(&key)]);
+    assert!(made.status.success(), "{}", stderr(&made));
+    let upstream = Upstream::start(VLLM_METRICS);
+    let gate = Gate::start(&upstream.url, &["--signing-key", s(&key)]);
+    let granted = lease(&gate.addr, r#"{"holder": "me", "seconds": 60}"#);
+    assert_eq!(granted.status, 200, "{}", granted.text());
+    let auth = format!(
+        "Authorization: Bearer {}",
+        granted.header("x-loadproof-lease-token").unwrap()
+    );
+    STALL_METRICS_S.store(8, std::sync::atomic::Ordering::SeqCst);
+    let asked = Instant::now();
+    let stalled = request(&gate.addr, "GET", "/metrics", &[&auth], "");
+    let waited = asked.elapsed();
+    assert_eq!(stalled.status, 504, "{}", stalled.text());
+    assert!(waited < Duration::from_secs(7), "answered after {waited:?}");
+    assert!(stalled.raw_header("x-loadproof-scrape-signed").is_none());
+    let next = request(&gate.addr, "GET", "/metrics", &[&auth], "");
+    assert_eq!(next.status, 200, "{}", next.text());
+    let signed = Signed::from_json(
+        next.raw_header("x-loadproof-scrape-signed")
+            .expect("a signing gate signs every /metrics body")
+            .as_bytes(),
+    )
+    .unwrap();
+    let statement = ScrapeStatement::from_bytes(signed.statement()).unwrap();
+    assert_eq!(statement.seq, Some(0), "the stalled scrape took no number");
 }
 
 #[test]

@@ -327,10 +327,14 @@ impl Native {
     }
 
     /// [`Native::positive`] with its lease and every scrape body signed by the key of `seed`.
+    /// Signed by the lessor with key `seed`: its lease, its numbered scrape statements and
+    /// its account of the lease (4 requests admitted, 40 + 20 tokens counted: the client's).
     fn signed(seed: u8) -> Native {
         let mut n = Native::positive();
         n.lessor_key = Some(seed);
         n.scrape_key = Some((seed, "lease-1"));
+        n.account = Some((seed, "lease-1", 4));
+        n.account_tokens = Some((40, 20, 0));
         n
     }
 }
@@ -2224,6 +2228,8 @@ fn a_scrape_statement_reused_for_another_scrape_is_refused_by_name() {
 fn scrape_statements_by_another_key_than_the_leases_do_not_make_it_signed() {
     let mut n = signed_positive();
     n.scrape_key = Some((8, "lease-1"));
+    // No account: one by the lease's signer chaining these bytes would be its word on them.
+    n.account = None;
     let a = audit_with(&n.receipt(), &trusting(&[9, 8]));
     assert_eq!(a.attestation.level, AttestationLevel::SelfAttested);
     assert_eq!(a.attestation.scrapes.signed, 7);
@@ -2397,17 +2403,28 @@ fn a_signed_scrape_that_failed_in_the_receipt_is_unkept_and_what_it_showed_is_un
     assert!(!pos && reason.contains("not read"), "{reason}");
     assert!(!a.qualified);
 
+    // Beside no queue it is still a body nobody saw: no tampering, signed, but occupancy is
+    // unknown (it could have shown the engine above the cap, or foreign requests).
     let mut r = signed_positive().receipt();
     r.scrapes[3].outcome = timed_out();
     let a = audit_with(&r.with_capture(), &trusting(&[9]));
     assert!(a.inconsistencies.is_empty(), "{:?}", a.inconsistencies);
-    assert!(a.qualified, "{:?}", a.refusals);
     assert_eq!(a.attestation.level, AttestationLevel::Signed);
     assert!(
         a.attestation.reason.contains("never reached the client"),
         "{}",
         a.attestation.reason
     );
+    let (pos, reason) = standing(&a, "occupancy");
+    assert!(
+        !pos && reason.contains("never reached the client"),
+        "{reason}"
+    );
+    // Without a lessor's numbers nothing says a body was served: a failed scrape beside no
+    // queue is a failed scrape.
+    let mut r = Native::positive().receipt();
+    r.scrapes[3].outcome = timed_out();
+    assert!(audit_with(&r.with_capture(), &Policy::default()).qualified);
 }
 
 /// issue 19 (adversarial review): the subject is read from every source, signed or not. When
@@ -2496,4 +2513,438 @@ fn a_subject_axis_only_an_unsigned_source_establishes_does_not_stand_when_signed
             .contains("engine_version=0.32.0 (its only source is unsigned: GET /version)"),
         "{reason}"
     );
+}
+
+/// A queue in scrapes 2 and 3 of [`signed_positive`] (waiting 1 in each): two consecutive
+/// scrapes that saw one, which refuses occupancy when both are kept.
+fn signed_with_queue() -> Native {
+    let mut n = signed_positive();
+    for i in [2, 3] {
+        n.scrapes[i].2 = Some(metrics("100.0", "1000.0", 1, 1, 0, "1.79594033677e+09"));
+    }
+    n
+}
+
+/// issue 19 (adversarial review): the lessor numbers the bodies it serves to the holder at its
+/// route, and only its own statements carry its numbers. A number kept on anything else — a
+/// statement the claimant signed with its own key and hung on a DCGM scrape, or the lessor's
+/// real statement of the dropped body kept beside a scrape relabelled as a GPU exporter's (not
+/// read as the route's, so its queue is never seen) — must not fill the gap the drop left.
+#[test]
+fn the_lessors_numbers_are_read_only_from_its_statements_of_its_routes_scrapes() {
+    let n = signed_with_queue();
+    let dcgm_scrape = |body: String, at: i64| Scrape {
+        url: format!("{URL}/dcgm/metrics"),
+        phase: Phase::During,
+        requested: Some(stamp(at * MS)),
+        completed_mono_ns: Some(at * MS + MS),
+        outcome: ScrapeOutcome::Response {
+            status: Some(200),
+            body,
+        },
+        exporter: loadproof_core::receipt::Exporter::Dcgm,
+    };
+    // (1) Number 3 forged under the claimant's own key, on a made-up DCGM scrape.
+    let mut r = n.receipt();
+    r.scrapes.remove(3);
+    let body = "# TYPE DCGM_FI_DEV_GPU_UTIL gauge\nDCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\",modelName=\"none\",Hostname=\"h\"} 5\n";
+    r.evidence
+        .insert("metrics/dcgm-x".into(), Evidence::of(body.as_bytes()));
+    let statement = ScrapeStatement::of(
+        "/metrics",
+        body.as_bytes(),
+        Some("lease-1".into()),
+        T0_UNIX + 760 * MS,
+        Some(3),
+    );
+    let forged = Signed::sign(&SecretKey::from_seed([7; 32]), &statement.to_bytes());
+    r.evidence.insert(
+        signed_block_of("metrics/dcgm-x"),
+        Evidence::of(forged.to_json().as_bytes()),
+    );
+    r.scrapes.push(dcgm_scrape("metrics/dcgm-x".into(), 760));
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !a.qualified,
+        "a queue hidden behind a number the claimant signed: {:?}",
+        a.attestation
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("no signed scrape numbered 3")),
+        "{:?}",
+        a.inconsistencies
+    );
+    // (2) The lessor's own statement of body 3, its scrape relabelled as a GPU exporter's.
+    let mut r = n.receipt();
+    r.scrapes[3].url = format!("{URL}/dcgm/metrics");
+    r.scrapes[3].exporter = loadproof_core::receipt::Exporter::Dcgm;
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !a.qualified,
+        "a queue hidden by relabelling its signed scrape: {:?}",
+        a.attestation
+    );
+}
+
+/// Re-signs every scrape statement of `r` (key `seed`) with no number: what the lessor states of
+/// the bodies it serves to anyone but the lease's holder while the lease holds.
+fn unnumbered(mut r: Receipt, seed: u8) -> Receipt {
+    let names: Vec<String> = r
+        .scrapes
+        .iter()
+        .filter_map(|s| match &s.outcome {
+            ScrapeOutcome::Response { body, .. } => Some(body.clone()),
+            _ => None,
+        })
+        .collect();
+    for name in names {
+        let signed_name = signed_block_of(&name);
+        let Ok(bytes) = r.block(&signed_name).map(|b| b.to_vec()) else {
+            continue;
+        };
+        let held = Signed::from_json(&bytes).unwrap();
+        let mut statement = ScrapeStatement::from_bytes(held.statement()).unwrap();
+        statement.seq = None;
+        let signed = Signed::sign(&SecretKey::from_seed([seed; 32]), &statement.to_bytes());
+        r.evidence
+            .insert(signed_name, Evidence::of(signed.to_json().as_bytes()));
+    }
+    r.with_capture()
+}
+
+/// issue 19 (adversarial review): the numbering holds only if the run's scrapes are the
+/// holder's. The claimant controls the firing client: scraping without the lease's token (or
+/// from a second scraper, many times a second) gets bodies the lessor signs under the lease but
+/// numbers for no one, and the claimant keeps those that show no queue. A v2 statement of a
+/// route's scrape naming this lease without a number was served to someone other than the
+/// holder: it is not the run's scrape, and the receipt must not read signed and qualified.
+#[test]
+fn a_route_scrape_the_lessor_served_to_someone_other_than_the_holder_is_not_the_runs() {
+    let n = signed_with_queue();
+    // Every scrape unnumbered (the client never presented the token), the queue's second
+    // scrape left out (a 500 ms gap, inside the policy's 1 s).
+    let mut r = unnumbered(n.receipt(), 9);
+    r.scrapes.remove(3);
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !(a.qualified && a.attestation.level == AttestationLevel::Signed),
+        "a queue dropped from scrapes the lessor numbered for no one: {}",
+        a.attestation.reason
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("signed/metrics/0") && i.contains("other than the lease's holder")),
+        "{:?}",
+        a.inconsistencies
+    );
+}
+
+/// issue 19 (adversarial review): a missing number is unkept only where a failed scrape of the
+/// route could have been served it: between the kept scrapes numbered either side of it. A
+/// failed scrape the claimant adds before the run (or after it) does not explain a body
+/// dropped from the middle of the run.
+#[test]
+fn a_missing_number_is_unkept_only_beside_a_failed_scrape_where_it_was_served() {
+    let n = signed_with_queue();
+    let mut r = n.receipt();
+    r.scrapes.remove(3);
+    let mut failed = r.scrapes[0].clone();
+    failed.outcome = ScrapeOutcome::Failed {
+        error: "timed out after 2 s".into(),
+    };
+    failed.requested = Some(stamp(-5 * MS));
+    failed.completed_mono_ns = Some(-4 * MS);
+    r.scrapes.insert(0, failed);
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !a.qualified,
+        "a queue dropped mid-run, excused by a failed before-scrape: {:?}",
+        a.attestation
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("no signed scrape numbered 3")),
+        "{:?}",
+        a.inconsistencies
+    );
+    // The same failure where the body was served stays unkept, as before.
+    let mut r = n.receipt();
+    r.scrapes[3].outcome = ScrapeOutcome::Failed {
+        error: "timed out after 2 s".into(),
+    };
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(a.inconsistencies.is_empty(), "{:?}", a.inconsistencies);
+    assert_eq!(a.attestation.scrapes.unkept, 1);
+}
+
+/// issue 19 (adversarial review): an unread during-run scrape beside a queue is taken to have
+/// shown one, but a queue seen in two consecutive scrapes, both turned into timeouts, leaves
+/// no seen queue for them to be beside: two unread scrapes in a row may have held a queue as
+/// long as the policy refuses, and must be read so.
+#[test]
+fn consecutive_unread_during_run_scrapes_may_have_held_a_queue() {
+    let mut r = signed_with_queue().receipt();
+    for i in [2, 3] {
+        r.scrapes[i].outcome = ScrapeOutcome::Failed {
+            error: "timed out after 2 s".into(),
+        };
+    }
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(a.inconsistencies.is_empty(), "{:?}", a.inconsistencies);
+    assert_eq!(a.attestation.scrapes.unkept, 2);
+    let (pos, reason) = standing(&a, "occupancy");
+    assert!(!pos, "a queue hidden by two timeouts: {reason}");
+    assert!(reason.contains("not read"), "{reason}");
+    // One unread scrape beside none that saw a queue is no queue run, though the body the
+    // lessor served for it leaves occupancy unknown on other counts.
+    let mut r = signed_positive().receipt();
+    r.scrapes[3].outcome = ScrapeOutcome::Failed {
+        error: "timed out after 2 s".into(),
+    };
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    let (_, reason) = standing(&a, "occupancy");
+    assert!(!reason.contains("not read"), "{reason}");
+}
+
+/// issue 19 (adversarial review): the lessor serves its `/metrics` at its route only, so a
+/// statement by the lease's signer naming this lease, kept beside an engine scrape of another
+/// URL, is a route body moved there. Unnumbered (a second scraper without the token took it),
+/// it read as a signed replica whose counters are summed with the route's: a client log
+/// inflated by two requests, and a "replica" made of two route bodies taken at the grant and
+/// mid-run, agreed to the token and read signed and qualified.
+#[test]
+fn a_body_the_lessor_served_at_its_route_kept_as_another_urls_scrape_is_refused_by_name() {
+    let mut n = signed_positive();
+    n.records.push(ok(4, 900, 1300, 10, 5));
+    n.records.push(ok(5, 910, 1310, 10, 5));
+    n.offered = 6;
+    let mut r = n.receipt();
+    let other = "http://127.0.0.1:9001/metrics";
+    for (i, (phase, at, generation, prompt)) in [
+        (Phase::Before, 1, "100.0", "1000.0"),
+        (Phase::After, 1501, "110.0", "1020.0"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let name = format!("metrics/replica-{i}");
+        let body = metrics(generation, prompt, 0, 0, 0, "1.79594033677e+09");
+        r.evidence
+            .insert(name.clone(), Evidence::of(body.as_bytes()));
+        let statement = ScrapeStatement::of(
+            "/metrics",
+            body.as_bytes(),
+            Some("lease-1".into()),
+            T0_UNIX + at * MS,
+            None,
+        );
+        let signed = Signed::sign(&SecretKey::from_seed([9; 32]), &statement.to_bytes());
+        r.evidence.insert(
+            signed_block_of(&name),
+            Evidence::of(signed.to_json().as_bytes()),
+        );
+        r.scrapes.push(Scrape {
+            url: other.into(),
+            phase,
+            requested: Some(stamp(at * MS)),
+            completed_mono_ns: Some(at * MS + MS),
+            outcome: ScrapeOutcome::Response {
+                status: Some(200),
+                body: name,
+            },
+            exporter: Default::default(),
+        });
+    }
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !(a.qualified && a.attestation.level == AttestationLevel::Signed),
+        "a replica made of the route's bodies: {:?} {:?}",
+        a.engine.generation_tokens_delta,
+        a.attestation
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("signed/metrics/replica-0") && i.contains("outside its route")),
+        "{:?}",
+        a.inconsistencies
+    );
+}
+
+/// issue 19 (adversarial review): a failed scrape stands for the number of the body the
+/// lessor served where it sits in the receipt, and what that body showed is unknown whatever
+/// phase the receipt gives it: two queued scrapes turned into failures labelled before- or
+/// after-scrapes, in the middle of the run, must not escape the unread during-run rule.
+#[test]
+fn a_failed_scrape_among_the_runs_scrapes_is_unread_whatever_its_phase() {
+    for phase in [Phase::Before, Phase::After] {
+        let mut r = signed_with_queue().receipt();
+        for i in [2, 3] {
+            r.scrapes[i].outcome = ScrapeOutcome::Failed {
+                error: "timed out after 2 s".into(),
+            };
+            r.scrapes[i].phase = phase;
+        }
+        let a = audit_with(&r.with_capture(), &trusting(&[9]));
+        assert!(
+            !a.qualified,
+            "a queue hidden by two failures labelled {phase:?}: {:?} {:?}",
+            standing(&a, "occupancy"),
+            a.refusals
+        );
+    }
+}
+
+/// issue 19 (adversarial review, held): the lease's route is an origin, but the engine's facts
+/// are read per URL, so the queue's two timeouts moved to two made-up URLs at the route's
+/// origin (one each) stand as unkept while no URL shows two unread in a row. It holds because
+/// each such URL has no readable before- or after-scrape: continuity and the counters refuse.
+#[test]
+fn failed_scrapes_moved_to_made_up_urls_at_the_routes_origin_hide_no_queue() {
+    for phase in [Phase::During, Phase::Before] {
+        let mut r = signed_with_queue().receipt();
+        for (i, path) in [(2, "/metrics?a"), (3, "/metrics?b")] {
+            r.scrapes[i].outcome = ScrapeOutcome::Failed {
+                error: "timed out after 2 s".into(),
+            };
+            r.scrapes[i].url = format!("{URL}{path}");
+            r.scrapes[i].phase = phase;
+        }
+        let a = audit_with(&r.with_capture(), &trusting(&[9]));
+        assert!(
+            !a.qualified,
+            "a queue hidden by failures at made-up URLs ({phase:?}): {:?} {:?}",
+            a.attestation, a.refusals
+        );
+    }
+}
+
+/// issue 19 (adversarial review): the claimant writes the client's log and the scrapes' times;
+/// only the lessor's clock in its statements is not theirs. A run replayed at half speed and
+/// written as if twice as fast (every time in the receipt halved, the lessor's statements kept)
+/// claims twice the throughput; the lessor served the same scrapes twice as far apart. The
+/// intervals between a URL's signed scrapes on the lessor's clock must fit the receipt's.
+#[test]
+fn the_receipts_scrape_times_are_held_to_the_lessors_clock() {
+    let honest = signed_positive();
+    let mut fast = signed_positive();
+    for r in fast.records.iter_mut() {
+        r.scheduled_ns /= 2;
+        r.chunks_ns.iter_mut().for_each(|t| *t /= 2);
+        r.sent_ns = r.sent_ns.map(|t| t / 2);
+        r.first_token_ns = r.first_token_ns.map(|t| t / 2);
+        r.end_ns = r.end_ns.map(|t| t / 2);
+    }
+    for s in fast.scrapes.iter_mut() {
+        s.1 /= 2;
+    }
+    fast.end_ms /= 2;
+    let signed_by_lessor = honest.receipt();
+    let mut r = fast.receipt();
+    let names: Vec<String> = r
+        .evidence
+        .keys()
+        .filter(|k| k.starts_with("signed/metrics/"))
+        .cloned()
+        .collect();
+    for name in names {
+        let e = signed_by_lessor.evidence.get(&name).unwrap().clone();
+        r.evidence.insert(name, e);
+    }
+    let a = audit_with(&r.clone().with_capture(), &trusting(&[9]));
+    assert!(
+        !a.qualified,
+        "a run written twice as fast as the lessor served it: {:?}",
+        a.attestation
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("lessor's clock")),
+        "{:?}",
+        a.inconsistencies
+    );
+    // The same with every completion time left out (nothing bounds the interval then).
+    for s in r.scrapes.iter_mut() {
+        s.completed_mono_ns = None;
+    }
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("lessor's clock")),
+        "{:?}",
+        a.inconsistencies
+    );
+    // The honest receipt still qualifies.
+    let a = audit_with(&signed_by_lessor, &trusting(&[9]));
+    assert!(a.qualified, "{:?}", a.refusals);
+}
+
+/// issue 19 (adversarial review): what an unkept body showed is unknown, and not only for the
+/// queue rule: a single scrape that showed the engine running above the declared cap (or more
+/// requests than the client had in flight: foreign work), turned into a timeout, would leave a
+/// signed receipt that qualifies. An unkept body leaves occupancy refused, by name.
+#[test]
+fn an_unkept_body_leaves_every_occupancy_check_it_could_have_failed_unknown() {
+    let mut n = signed_positive();
+    n.cap = Some(2);
+    n.scrapes[3].2 = Some(metrics("100.0", "1000.0", 3, 0, 0, "1.79594033677e+09"));
+    let a = audit_with(&n.receipt(), &trusting(&[9]));
+    let (pos, _) = standing(&a, "occupancy");
+    assert!(!pos, "the cap exceeded in scrape 3 refuses");
+    let mut r = n.receipt();
+    r.scrapes[3].outcome = ScrapeOutcome::Failed {
+        error: "timed out after 2 s".into(),
+    };
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert_eq!(a.attestation.scrapes.unkept, 1);
+    assert!(
+        !a.qualified,
+        "the scrape that showed the cap exceeded, turned into a timeout, hid it"
+    );
+}
+
+/// issue 19 (adversarial review): the lessor's account was the claimant's to keep or drop. An
+/// account that contradicts the client (more requests admitted under the token than the client
+/// offered) refuses `counter_agreement`; left out, the receipt of a lessor that numbers its
+/// scrapes (and so answers every release with an account) is self-attested; replaced by one
+/// the claimant signed, it is an inconsistency named by its block.
+#[test]
+fn a_signed_receipt_without_its_lessors_account_is_not_read_as_one_that_agrees() {
+    let mut n = signed_positive();
+    n.account = Some((9, "lease-1", 9));
+    n.account_tokens = Some((40, 20, 0));
+    let a = audit_with(&n.receipt(), &trusting(&[9]));
+    assert!(!a.qualified, "the account contradicts the client");
+    let mut r = n.receipt();
+    r.evidence.remove(block::LEASE_ACCOUNT_SIGNED);
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !(a.qualified && a.attestation.level == AttestationLevel::Signed),
+        "the contradicting account dropped: {}",
+        a.attestation.reason
+    );
+    assert!(
+        a.attestation
+            .reason
+            .contains("its signed account of the lease"),
+        "{}",
+        a.attestation.reason
+    );
+    let mut n = signed_positive();
+    n.account = Some((7, "lease-1", 4));
+    let a = audit_with(&n.receipt(), &trusting(&[9, 7]));
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("not by the lease's signer")),
+        "{:?}",
+        a.inconsistencies
+    );
+    assert!(!a.qualified);
 }

@@ -50,6 +50,14 @@ pub fn run(args: &GateArgs) -> anyhow::Result<()> {
 /// What the gateway calls itself in its leases and its `/metrics` lines.
 const NAME: &str = "loadproof gate";
 
+/// How long the gateway waits for the upstream's `/metrics` before answering 504 (unsigned,
+/// unnumbered), well inside `fire`'s scrape timeout (10 s). A body the lessor numbers must
+/// reach the holder before the holder gives up on it and scrapes again: one served after the
+/// holder's next scrape would carry a number after that scrape's, while the receipt holds the
+/// failure before it, where the audit looks for the number a failure stands for (the
+/// adversarial review: failed scrapes stand only for numbers where they sit).
+const METRICS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Largest lease request body read.
 const MAX_LEASE_BODY_BYTES: usize = 16 << 10;
 
@@ -342,9 +350,20 @@ async fn handle(app: Arc<App>, req: Request<Incoming>) -> Result<Response<GateBo
             app.lessor
                 .sign_scrape("/metrics", body, unix_ns_now(), credential.as_deref())
         };
-        return Ok(
-            proxy::metrics(&app.client, &app.upstream, req, &app.gate_id, &lines, sign).await,
-        );
+        let served = proxy::metrics(&app.client, &app.upstream, req, &app.gate_id, &lines, sign);
+        // `sign` (which takes the holder's next number) runs with no await after it, so a
+        // timeout either drops the scrape before it took a number or not at all.
+        return Ok(match tokio::time::timeout(METRICS_TIMEOUT, served).await {
+            Ok(response) => response,
+            Err(_) => proxy::error(
+                StatusCode::GATEWAY_TIMEOUT,
+                "GatewayTimeout",
+                format!(
+                    "the upstream's /metrics did not answer within {} s",
+                    METRICS_TIMEOUT.as_secs()
+                ),
+            ),
+        });
     }
     Ok(proxy::forward(&app.client, &app.upstream, req, &app.gate_id, tally).await)
 }

@@ -179,13 +179,18 @@ fn last_usage(tail: &[u8]) -> Option<(u64, u64)> {
     counts(&values.next()?.ok()?)
 }
 
-/// `prompt_tokens` and `completion_tokens`, both whole numbers.
+/// `prompt_tokens` and `completion_tokens`, both whole numbers no larger than a token count
+/// can be ([`MAX_TOKENS`]). The sums are kept in `u64`s that wrap silently: a usage beyond any
+/// real count (a hostile or broken upstream's `18446744073709551615`) would turn the lessor's
+/// signed sums into a small, plausible lie, so it is not read, and the response is uncounted.
 fn counts(usage: &serde_json::Value) -> Option<(u64, u64)> {
-    Some((
-        usage.get("prompt_tokens")?.as_u64()?,
-        usage.get("completion_tokens")?.as_u64()?,
-    ))
+    let count = |name: &str| usage.get(name)?.as_u64().filter(|n| *n <= MAX_TOKENS);
+    Some((count("prompt_tokens")?, count("completion_tokens")?))
 }
+
+/// The most tokens one response's usage may state (far above any context length): sums of
+/// these cannot wrap a `u64` in any lease.
+const MAX_TOKENS: u64 = u32::MAX as u64;
 
 #[cfg(test)]
 mod tests {
@@ -226,6 +231,20 @@ data: [DONE]\n\n";
         let (mut t, tally) = tap("text/event-stream");
         t.data(&STREAM.as_bytes()[..STREAM.len() - 16]);
         t.abandon();
+        assert_eq!(tally.counts(), (0, 0, 0));
+    }
+
+    /// Adversarial review: the tally adds with wrapping atomics, so two usages of 2^63 tokens
+    /// summed to 0 in the lessor's signed account. A count no response can have is not read.
+    #[test]
+    fn a_usage_beyond_any_token_count_is_not_counted() {
+        let (mut t, tally) = tap("text/event-stream");
+        t.data(b"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9223372036854775808,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n");
+        t.end();
+        let (mut t2, _) = tap("application/json");
+        t2.tally = Arc::clone(&tally);
+        t2.data(b"{\"usage\":{\"prompt_tokens\":9223372036854775808,\"completion_tokens\":1}}");
+        t2.end();
         assert_eq!(tally.counts(), (0, 0, 0));
     }
 

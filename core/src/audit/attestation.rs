@@ -8,14 +8,14 @@
 //! not the claimant's: *signed*. A signature that does not verify, or that covers another
 //! lease, is not a weaker attestation but a tampered receipt: an inconsistency, refused.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
 use crate::receipt::stream::SealStatement;
 use crate::receipt::{
-    LEASE_ACCOUNT_SCHEMA_V1, Lease, LeaseAccount, Phase, Receipt, ScrapeChain, ScrapeOutcome,
-    ScrapeStatement, block, origin, signed_block_of,
+    LEASE_ACCOUNT_SCHEMA_V1, Lease, LeaseAccount, Phase, Receipt, SCRAPE_STATEMENT_SCHEMA_V1,
+    ScrapeChain, ScrapeOutcome, ScrapeStatement, block, origin, signed_block_of,
 };
 use crate::signing::{PublicKey, Signed, TrustSet, Unverified};
 
@@ -177,6 +177,23 @@ pub fn read(
         Ok(account) => attestation.lease_account = account,
         Err(problem) => inconsistencies.push(problem),
     }
+    // Only the lessor accounts for its lease: an account under another key (the claimant's,
+    // standing in for one that contradicted the client) is not its word.
+    let account_key = attestation
+        .lease_account
+        .as_ref()
+        .and_then(|a| PublicKey::parse_line(&a.key.key).ok())
+        .map(|(key, _)| key);
+    if let (Some(account_key), Some(signer)) = (account_key, signer)
+        && account_key != signer
+    {
+        inconsistencies.push(format!(
+            "{}: the account of the lease is signed by key {}, not by the lease's signer {}: only the lessor accounts for its lease",
+            block::LEASE_ACCOUNT_SIGNED,
+            account_key.id(),
+            signer.id()
+        ));
+    }
     let vouched = match (&attestation.lease_account, &lease, &signer) {
         (Some(account), Some(lease), Some(signer)) => {
             vouched_statements(receipt, block_bytes, lease, signer, account)
@@ -186,7 +203,7 @@ pub fn read(
     if let Some(account) = attestation.lease_account.as_mut() {
         account.vouches_for_scrapes = !vouched.is_empty();
     }
-    let (scrapes, during, numbers, scrape_problems) = scrape_statements(
+    let (scrapes, during, (numbers, route_order), scrape_problems) = scrape_statements(
         receipt,
         block_bytes,
         trust,
@@ -202,8 +219,7 @@ pub fn read(
     }
     if let Some(lease) = &lease {
         let served = attestation.lease_account.as_ref().and_then(|a| a.scrapes);
-        let failed = attestation.scrapes.failed;
-        let (unkept, problems) = numbering(&numbers, served, &lease.id, failed);
+        let (unkept, problems) = numbering(&numbers, &route_order, served, &lease.id);
         attestation.scrapes.unkept = unkept;
         inconsistencies.extend(problems);
     }
@@ -218,6 +234,15 @@ pub fn read(
                 "self-attested: the lease is signed, but {} of the {} scrapes of its route (before, during and after the run) carry no statement its lessor's key signed",
                 s.lessor_scrapes - s.by_trusted_key,
                 s.lessor_scrapes
+            );
+        } else if s.numbered > 0 && (account_key.is_none() || account_key != signer) {
+            // A lessor that numbers its scrapes answers every release with its account; a
+            // receipt without it leaves what the lessor admitted and counted unread (an
+            // account that contradicted the client, dropped), and nothing bounds the numbers.
+            attestation.level = Level::SelfAttested;
+            attestation.reason = format!(
+                "self-attested: the lease is signed and its lessor numbered the scrapes it served, but its signed account of the lease ({}) is not in the receipt: what it admitted and counted under the lease is unread (a release that failed in transit leaves none: re-run)",
+                block::LEASE_ACCOUNT_SIGNED
             );
         } else if s.other_by_trusted_key < s.other_engine_scrapes {
             attestation.level = Level::SelfAttested;
@@ -242,12 +267,18 @@ pub fn read(
     (attestation, inconsistencies)
 }
 
+/// The lessor's numbers of the bodies it served the holder, as the receipt keeps them: number →
+/// the statement's block, and the route's scrapes in the receipt's order (a number kept, or
+/// `None` for a scrape that failed), which says where each failure could have been served.
+type Numbering = (BTreeMap<u64, String>, Vec<Option<u64>>);
+
 /// The lessor's statements of the scrape bodies: counted, and every one present held to the
 /// body it sits beside, the receipt's lease and that lease's window, and to the statement of
 /// the previous scrape of its URL (served after it: one statement is one serving, never reused
 /// for a second scrape or moved before another). Returns the counts, how many of the route's
 /// engine scrapes were taken during the run, the lessor's numbers of the bodies it served to
-/// the holder (number → the statement's block), and the problems.
+/// the holder (number → the statement's block) with the route's scrapes in order (a number
+/// kept, or `None` for a scrape that failed), and the problems.
 ///
 /// A statement in `vouched` (block → its bytes) is taken as the lease signer's without
 /// checking its own signature: the lessor's signed account chains to it.
@@ -258,12 +289,14 @@ fn scrape_statements(
     lease: Option<&Lease>,
     signer: Option<&PublicKey>,
     mut vouched: BTreeMap<String, Vec<u8>>,
-) -> (ScrapeSignatures, usize, BTreeMap<u64, String>, Vec<String>) {
+) -> (ScrapeSignatures, usize, Numbering, Vec<String>) {
     let mut out = ScrapeSignatures::default();
     let mut during = 0;
     let mut numbers: BTreeMap<u64, String> = BTreeMap::new();
+    let mut route_order: Vec<Option<u64>> = Vec::new();
     let mut problems = Vec::new();
     let mut last_served: BTreeMap<&str, (i64, String)> = BTreeMap::new();
+    let mut clock_anchor: Option<ClockAnchor> = None;
     let route = lease.and_then(|l| origin(&l.route));
     for scrape in &receipt.scrapes {
         let ScrapeOutcome::Response { body, .. } = &scrape.outcome else {
@@ -273,6 +306,7 @@ fn scrape_statements(
                 && origin(&scrape.url) == route
             {
                 out.failed += 1;
+                route_order.push(None);
             }
             continue;
         };
@@ -328,6 +362,21 @@ fn scrape_statements(
                 ));
                 continue;
             }
+            // `fire` presents the lease's token on every scrape of its route, so the lessor
+            // numbers each body it serves the run under the lease. A v2 statement of the route
+            // naming the lease but no number went to someone else: a second scraper, or a
+            // client withholding the token so that the bodies it leaves out leave no gap.
+            if on_route
+                && statement.schema != SCRAPE_STATEMENT_SCHEMA_V1
+                && statement.lease_id.is_some()
+                && statement.seq.is_none()
+            {
+                problems.push(format!(
+                    "{name}: served under lease {} to someone other than the lease's holder (the lessor numbered it for no one), yet kept as the run's scrape of its route: a scrape taken without the lease's token escapes the lessor's numbering",
+                    lease.id
+                ));
+                continue;
+            }
             let inside = statement.lease_id.is_some()
                 && statement.served_unix_ns >= lease.from_unix_ns
                 && statement.served_unix_ns <= lease.until_unix_ns;
@@ -356,7 +405,41 @@ fn scrape_statements(
             continue;
         }
         last_served.insert(&scrape.url, (statement.served_unix_ns, name.clone()));
-        if let (Some(seq), Some(_)) = (statement.seq, lease) {
+        if signer.is_none_or(|k| *k == key)
+            && let Some(problem) = held_to_the_lessors_clock(
+                &mut clock_anchor,
+                scrape,
+                &name,
+                statement.served_unix_ns,
+            )
+        {
+            problems.push(problem);
+            continue;
+        }
+        // The lessor serves its `/metrics` at its route, and only its own statements carry its
+        // numbers. Its statement naming this lease beside a scrape of anything else (another
+        // engine URL, whose counters are summed with the route's; a GPU exporter, whose body
+        // is never read for a queue) is a route body moved there, numbered or not (a second
+        // scraper without the token gets unnumbered ones). A number under another key (the
+        // claimant's) fills no gap.
+        let lessors = signer.is_none_or(|k| *k == key);
+        if lessors && lease.is_some() && statement.lease_id.is_some() && !on_route {
+            problems.push(format!(
+                "{name}: a body the lessor served at its route under lease {}{}, kept as a scrape of {} ({}): a body moved outside its route",
+                statement.lease_id.as_deref().unwrap_or_default(),
+                statement
+                    .seq
+                    .map_or(String::new(), |seq| format!(" (numbered {seq})")),
+                scrape.url,
+                if scrape.exporter.is_engine() {
+                    "an engine URL outside the route"
+                } else {
+                    "a GPU exporter"
+                }
+            ));
+            continue;
+        }
+        if let (Some(seq), Some(_), true) = (statement.seq, lease, lessors) {
             if let Some(first) = numbers.get(&seq) {
                 problems.push(format!(
                     "{name}: numbered {seq} by the lessor, as {first} is: one body served to the holder, kept for two scrapes"
@@ -364,6 +447,7 @@ fn scrape_statements(
                 continue;
             }
             numbers.insert(seq, name.clone());
+            route_order.push(Some(seq));
             out.numbered += 1;
         }
         let by_trusted = holds && trust.comment(&key).is_some() && signer.is_none_or(|k| *k == key);
@@ -376,7 +460,67 @@ fn scrape_statements(
             out.other_by_trusted_key += 1;
         }
     }
-    (out, during, numbers, problems)
+    (out, during, (numbers, route_order), problems)
+}
+
+/// The receipt's first scrape signed by the lessor: its name, the lessor's clock when it served
+/// it, and the receipt's monotonic times of its request and completion. One for the receipt,
+/// not one per URL: the lessor has one clock and the firing machine one, so scrapes spread
+/// over URLs (each alone at its own) are held to it too.
+struct ClockAnchor {
+    name: String,
+    served_unix_ns: i64,
+    requested_ns: i64,
+    completed_ns: i64,
+}
+
+/// How far the lessor's clock may run from the firing machine's between two scrapes: a fixed
+/// allowance (the time a request takes to reach the lessor is inside the receipt's interval
+/// already; this covers scheduling) and 1 % of the interval (clock rates: NTP slews at most
+/// 0.05 %).
+const CLOCK_SLACK_NS: i128 = 250_000_000;
+
+/// Holds a scrape's time on the lessor's clock to the receipt's. The claimant writes every
+/// time in the receipt (the client's log, the scrapes' stamps); the lessor's clock in its
+/// statements is the one it does not. Between the first scrape the lessor signed and each later one,
+/// the lessor served them as far apart as the receipt's request and completion times allow
+/// (the lessor served each between its request and its answer), or the receipt's times were
+/// rewritten: a run replayed slowly and written as fast claims a throughput the engine never
+/// had (the adversarial review's finding). Some problem when it does not fit.
+fn held_to_the_lessors_clock(
+    first: &mut Option<ClockAnchor>,
+    scrape: &crate::receipt::Scrape,
+    name: &str,
+    served_unix_ns: i64,
+) -> Option<String> {
+    // A scrape without a completion time (a receipt with it left out, so that nothing
+    // bounds the interval) is held to its request time alone: the tighter bound.
+    let requested = scrape.requested?;
+    let completed = scrape.completed_mono_ns.unwrap_or(requested.mono_ns);
+    let Some(anchor) = first.as_ref() else {
+        *first = Some(ClockAnchor {
+            name: name.to_owned(),
+            served_unix_ns,
+            requested_ns: requested.mono_ns,
+            completed_ns: completed,
+        });
+        return None;
+    };
+    let lessor = i128::from(served_unix_ns) - i128::from(anchor.served_unix_ns);
+    let shortest = i128::from(requested.mono_ns) - i128::from(anchor.completed_ns);
+    let longest = i128::from(completed) - i128::from(anchor.requested_ns);
+    let slack = CLOCK_SLACK_NS + lessor.abs() / 100;
+    if lessor <= longest.saturating_add(slack) && lessor >= shortest.saturating_sub(slack) {
+        return None;
+    }
+    let ms = |ns: i128| ns as f64 / 1e6;
+    Some(format!(
+        "{name}: served {:.3} ms after {} on the lessor's clock, but the receipt records the two scrapes {:.3} to {:.3} ms apart: the receipt's times were rewritten (the lessor's clock is the one the claimant does not write)",
+        ms(lessor),
+        anchor.name,
+        ms(shortest),
+        ms(longest)
+    ))
 }
 
 /// The scrape statements the lessor's signed account vouches for (block → the statement's
@@ -402,10 +546,15 @@ fn vouched_statements(
         return none();
     }
     let mut by_seq: BTreeMap<u64, (String, Vec<u8>)> = BTreeMap::new();
+    let route = origin(&lease.route);
     for scrape in &receipt.scrapes {
         let ScrapeOutcome::Response { body, .. } = &scrape.outcome else {
             continue;
         };
+        // Only the route's engine scrapes carry the lessor's numbers.
+        if route.is_none() || origin(&scrape.url) != route || !scrape.exporter.is_engine() {
+            continue;
+        }
         let name = signed_block_of(body);
         if !receipt.has_block(&name) {
             continue;
@@ -451,14 +600,14 @@ fn vouched_statements(
 /// The lessor's numbering of the bodies it served to the holder, held to the receipt: every
 /// number from 0 up to the count its account states (or, without one, to the highest number
 /// kept) must be in it. A missing number is a body the lessor served whose answer never
-/// reached the client — as many may be missing as the route's scrapes the receipt records as
-/// failed, and they are returned as unkept — or else a signed scrape dropped from the
-/// receipt, named as such.
+/// reached the client — a failed scrape of the route, in the receipt where that body was
+/// served ([`unkept_numbers`]), stands for one, and they are returned as unkept — or else a
+/// signed scrape dropped from the receipt, named as such.
 fn numbering(
     numbers: &BTreeMap<u64, String>,
+    route_order: &[Option<u64>],
     served: Option<u64>,
     lease_id: &str,
-    failed: usize,
 ) -> (u64, Vec<String>) {
     let highest = numbers.keys().next_back().map(|n| n.saturating_add(1));
     let expected = served.or(highest).unwrap_or(0);
@@ -467,20 +616,24 @@ fn numbering(
     // `expected` minus those kept below it: listed up to a few, counted beyond.
     let below = u64::try_from(numbers.range(..expected).count()).unwrap_or(u64::MAX);
     let missing_count = expected.saturating_sub(below);
-    let failed = u64::try_from(failed).unwrap_or(u64::MAX);
+    let failed = route_order.iter().filter(|o| o.is_none()).count();
+    let explained = unkept_numbers(route_order, numbers, expected);
+    let explained_count = u64::try_from(explained.len()).unwrap_or(u64::MAX);
     let mut unkept = 0;
-    if missing_count > 0 && missing_count <= failed {
+    if missing_count > 0 && missing_count <= explained_count {
         unkept = missing_count;
     } else if missing_count > 0 {
+        // Listed: the missing numbers no failed scrape stands for (the dropped ones).
+        let dropped_count = missing_count.saturating_sub(explained_count);
         let mut missing = Vec::new();
         let mut n = 0;
         while n < expected && missing.len() < MISSING_LISTED {
-            if !numbers.contains_key(&n) {
+            if !numbers.contains_key(&n) && !explained.contains(&n) {
                 missing.push(n.to_string());
             }
             n += 1;
         }
-        let more = missing_count.saturating_sub(u64::try_from(missing.len()).unwrap_or(0));
+        let more = dropped_count.saturating_sub(u64::try_from(missing.len()).unwrap_or(0));
         let listed = if more > 0 {
             format!("{} and {more} more", missing.join(", "))
         } else {
@@ -498,8 +651,9 @@ fn numbering(
         };
         let failures = match failed {
             0 => "and no scrape of its route failed".to_owned(),
-            1 => "and only 1 scrape of its route failed".to_owned(),
-            n => format!("and only {n} scrapes of its route failed"),
+            n => format!(
+                "and the {n} failed scrape(s) of its route stand for none of them (a failed scrape stands only for a number between those of the kept scrapes recorded either side of it)"
+            ),
         };
         problems.push(format!(
             "{of}, but the receipt holds no signed scrape numbered {listed}, {failures}: signed scrapes were dropped from the receipt"
@@ -513,6 +667,45 @@ fn numbering(
         ));
     }
     (unkept, problems)
+}
+
+/// The missing numbers (below `expected`) the route's failed scrapes can stand for. `fire`
+/// takes a URL's scrapes one after another, in the receipt's order, and the lessor numbers
+/// them as it serves them, so a failed scrape's body (if the lessor served it at all) got a
+/// number above the kept scrape recorded before it and below the one recorded after it (from
+/// 0 before the first, up to `expected` after the last): each failure stands for one missing
+/// number in that span, never one elsewhere. A failed scrape added before the run does not
+/// excuse a body dropped from its middle (the adversarial review's finding).
+fn unkept_numbers(
+    route_order: &[Option<u64>],
+    numbers: &BTreeMap<u64, String>,
+    expected: u64,
+) -> BTreeSet<u64> {
+    let mut explained = BTreeSet::new();
+    // Up to `failures` missing numbers in `from..to` not yet stood for. Each step either
+    // takes a number or passes one kept or already taken, so the walk is as long as the
+    // receipt's statements and failures, whatever the numbers.
+    let take = |from: u64, to: u64, failures: usize, explained: &mut BTreeSet<u64>| {
+        let (mut n, mut taken) = (from, 0);
+        while n < to.min(expected) && taken < failures {
+            if !numbers.contains_key(&n) && explained.insert(n) {
+                taken += 1;
+            }
+            n += 1;
+        }
+    };
+    let (mut from, mut failures) = (0u64, 0usize);
+    for entry in route_order {
+        match entry {
+            None => failures += 1,
+            Some(seq) => {
+                take(from, *seq, failures, &mut explained);
+                (from, failures) = (seq.saturating_add(1), 0);
+            }
+        }
+    }
+    take(from, expected, failures, &mut explained);
+    explained
 }
 
 /// How many missing numbers an inconsistency lists before it only counts the rest.

@@ -221,10 +221,11 @@ pub struct OccupancyFacts {
     /// in two scrapes in a row outlived a whole scrape interval.
     #[serde(default)]
     pub waiting_longest_run: u64,
-    /// The longest such run when every unread during-run scrape beside a waiting sample is
-    /// taken to have shown a queue too (only when that makes it longer; 0 otherwise). What a
-    /// scrape that was not read showed is unknown: a queue seen beside it may have outlived
-    /// it, and a scrape dropped or failed on purpose must not break a queue in two.
+    /// The longest such run when every unread during-run scrape is taken to have shown a queue
+    /// too (only when that makes it longer; 0 otherwise). What a scrape that was not read
+    /// showed is unknown: a queue seen beside it may have outlived it, a scrape dropped or
+    /// failed on purpose must not break a queue in two, and unread scrapes in a row may have
+    /// held a whole queue between them (every scrape that saw it turned into a timeout).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub waiting_run_with_unread: u64,
     /// Largest KV cache usage seen (0–1).
@@ -242,10 +243,29 @@ fn is_zero(n: &u64) -> bool {
 }
 
 /// The longest run of one URL's during-run scrapes, in order, that saw requests waiting or
-/// were not read, holding at least one that saw them waiting: the run a queue may have had
-/// when each unread scrape beside it showed one too. `unread_at` holds, for each unread
-/// during-run scrape, how many of `reads` came before it.
-fn waiting_run_with_unread(reads: &[Read], unread_at: &[usize]) -> u64 {
+/// were not read: the run a queue may have had when each unread scrape showed one too. A run
+/// of unread scrapes alone counts as well: a queue seen in two scrapes in a row, both turned
+/// into timeouts, leaves no scrape that saw it (the adversarial review's finding). `unread_at`
+/// holds, for each unread scrape, how many of `reads` came before it and its phase. An unread
+/// scrape the receipt labels before or after the run but records between two during-run
+/// reads is read as during-run: a failure has no body to place it by, so its label is only
+/// the claimant's, and relabelling the queue's timeouts must not hide them.
+fn waiting_run_with_unread(reads: &[Read], unread_at: &[(usize, Phase)]) -> u64 {
+    let during_at: Vec<usize> = reads
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.phase == Phase::During)
+        .map(|(k, _)| k)
+        .collect();
+    let within = |at: usize| {
+        during_at.first().is_some_and(|&first| first < at)
+            && during_at.last().is_some_and(|&last| last >= at)
+    };
+    let unread_at: Vec<usize> = unread_at
+        .iter()
+        .filter(|(at, phase)| *phase == Phase::During || within(*at))
+        .map(|(at, _)| *at)
+        .collect();
     // The URL's during-run scrapes in order: `None` unread, else whether it saw a queue.
     let mut order: Vec<Option<bool>> = Vec::with_capacity(reads.len() + unread_at.len());
     let mut unread = unread_at.iter().peekable();
@@ -258,17 +278,14 @@ fn waiting_run_with_unread(reads: &[Read], unread_at: &[usize]) -> u64 {
         }
     }
     order.extend(unread.map(|_| None));
-    let (mut longest, mut run, mut seen) = (0u64, 0u64, false);
+    let (mut longest, mut run) = (0u64, 0u64);
     for waiting in order {
         if waiting == Some(false) {
-            (run, seen) = (0, false);
+            run = 0;
             continue;
         }
         run += 1;
-        seen |= waiting == Some(true);
-        if seen {
-            longest = longest.max(run);
-        }
+        longest = longest.max(run);
     }
     longest
 }
@@ -439,9 +456,9 @@ pub struct LeaseReading {
 /// one at a time ([`Receipt::walk_scrapes`]'s walk), never all held at once.
 pub struct Scanned<'r> {
     by_url: BTreeMap<&'r str, (Vec<Read>, Vec<String>)>,
-    /// Where each engine URL's unread during-run scrapes fell among its reads: the number of
-    /// reads before each one.
-    unread_at: BTreeMap<&'r str, Vec<usize>>,
+    /// Where each engine URL's unread scrapes fell among its reads: the number of reads
+    /// before each one, and the phase the receipt gives it.
+    unread_at: BTreeMap<&'r str, Vec<(usize, Phase)>>,
     /// What each engine URL says it is, from its first whole parse.
     readback: BTreeMap<&'r str, Readback>,
     /// The first scrape of a URL that said something else, described.
@@ -738,10 +755,8 @@ impl<'r> Scanner<'r> {
         });
         if let Err(why) = &read {
             entry.1.push(why.clone());
-            if s.phase == Phase::During {
-                let at = entry.0.len();
-                out.unread_at.entry(url).or_default().push(at);
-            }
+            let at = entry.0.len();
+            out.unread_at.entry(url).or_default().push((at, s.phase));
         }
         read
     }
@@ -1284,7 +1299,7 @@ impl<'s> InFlight<'s> {
 
 fn occupancy(
     by_url: &BTreeMap<&str, (Vec<Read>, Vec<String>)>,
-    unread_at: &BTreeMap<&str, Vec<usize>>,
+    unread_at: &BTreeMap<&str, Vec<(usize, Phase)>>,
     run: Option<(i64, i64)>,
     spans_ns: &[(i64, i64)],
     preemptions_delta: Option<u64>,

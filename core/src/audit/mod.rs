@@ -536,6 +536,21 @@ fn conclude(
             ),
         );
     }
+    // A body the lessor served the holder that never reached the client could have shown
+    // anything a single scrape refuses occupancy for (running above the cap, foreign
+    // requests), and the claimant chooses which body that is: unknown, so not positive.
+    if attestation.scrapes.unkept > 0 && standings.get("occupancy").is_some_and(|s| s.positive) {
+        standings.insert(
+            "occupancy".to_owned(),
+            Standing::refused(
+                format!(
+                    "{} /metrics bodies the lessor served the holder during the lease never reached the client: whether they showed a queue, the engine above the declared cap or foreign requests is unknown",
+                    attestation.scrapes.unkept
+                ),
+                "re-run with every scrape of the route received (a timeout, or a scrape left out of the receipt, leaves what the engine held unknown)",
+            ),
+        );
+    }
     if !trust.is_empty() && attestation.level == AttestationLevel::Signed {
         // Signed: an axis only unsigned answers (/version, /v1/models, a DCGM body) establish
         // is the claimant's to write, so it no longer stands alone.
@@ -1424,9 +1439,16 @@ fn occupancy_standing(o: &OccupancyFacts, cap: Option<u64>, policy: &Policy) -> 
         );
     }
     if o.waiting_run_with_unread >= u64::from(policy.max_waiting_scrapes) {
+        // Unread scrapes in a row need no queue seen beside them: every scrape that saw one
+        // may have been turned into a timeout.
+        let lead = if o.waiting_samples == 0 {
+            "during-run scrapes in a row were not read"
+        } else {
+            "requests waited for admission beside during-run scrapes that were not read"
+        };
         return Standing::refused(
             format!(
-                "requests waited for admission beside during-run scrapes that were not read ({} unread): with them, {} scrapes in a row may have shown a queue (the policy refuses {}), and what an unread scrape showed is unknown",
+                "{lead} ({} unread): with them, {} scrapes in a row may have shown a queue (the policy refuses {}), and what an unread scrape showed is unknown",
                 o.unread, o.waiting_run_with_unread, policy.max_waiting_scrapes
             ),
             "re-run with every during-run scrape read (a timeout or a scrape dropped from the receipt leaves the queue's length unknown)",

@@ -79,10 +79,10 @@ impl PublicKey {
         if tag != PUBLIC_TAG {
             // A secret key line given where a public one belongs is named, never echoed: its
             // next characters are the seed.
-            let found = if tag == SECRET_TAG {
+            let found = if tag.contains(SECRET_TAG) {
                 format!("{SECRET_TAG} … (a secret key: give its public half, the .pub file)")
             } else {
-                line.chars().take(40).collect()
+                shown(tag)
             };
             return Err(KeyError::NotAKey {
                 expected: PUBLIC_TAG,
@@ -123,6 +123,20 @@ impl PublicKey {
 }
 
 /// A comment is one short line of printable text.
+/// The first word of a line that is not the key expected, as an error names it: whole when
+/// short (another tool's tag, `ssh-ed25519`), else only its length. What follows it, and a
+/// long first word, may be another secret given by mistake (an age identity, a WireGuard key
+/// in bare base64): an error goes to terminals and CI logs, so it is never echoed.
+fn shown(word: &str) -> String {
+    const SHOWN_CHARS: usize = 20;
+    let chars = word.chars().count();
+    if chars <= SHOWN_CHARS {
+        format!("{word} …")
+    } else {
+        format!("a word of {chars} characters (not shown: it may be key material)")
+    }
+}
+
 fn check_comment(comment: &str) -> Result<(), KeyError> {
     if comment.len() > MAX_COMMENT_BYTES {
         return Err(KeyError::Comment("longer than 200 bytes"));
@@ -162,7 +176,7 @@ impl SecretKey {
         if words.next() != Some(SECRET_TAG) {
             return Err(KeyError::NotAKey {
                 expected: SECRET_TAG,
-                found: line.chars().take(24).collect(),
+                found: shown(line.split_whitespace().next().unwrap_or_default()),
             });
         }
         let bytes = STANDARD
@@ -247,5 +261,44 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!e.contains(&seed[..4]), "{e}");
+    }
+
+    /// Adversarial review: the refusal of a line that is not a key named up to its first 40
+    /// characters (24 for a secret key file), so any other secret given by mistake — an age
+    /// identity, a WireGuard key (bare base64), a loadproof secret behind a byte-order mark —
+    /// was printed nearly whole to a terminal or CI log. What may be key material is described,
+    /// never echoed.
+    #[test]
+    fn a_line_that_is_not_a_key_is_refused_without_echoing_what_may_be_a_secret() {
+        let loadproof = SecretKey::from_seed([5; 32]).to_text();
+        let secrets = [
+            "AGE-SECRET-KEY-1QQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQQ9ZSDS"
+                .to_owned(),
+            "yAnz5TF+lXXJte14tji3zlMNq+hd2rYUIgJBgB3fBmk=".to_owned(),
+            format!("\u{feff}{loadproof}"),
+        ];
+        for secret in &secrets {
+            let word = secret.split_whitespace().last().unwrap();
+            let material = &word.strip_prefix("AGE-SECRET-KEY-1").unwrap_or(word)[..8];
+            let e = PublicKey::parse_line(secret).unwrap_err().to_string();
+            assert!(e.contains("not a loadproof key"), "{e}");
+            assert!(!e.contains(material), "{e}");
+            let e = super::super::TrustSet::parse(secret)
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains(material), "{e}");
+            let e = SecretKey::parse(&format!("{secret}x"))
+                .unwrap_err()
+                .to_string();
+            assert!(!e.contains(material), "{e}");
+            let e = SecretKey::parse(&secret.replace("loadproof-ed25519-secret", "x")).map(|_| ());
+            assert!(e.is_err_and(|e| !e.to_string().contains(material)));
+        }
+        // A short first word (another tool's key line) is still named.
+        let e = PublicKey::parse_line("ssh-ed25519 AAAAC3Nza")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("ssh-ed25519"), "{e}");
+        assert!(!e.contains("AAAAC3Nza"), "{e}");
     }
 }
