@@ -846,13 +846,11 @@ fn a_vllm_upstream_never_sees_the_token_and_streams_arrive_chunk_by_chunk() {
     assert_eq!(axes, ["engine", "engine_version", "model"]);
 }
 
-/// issue 19: the gate's signed account at release states the tokens it forwarded under the
-/// lease, read from the usage object vLLM streams last, as the stream passes through; a
-/// response without usage is counted as such, never guessed.
-#[test]
-fn the_gate_counts_the_tokens_of_a_streamed_response_from_its_usage() {
-    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = common::fresh_dir("gate-usage");
+/// A gate signing with a fresh key in front of a vLLM-like upstream, and a lease it granted:
+/// the upstream and gate (kept alive by the caller), the lease's id and the `Authorization`
+/// header its token makes.
+fn leased_signing_gate(label: &str) -> (Upstream, Gate, String, String) {
+    let dir = common::fresh_dir(label);
     let key = dir.join("gate.key");
     let made = run(&["key", "new", "--out", s(&key)]);
     assert!(made.status.success(), "{}", stderr(&made));
@@ -865,6 +863,16 @@ fn the_gate_counts_the_tokens_of_a_streamed_response_from_its_usage() {
         "Authorization: Bearer {}",
         granted.header("x-loadproof-lease-token").unwrap()
     );
+    (upstream, gate, id, auth)
+}
+
+/// issue 19: the gate's signed account at release states the tokens it forwarded under the
+/// lease, read from the usage object vLLM streams last, as the stream passes through; a
+/// response without usage is counted as such, never guessed.
+#[test]
+fn the_gate_counts_the_tokens_of_a_streamed_response_from_its_usage() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let (_upstream, gate, id, auth) = leased_signing_gate("gate-usage");
     // What `vllm bench serve` and loadproof's native client ask: a stream with usage.
     let body = r#"{"model": "Qwen/Qwen3-0.6B", "prompt": [1, 2, 3, 4, 5, 6, 7], "max_tokens": 2, "stream": true, "stream_options": {"include_usage": true}}"#;
     let reply = request(&gate.addr, "POST", "/v1/completions", &[&auth], body);
@@ -908,19 +916,7 @@ fn the_gate_counts_the_tokens_of_a_streamed_response_from_its_usage() {
 #[test]
 fn the_gate_numbers_the_metrics_bodies_it_serves_to_the_lease_holder() {
     let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = common::fresh_dir("gate-numbered");
-    let key = dir.join("gate.key");
-    let made = run(&["key", "new", "--out", s(&key)]);
-    assert!(made.status.success(), "{}", stderr(&made));
-    let upstream = Upstream::start(VLLM_METRICS);
-    let gate = Gate::start(&upstream.url, &["--signing-key", s(&key)]);
-    let granted = lease(&gate.addr, r#"{"holder": "me", "seconds": 30}"#);
-    assert_eq!(granted.status, 200, "{}", granted.text());
-    let id = Lease::from_json(&granted.body).unwrap().id;
-    let auth = format!(
-        "Authorization: Bearer {}",
-        granted.header("x-loadproof-lease-token").unwrap()
-    );
+    let (upstream, gate, id, auth) = leased_signing_gate("gate-numbered");
     let statement = |headers: &[&str]| {
         let reply = request(&gate.addr, "GET", "/metrics", headers, "");
         assert_eq!(reply.status, 200, "{}", reply.text());

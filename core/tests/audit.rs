@@ -369,6 +369,16 @@ fn provenance() -> Provenance {
     }
 }
 
+/// Asserts one of `a`'s inconsistencies contains `part`.
+#[track_caller]
+fn assert_names(a: &Audit, part: &str) {
+    assert!(
+        a.inconsistencies.iter().any(|i| i.contains(part)),
+        "no inconsistency names {part:?}: {:?}",
+        a.inconsistencies
+    );
+}
+
 fn standing(a: &Audit, name: &str) -> (bool, String) {
     let s = &a.standings[name];
     (s.positive, s.reason.clone())
@@ -686,13 +696,7 @@ fn mixing_run_a_stdout_with_run_b_result_is_refused() {
     let a = audit(&r);
     assert!(!a.execution_gate.read);
     assert!(a.client.is_none());
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("not one run's")),
-        "{:?}",
-        a.inconsistencies
-    );
+    assert_names(&a, "not one run's");
 }
 
 #[test]
@@ -1019,13 +1023,7 @@ fn a_derived_number_that_differs_from_the_evidence_marks_the_receipt_inconsisten
     r.derived = Some(lie);
     let a = audit(&r);
     assert!(!a.qualified);
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("derived.client.output_tokens")),
-        "{:?}",
-        a.inconsistencies
-    );
+    assert_names(&a, "derived.client.output_tokens");
 }
 
 #[test]
@@ -1105,13 +1103,7 @@ fn vllm_send_times_are_joined_to_the_embedded_schedule() {
         Evidence::of(b"{\"timestamp\": 0}\n"),
     );
     let a = audit(&r2);
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("is not the timed_trace")),
-        "{:?}",
-        a.inconsistencies
-    );
+    assert_names(&a, "is not the timed_trace");
     assert!(!a.standings["arrival"].positive);
 }
 
@@ -1138,12 +1130,9 @@ fn a_native_schedule_off_the_embedded_plan_is_inconsistent() {
     assert!(a.qualified, "{:?}", a.refusals);
     embed(&mut r, plan([50, 60, 810, 900]));
     let a = audit(&r);
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("scheduled off the embedded timed_trace (first: request 3)")),
-        "{:?}",
-        a.inconsistencies
+    assert_names(
+        &a,
+        "scheduled off the embedded timed_trace (first: request 3)",
     );
     assert!(!a.qualified);
 }
@@ -1269,13 +1258,7 @@ fn thresholds_are_the_reviewers_and_a_raised_bound_changes_nothing() {
     }
     let a = audit_with(&raised, &strict);
     assert!(!standing(&a, "arrival").0);
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("execution.lag_bound_ns is 10000000 in the block")),
-        "{:?}",
-        a.inconsistencies
-    );
+    assert_names(&a, "execution.lag_bound_ns is 10000000 in the block");
     assert_eq!(
         a.arrival.unwrap().claimed_bound_ms,
         Some(i64::MAX as f64 / 1e6)
@@ -1722,13 +1705,7 @@ fn a_protocol_tls_contradicting_command_or_scheme_is_inconsistent() {
     r.protocol.base_url = Some("https://127.0.0.1:8000".into());
     r.protocol = r.protocol.clone().sealed();
     let a = audit(&r);
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("used https:// but protocol.tls is absent")),
-        "{:?}",
-        a.inconsistencies
-    );
+    assert_names(&a, "used https:// but protocol.tls is absent");
     let mut r = Native::positive().receipt();
     r.provenance.command.push("--insecure".into());
     r.protocol.tls = Some(loadproof_core::receipt::Tls {
@@ -1737,12 +1714,9 @@ fn a_protocol_tls_contradicting_command_or_scheme_is_inconsistent() {
     });
     r.protocol = r.protocol.clone().sealed();
     let a = audit(&r);
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("asked for --insecure but protocol.tls does not record it")),
-        "{:?}",
-        a.inconsistencies
+    assert_names(
+        &a,
+        "asked for --insecure but protocol.tls does not record it",
     );
     assert!(!a.qualified);
     assert!(a.statements.iter().any(|s| s.field == "protocol.tls"));
@@ -2569,13 +2543,7 @@ fn the_lessors_numbers_are_read_only_from_its_statements_of_its_routes_scrapes()
         "a queue hidden behind a number the claimant signed: {:?}",
         a.attestation
     );
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("no signed scrape numbered 3")),
-        "{:?}",
-        a.inconsistencies
-    );
+    assert_names(&a, "no signed scrape numbered 3");
     // (2) The lessor's own statement of body 3, its scrape relabelled as a GPU exporter's.
     let mut r = n.receipt();
     r.scrapes[3].url = format!("{URL}/dcgm/metrics");
@@ -2664,13 +2632,7 @@ fn a_missing_number_is_unkept_only_beside_a_failed_scrape_where_it_was_served() 
         "a queue dropped mid-run, excused by a failed before-scrape: {:?}",
         a.attestation
     );
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("no signed scrape numbered 3")),
-        "{:?}",
-        a.inconsistencies
-    );
+    assert_names(&a, "no signed scrape numbered 3");
     // The same failure where the body was served stays unkept, as before.
     let mut r = n.receipt();
     r.scrapes[3].outcome = ScrapeOutcome::Failed {
@@ -2861,25 +2823,13 @@ fn the_receipts_scrape_times_are_held_to_the_lessors_clock() {
         "a run written twice as fast as the lessor served it: {:?}",
         a.attestation
     );
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("lessor's clock")),
-        "{:?}",
-        a.inconsistencies
-    );
+    assert_names(&a, "lessor's clock");
     // The same with every completion time left out (nothing bounds the interval then).
     for s in r.scrapes.iter_mut() {
         s.completed_mono_ns = None;
     }
     let a = audit_with(&r.with_capture(), &trusting(&[9]));
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("lessor's clock")),
-        "{:?}",
-        a.inconsistencies
-    );
+    assert_names(&a, "lessor's clock");
     // The honest receipt still qualifies.
     let a = audit_with(&signed_by_lessor, &trusting(&[9]));
     assert!(a.qualified, "{:?}", a.refusals);
@@ -2939,12 +2889,6 @@ fn a_signed_receipt_without_its_lessors_account_is_not_read_as_one_that_agrees()
     let mut n = signed_positive();
     n.account = Some((7, "lease-1", 4));
     let a = audit_with(&n.receipt(), &trusting(&[9, 7]));
-    assert!(
-        a.inconsistencies
-            .iter()
-            .any(|i| i.contains("not by the lease's signer")),
-        "{:?}",
-        a.inconsistencies
-    );
+    assert_names(&a, "not by the lease's signer");
     assert!(!a.qualified);
 }
