@@ -2948,3 +2948,47 @@ fn a_signed_receipt_without_its_lessors_account_is_not_read_as_one_that_agrees()
     );
     assert!(!a.qualified);
 }
+
+/// The receipt of [`signed_with_account`] with the envelope of block `name` replaced by what
+/// `rewrite` makes of its statement's bytes (the bytes the lessor signed, and chained).
+fn with_envelope(n: &Native, name: &str, rewrite: impl Fn(&[u8]) -> String) -> Receipt {
+    let r = n.receipt();
+    let statement = Signed::from_json(&r.block(name).unwrap())
+        .unwrap()
+        .statement()
+        .to_vec();
+    with_block(r, name, rewrite(&statement).as_bytes())
+}
+
+/// issue 19 (adversarial review, chain vouching): the account's one signature stands for the
+/// bytes of every statement it chains, not for what an envelope says of them. A statement of
+/// the lessor re-signed under another key (the claimant's) is that key's word, not the
+/// lessor's, whether or not the account vouches for the rest: checked one by one it leaves the
+/// number unkept by the lessor's key (a drop), and vouched for it must read the same.
+#[test]
+fn a_statement_the_account_chains_is_read_under_the_key_its_envelope_names() {
+    let n = signed_with_account();
+    let name = "signed/metrics/2";
+    let claimants = SecretKey::from_seed([7; 32]);
+    let r = with_envelope(&n, name, |s| Signed::sign(&claimants, s).to_json());
+    let a = audit_with(&r, &trusting(&[9]));
+    assert!(
+        !(a.qualified && a.attestation.level == AttestationLevel::Signed),
+        "a statement under key 7 read as the lessor's: {}",
+        a.attestation.reason
+    );
+    assert!(
+        !a.attestation
+            .lease_account
+            .as_ref()
+            .unwrap()
+            .vouches_for_scrapes
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("no signed scrape numbered 2")),
+        "{:?}",
+        a.inconsistencies
+    );
+}

@@ -565,6 +565,12 @@ fn vouched_statements(
         let Ok(envelope) = Unverified::from_json(&bytes) else {
             continue;
         };
+        // The account vouches for the bytes, not for the envelope: one naming another key
+        // (the lessor's statement re-signed by the claimant) is that key's word, and is
+        // verified as such, as it would be without the account.
+        if envelope.key() != signer {
+            continue;
+        }
         let Some(statement) = ScrapeStatement::from_bytes(envelope.statement()) else {
             continue;
         };
