@@ -3019,3 +3019,166 @@ fn a_statement_whose_signature_does_not_verify_is_refused_though_the_account_cha
     );
     assert!(!a.qualified);
 }
+
+/// `r` with the lessor's account re-signed (key 9) over a chain head that fits nothing: every
+/// statement is then checked on its own.
+fn per_statement(r: &Receipt) -> Receipt {
+    let signed = Signed::from_json(&r.block(block::LEASE_ACCOUNT_SIGNED).unwrap()).unwrap();
+    let mut account = LeaseAccount::from_bytes(signed.statement()).unwrap();
+    account.scrape_chain = Some("00".repeat(32));
+    let resigned = Signed::sign(&SecretKey::from_seed([9; 32]), &account.to_bytes());
+    with_block(
+        r.clone(),
+        block::LEASE_ACCOUNT_SIGNED,
+        resigned.to_json().as_bytes(),
+    )
+}
+
+/// The audit as JSON, without what only says which path read the statements.
+fn read_alike(a: &Audit) -> serde_json::Value {
+    let mut v = serde_json::to_value(a).unwrap();
+    if let Some(account) = v["attestation"]["lease_account"].as_object_mut() {
+        account.remove("vouches_for_scrapes");
+        account.remove("scrape_chain");
+    }
+    v
+}
+
+/// issue 19 (adversarial review, chain vouching): the account's chain is a shortcut, never a
+/// second reading: every receipt tampered in a way the chain could hide (a statement kept twice,
+/// moved to another URL or exporter, shared with another scrape, dropped, reordered, its body
+/// or block swapped, text beside base64) audits exactly as it does with every statement
+/// checked on its own.
+#[test]
+fn vouching_for_the_statements_reads_every_receipt_as_checking_each_one_does() {
+    let n = signed_with_account();
+    let base = n.receipt();
+    let route_scrape = |r: &Receipt, i: usize| r.scrapes[i].clone();
+    let mut cases: Vec<(&str, Receipt)> = vec![("untouched", base.clone())];
+    // A duplicate of scrape 2 appended.
+    {
+        let mut r = base.clone();
+        let mut s = route_scrape(&r, 2);
+        s.requested = Some(stamp(1450 * MS));
+        s.completed_mono_ns = Some(1451 * MS);
+        r.scrapes.insert(6, s);
+        cases.push(("duplicate", r.with_capture()));
+    }
+    // Scrape 3 moved to a non-route URL.
+    {
+        let mut r = base.clone();
+        r.scrapes[3].url = "http://10.0.0.2:8000/metrics".into();
+        cases.push(("moved url", r.with_capture()));
+    }
+    // Scrape 3 as a DCGM exporter.
+    {
+        let mut r = base.clone();
+        r.scrapes[3].exporter = loadproof_core::receipt::Exporter::Dcgm;
+        cases.push(("dcgm", r.with_capture()));
+    }
+    // Scrape 3 failed.
+    {
+        let mut r = base.clone();
+        r.scrapes[3].outcome = ScrapeOutcome::Failed { error: "t".into() };
+        cases.push(("failed", r.with_capture()));
+    }
+    // Scrapes 2 and 3 swapped in order.
+    {
+        let mut r = base.clone();
+        r.scrapes.swap(2, 3);
+        cases.push(("swapped", r.with_capture()));
+    }
+    // A non-route scrape sharing scrape 2's body, recorded before it.
+    {
+        let mut r = base.clone();
+        let mut s = route_scrape(&r, 2);
+        s.url = "http://10.0.0.2:8000/metrics".into();
+        r.scrapes.insert(1, s);
+        cases.push(("shared body elsewhere first", r.with_capture()));
+    }
+    // A DCGM scrape sharing scrape 2's body, recorded before it.
+    {
+        let mut r = base.clone();
+        let mut s = route_scrape(&r, 2);
+        s.exporter = loadproof_core::receipt::Exporter::Dcgm;
+        r.scrapes.insert(1, s);
+        cases.push(("shared body dcgm first", r.with_capture()));
+    }
+    // Two route scrapes sharing scrape 2's body.
+    {
+        let mut r = base.clone();
+        let s = route_scrape(&r, 2);
+        r.scrapes.insert(3, s);
+        cases.push(("shared body on route", r.with_capture()));
+    }
+    // Scrape 3's signed block removed.
+    {
+        let mut r = base.clone();
+        r.evidence.remove("signed/metrics/3");
+        cases.push(("no statement", r.with_capture()));
+    }
+    // Mixed text and base64.
+    {
+        let mut r = base.clone();
+        for i in [1, 3, 5] {
+            let name = format!("signed/metrics/{i}");
+            let s = Signed::from_json(&r.block(&name).unwrap()).unwrap();
+            r.evidence
+                .insert(name, Evidence::of(s.to_text_json().as_bytes()));
+        }
+        cases.push(("mixed", r.with_capture()));
+    }
+    // Scrape 3 dropped.
+    {
+        let mut r = base.clone();
+        r.scrapes.remove(3);
+        cases.push(("dropped", r.with_capture()));
+    }
+    // The body of 2 and 3 swapped (the statements stay).
+    {
+        let mut r = base.clone();
+        let b2 = r.block("metrics/2").unwrap().to_vec();
+        let b3 = r.block("metrics/3").unwrap().to_vec();
+        r.evidence.insert("metrics/2".into(), Evidence::of(&b3));
+        r.evidence.insert("metrics/3".into(), Evidence::of(&b2));
+        cases.push(("bodies swapped", r.with_capture()));
+    }
+    // Statement blocks of 2 and 3 swapped.
+    {
+        let mut r = base.clone();
+        let b2 = r.block("signed/metrics/2").unwrap().to_vec();
+        let b3 = r.block("signed/metrics/3").unwrap().to_vec();
+        r.evidence
+            .insert("signed/metrics/2".into(), Evidence::of(&b3));
+        r.evidence
+            .insert("signed/metrics/3".into(), Evidence::of(&b2));
+        cases.push(("statements swapped", r.with_capture()));
+    }
+    // Statement 4 re-signed by the claimant's key.
+    {
+        let mut r = base.clone();
+        let name = "signed/metrics/4";
+        let s = Signed::from_json(&r.block(name).unwrap()).unwrap();
+        let resigned = Signed::sign(&SecretKey::from_seed([7; 32]), s.statement());
+        r.evidence.insert(
+            name.into(),
+            Evidence::of(resigned.to_text_json().as_bytes()),
+        );
+        cases.push(("re-signed", r.with_capture()));
+    }
+    // Phase relabelled.
+    {
+        let mut r = base.clone();
+        r.scrapes[3].phase = Phase::After;
+        cases.push(("phase", r.with_capture()));
+    }
+    let mut differ = Vec::new();
+    for (what, r) in &cases {
+        let v = audit_with(r, &trusting(&[9]));
+        let p = audit_with(&per_statement(r), &trusting(&[9]));
+        if read_alike(&v) != read_alike(&p) {
+            differ.push(*what);
+        }
+    }
+    assert!(differ.is_empty(), "{differ:?}");
+}
