@@ -3182,3 +3182,57 @@ fn vouching_for_the_statements_reads_every_receipt_as_checking_each_one_does() {
     }
     assert!(differ.is_empty(), "{differ:?}");
 }
+
+/// issue 19 (adversarial review): the lease's route is an origin, but the engine's counters
+/// are summed per URL. Two of the lessor's own numbered route bodies taken mid-run (counters
+/// rising between them), kept as the before- and after-scrape of a second URL at the route's
+/// origin (`/metrics?b`), made a "replica" that twin detection does not catch (its boundary
+/// counts are not the route's) and whose delta, summed with the route's, agreed with a client
+/// log inflated by half: with one response whose usage the lessor did not see (the client can
+/// choose that), its token sums are only a lower bound, and the receipt read signed and
+/// qualified at 30 completion tokens where the engine generated 20. The lessor serves one
+/// sequence of bodies to the holder, so its statements naming the lease sit beside the scrapes
+/// of one URL.
+#[test]
+fn a_body_the_lessor_served_at_its_route_kept_under_a_second_url_of_its_origin_is_refused_by_name()
+{
+    let mut n = signed_with_account();
+    n.account_tokens = Some((30, 15, 1));
+    n.records = vec![
+        ok(0, 50, 800, 15, 8),
+        ok(1, 60, 790, 15, 7),
+        ok(2, 810, 1400, 15, 8),
+        ok(3, 820, 1390, 15, 7),
+    ];
+    let start = "1.79594033677e+09";
+    for (i, (generation, prompt)) in [
+        ("100.0", "1000.0"),
+        ("100.0", "1000.0"),
+        ("100.0", "1000.0"),
+        ("110.0", "1020.0"),
+        ("110.0", "1020.0"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        n.scrapes[i + 1].2 = Some(metrics(generation, prompt, 2, 0, 0, start));
+    }
+    let mut r = n.receipt();
+    for (i, phase) in [(2, Phase::Before), (4, Phase::After)] {
+        r.scrapes[i].url = format!("{URL}/metrics?b");
+        r.scrapes[i].phase = phase;
+    }
+    let a = audit_with(&r.with_capture(), &trusting(&[9]));
+    assert!(
+        !(a.qualified && a.attestation.level == AttestationLevel::Signed),
+        "a replica made of two route bodies at the route's origin: {:?} generation tokens",
+        a.engine.generation_tokens_delta
+    );
+    assert!(
+        a.inconsistencies
+            .iter()
+            .any(|i| i.contains("signed/metrics/2") && i.contains("second URL")),
+        "{:?}",
+        a.inconsistencies
+    );
+}
