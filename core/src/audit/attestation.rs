@@ -297,6 +297,9 @@ fn scrape_statements(
     let mut problems = Vec::new();
     let mut last_served: BTreeMap<&str, (i64, String)> = BTreeMap::new();
     let mut clock_anchor: Option<ClockAnchor> = None;
+    // The URL (and block) of the first route scrape the lessor's statement naming the lease
+    // sits beside: the lessor serves the holder one sequence of bodies at one URL.
+    let mut route_url: Option<(&str, String)> = None;
     let route = lease.and_then(|l| origin(&l.route));
     for scrape in &receipt.scrapes {
         let ScrapeOutcome::Response { body, .. } = &scrape.outcome else {
@@ -439,6 +442,26 @@ fn scrape_statements(
             ));
             continue;
         }
+        // The route is an origin, but the engine's counters are summed per URL: the lessor's
+        // bodies kept under a second URL of its origin (`/metrics?b`) make a replica of the
+        // route's own bodies, whose work counts twice (the adversarial review's finding).
+        if lessors && lease.is_some() && statement.lease_id.is_some() {
+            match &route_url {
+                Some((first_url, first_name)) if *first_url != scrape.url.as_str() => {
+                    problems.push(format!(
+                        "{name}: a body the lessor served at its route under lease {}{}, kept as a scrape of {}, a second URL of its origin beside {first_url} ({first_name}): the lessor serves the holder's bodies at one URL, and the engine's counters are summed per URL, so its work would count twice",
+                        statement.lease_id.as_deref().unwrap_or_default(),
+                        statement
+                            .seq
+                            .map_or(String::new(), |seq| format!(" (numbered {seq})")),
+                        scrape.url,
+                    ));
+                    continue;
+                }
+                Some(_) => {}
+                None => route_url = Some((scrape.url.as_str(), name.clone())),
+            }
+        }
         if let (Some(seq), Some(_), true) = (statement.seq, lease, lessors) {
             if let Some(first) = numbers.get(&seq) {
                 problems.push(format!(
@@ -565,6 +588,12 @@ fn vouched_statements(
         let Ok(envelope) = Unverified::from_json(&bytes) else {
             continue;
         };
+        // The account vouches for the bytes, not for the envelope: one naming another key
+        // (the lessor's statement re-signed by the claimant) is that key's word, and is
+        // verified as such, as it would be without the account.
+        if envelope.key() != signer {
+            continue;
+        }
         let Some(statement) = ScrapeStatement::from_bytes(envelope.statement()) else {
             continue;
         };
