@@ -224,9 +224,9 @@ impl Native {
                             Some(served),
                         );
                         served += 1;
-                        chain.push(&statement.to_bytes());
                         let signed =
                             Signed::sign(&SecretKey::from_seed([seed; 32]), &statement.to_bytes());
+                        chain.push(&statement.to_bytes(), &signed.signature_bytes());
                         evidence.insert(
                             signed_block_of(&name),
                             Evidence::of(signed.to_json().as_bytes()),
@@ -2880,9 +2880,9 @@ fn a_signed_receipt_without_its_lessors_account_is_not_read_as_one_that_agrees()
         a.attestation.reason
     );
     assert!(
-        a.attestation
-            .reason
-            .contains("its signed account of the lease"),
+        a.attestation.reason.contains(
+            "the account of the lease (window/lease.account.signed.json) is not in the receipt"
+        ),
         "{}",
         a.attestation.reason
     );
@@ -2940,8 +2940,9 @@ fn a_statement_the_account_chains_is_read_under_the_key_its_envelope_names() {
 /// issue 19 (adversarial review, chain vouching): an envelope whose signature no longer
 /// verifies is a tampered receipt, refused by name when statements are checked one by one;
 /// the account vouching for the statement's bytes must not make the same receipt read clean.
+/// Settled by the lessor chaining each statement's signature with its bytes: an envelope with
+/// another signature breaks the chain, and is checked on its own.
 #[test]
-#[ignore = "the chain covers each statement's bytes, not its signature, so a vouched envelope's signature is never read: settle by the lessor chaining the signature too (Ed25519 is deterministic: sha256(head || sha256(statement) || signature) in sim/lease.rs sign_scrape, a scrape-chain/v2; older receipts then fall back to per-statement checks), or by stating that a vouched envelope's signature is not evidence"]
 fn a_statement_whose_signature_does_not_verify_is_refused_though_the_account_chains_it() {
     let n = signed_with_account();
     let name = "signed/metrics/2";

@@ -212,20 +212,25 @@ impl Lessor {
         let mut held = self.lock();
         let active = held.as_mut().filter(|h| now_unix_ns < h.until_unix_ns);
         let presented = authorization.and_then(|a| a.strip_prefix(b"Bearer "));
-        let statement = match active {
+        let signed = match active {
             Some(h) => {
                 let holder = presented.is_some_and(|t| same_bytes(t, h.token.as_bytes()));
                 let seq = holder.then(|| h.served.len());
                 let statement =
-                    ScrapeStatement::of(path, body, Some(h.id.clone()), now_unix_ns, seq);
+                    ScrapeStatement::of(path, body, Some(h.id.clone()), now_unix_ns, seq)
+                        .to_bytes();
+                let signed = Signed::sign(key, &statement);
                 if holder {
-                    h.served.push(&statement.to_bytes());
+                    h.served.push(&statement, &signed.signature_bytes());
                 }
-                statement
+                signed
             }
-            None => ScrapeStatement::of(path, body, None, now_unix_ns, None),
-        };
-        let signed = Signed::sign(key, &statement.to_bytes()).to_json();
+            None => Signed::sign(
+                key,
+                &ScrapeStatement::of(path, body, None, now_unix_ns, None).to_bytes(),
+            ),
+        }
+        .to_json();
         drop(held);
         HeaderValue::from_str(&signed).ok()
     }

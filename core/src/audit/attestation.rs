@@ -240,8 +240,12 @@ pub fn read(
             // receipt without it leaves what the lessor admitted and counted unread (an
             // account that contradicted the client, dropped), and nothing bounds the numbers.
             attestation.level = Level::SelfAttested;
+            let missing = match account_key {
+                Some(other) => format!("is signed by key {}, not by its lessor", other.id()),
+                None => "is not in the receipt".to_owned(),
+            };
             attestation.reason = format!(
-                "self-attested: the lease is signed and its lessor numbered the scrapes it served, but its signed account of the lease ({}) is not in the receipt: what it admitted and counted under the lease is unread (a release that failed in transit leaves none: re-run)",
+                "self-attested: the lease is signed and its lessor numbered the scrapes it served, but the account of the lease ({}) {missing}: what the lessor admitted and counted under the lease is unread (a release that failed in transit leaves none: re-run)",
                 block::LEASE_ACCOUNT_SIGNED
             );
         } else if s.other_by_trusted_key < s.other_engine_scrapes {
@@ -568,7 +572,7 @@ fn vouched_statements(
     if account_key.as_ref() != Some(signer) || count == 0 {
         return none();
     }
-    let mut by_seq: BTreeMap<u64, (String, Vec<u8>)> = BTreeMap::new();
+    let mut by_seq: BTreeMap<u64, (String, Vec<u8>, [u8; 64])> = BTreeMap::new();
     let route = origin(&lease.route);
     for scrape in &receipt.scrapes {
         let ScrapeOutcome::Response { body, .. } = &scrape.outcome else {
@@ -604,10 +608,12 @@ fn vouched_statements(
             continue;
         }
         // One number on two scrapes: the per-statement checks name it.
-        if by_seq
-            .insert(seq, (name, envelope.statement().to_vec()))
-            .is_some()
-        {
+        let entry = (
+            name,
+            envelope.statement().to_vec(),
+            envelope.signature_bytes(),
+        );
+        if by_seq.insert(seq, entry).is_some() {
             return none();
         }
     }
@@ -617,13 +623,16 @@ fn vouched_statements(
         return none();
     }
     let mut chain = ScrapeChain::default();
-    for (_, bytes) in by_seq.values() {
-        chain.push(bytes);
+    for (_, bytes, signature) in by_seq.values() {
+        chain.push(bytes, signature);
     }
     if chain.hex() != head {
         return none();
     }
-    by_seq.into_values().collect()
+    by_seq
+        .into_values()
+        .map(|(name, bytes, _)| (name, bytes))
+        .collect()
 }
 
 /// The lessor's numbering of the bodies it served to the holder, held to the receipt: every

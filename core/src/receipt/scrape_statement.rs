@@ -94,7 +94,10 @@ impl ScrapeStatement {
 
 /// The running digest of the statements a lessor numbered under one lease, in their numbers'
 /// order: `head₀ = sha256("loadproof.scrape-chain/v1")`, `headₙ₊₁ = sha256(headₙ ‖
-/// sha256(statementₙ))` over each statement's exact signed bytes.
+/// sha256(statementₙ) ‖ signatureₙ)` over each statement's exact signed bytes and the 64 bytes
+/// of its signature (Ed25519 signs deterministically, so the lessor knows it when it chains):
+/// a statement the chain vouches for carries the very signature the lessor made, or none of
+/// it is vouched for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScrapeChain {
     head: [u8; 32],
@@ -111,11 +114,12 @@ impl Default for ScrapeChain {
 }
 
 impl ScrapeChain {
-    /// The next statement's bytes, chained.
-    pub fn push(&mut self, statement: &[u8]) {
+    /// The next statement's bytes and its signature's, chained.
+    pub fn push(&mut self, statement: &[u8], signature: &[u8]) {
         let mut h = Sha256::new();
         h.update(self.head);
         h.update(Sha256::digest(statement));
+        h.update(signature);
         self.head = h.finalize().into();
         self.len = self.len.saturating_add(1);
     }
@@ -150,13 +154,16 @@ mod tests {
     fn the_chain_depends_on_every_statement_and_its_order() {
         let mut ab = ScrapeChain::default();
         assert!(ab.is_empty());
-        ab.push(b"a");
-        ab.push(b"b");
+        ab.push(b"a", b"s");
+        ab.push(b"b", b"s");
         let mut ba = ScrapeChain::default();
-        ba.push(b"b");
-        ba.push(b"a");
+        ba.push(b"b", b"s");
+        ba.push(b"a", b"s");
         let mut a = ScrapeChain::default();
-        a.push(b"a");
+        a.push(b"a", b"s");
+        let mut other_signature = ScrapeChain::default();
+        other_signature.push(b"a", b"t");
+        assert_ne!(other_signature.hex(), a.hex());
         assert_eq!(ab.len(), 2);
         assert_ne!(ab.hex(), ba.hex());
         assert_ne!(ab.hex(), a.hex());

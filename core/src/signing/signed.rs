@@ -143,6 +143,11 @@ impl Signed {
         &self.key
     }
 
+    /// The signature's 64 bytes (what a lessor's chain of its statements covers).
+    pub fn signature_bytes(&self) -> [u8; 64] {
+        self.signature.to_bytes()
+    }
+
     /// The exact bytes signed.
     pub fn statement(&self) -> &[u8] {
         &self.statement
@@ -220,6 +225,11 @@ impl Unverified {
     /// The statement it carries, not yet known to be that key's.
     pub fn statement(&self) -> &[u8] {
         &self.statement
+    }
+
+    /// The signature's 64 bytes, not yet checked.
+    pub fn signature_bytes(&self) -> [u8; 64] {
+        self.signature.to_bytes()
     }
 
     /// The envelope's signature checked: the statement, as its key signed it.
