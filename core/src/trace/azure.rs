@@ -9,6 +9,7 @@ use std::cell::Cell;
 use super::DropReason;
 use super::csv_line::Cells;
 use super::datetime::{DatetimeError, MinuteMemo, parse_datetime_ns_memo};
+use super::plain_line::{PlainColumn, read_plain};
 use super::row::{Defect, Row, number_defect, token_cell};
 use crate::decimal::NumberError;
 
@@ -27,20 +28,60 @@ pub(crate) struct AzureColumns {
     with_offset: Cell<u64>,
     without_offset: Cell<u64>,
     minute: Cell<MinuteMemo>,
+    /// The columns as [`AzureColumns::read_plain`] reads them.
+    plain: Vec<PlainColumn>,
 }
 
 impl AzureColumns {
     pub(crate) fn from_header(names: &[String]) -> Option<AzureColumns> {
         let pos = |name: &str| names.iter().position(|n| n == name);
+        let (timestamp, context, generated) = (pos(TIMESTAMP)?, pos(CONTEXT)?, pos(GENERATED)?);
         Some(AzureColumns {
             n_cols: names.len(),
-            timestamp: pos(TIMESTAMP)?,
-            context: pos(CONTEXT)?,
-            generated: pos(GENERATED)?,
+            timestamp,
+            context,
+            generated,
             with_offset: Cell::new(0),
             without_offset: Cell::new(0),
             minute: Cell::new(MinuteMemo::default()),
+            plain: (0..names.len())
+                .map(|i| match i {
+                    _ if i == timestamp => PlainColumn::Stamp,
+                    _ if i == context => PlainColumn::Count(0),
+                    _ if i == generated => PlainColumn::Count(1),
+                    _ => PlainColumn::Skip,
+                })
+                .collect(),
         })
+    }
+
+    /// The row at the start of `bytes` and the bytes it took, when its line is plain and its
+    /// stamp parses; `None` sends the line to [`AzureColumns::read`], which decides it.
+    #[inline(always)]
+    pub(crate) fn read_plain<'a>(&self, bytes: &'a [u8]) -> Option<(Row<'a>, usize)> {
+        let mut memo = self.minute.get();
+        let plain = read_plain(&self.plain, bytes, &mut memo);
+        self.minute.set(memo);
+        let plain = plain?;
+        let (ts_ns, had_offset) = (plain.time_ns, plain.had_offset);
+        let counter = if had_offset {
+            &self.with_offset
+        } else {
+            &self.without_offset
+        };
+        counter.set(counter.get() + 1);
+        let [input, output, _] = plain.counts;
+        let row = Row {
+            ts_ns,
+            input,
+            output,
+            model: None,
+            log_type: None,
+            excluded: None,
+            session: None,
+            hash_ids: None,
+        };
+        Some((row, plain.consumed))
     }
 
     pub(crate) fn missing_hint(names: &[String]) -> String {

@@ -6,6 +6,8 @@
 
 use super::DropReason;
 use super::csv_line::Cells;
+use super::datetime::MinuteMemo;
+use super::plain_line::{PlainColumn, read_plain};
 use super::row::{Defect, Row, number_defect, plain_digits, token_cell};
 use crate::decimal::{Decimal, NumberError};
 
@@ -30,6 +32,8 @@ pub(crate) struct BurstgptColumns {
     log_type: usize,
     total: usize,
     session: Option<usize>,
+    /// The columns as [`BurstgptColumns::read_plain`] reads them.
+    plain: Vec<PlainColumn>,
 }
 
 fn position(names: &[String], name: &str) -> Option<usize> {
@@ -38,7 +42,7 @@ fn position(names: &[String], name: &str) -> Option<usize> {
 
 impl BurstgptColumns {
     pub(crate) fn from_header(names: &[String]) -> Option<BurstgptColumns> {
-        Some(BurstgptColumns {
+        let mut cols = BurstgptColumns {
             n_cols: names.len(),
             timestamp: position(names, TIMESTAMP)?,
             model: position(names, MODEL)?,
@@ -47,7 +51,21 @@ impl BurstgptColumns {
             log_type: position(names, LOG_TYPE)?,
             total: position(names, TOTAL)?,
             session: position(names, SESSION),
-        })
+            plain: Vec::new(),
+        };
+        cols.plain = (0..names.len())
+            .map(|i| match i {
+                _ if i == cols.timestamp => PlainColumn::Seconds,
+                _ if i == cols.request => PlainColumn::Count(0),
+                _ if i == cols.response => PlainColumn::Count(1),
+                _ if i == cols.total => PlainColumn::Count(2),
+                _ if i == cols.model => PlainColumn::Text(0),
+                _ if i == cols.log_type => PlainColumn::Text(1),
+                _ if Some(i) == cols.session => PlainColumn::Text(2),
+                _ => PlainColumn::Skip,
+            })
+            .collect();
+        Some(cols)
     }
 
     pub(crate) fn missing_hint(names: &[String]) -> String {
@@ -122,6 +140,31 @@ impl BurstgptColumns {
                 .map(|i| std::borrow::Cow::Borrowed(cells.get(line, i))),
             hash_ids: None,
         })
+    }
+}
+
+impl BurstgptColumns {
+    /// The row at the start of `bytes` and the bytes it took, when its line is plain and
+    /// sound; `None` sends the line to [`BurstgptColumns::read`], which decides it.
+    #[inline(always)]
+    pub(crate) fn read_plain<'a>(&self, bytes: &'a [u8]) -> Option<(Row<'a>, usize)> {
+        let plain = read_plain(&self.plain, bytes, &mut MinuteMemo::default())?;
+        let [input, output, total] = plain.counts;
+        if u64::from(total) != u64::from(input) + u64::from(output) {
+            return None;
+        }
+        let [model, log_type, session] = plain.texts;
+        let row = Row {
+            ts_ns: plain.time_ns,
+            input,
+            output,
+            model: Some(model),
+            log_type: Some(log_type),
+            excluded: None,
+            session: self.session.map(|_| std::borrow::Cow::Borrowed(session)),
+            hash_ids: None,
+        };
+        Some((row, plain.consumed))
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::DropReason;
 use super::row::Defect;
+use super::swar::equal;
 
 /// Cells of one line, borrowed from the line when it has no quotes.
 #[derive(Debug, Default)]
@@ -91,14 +92,6 @@ impl Cells {
     /// `,` or `"` sets its top bit in the mask, exactly, with no false positives), which runs
     /// as well in wasm32 as natively.
     fn split_unquoted(&mut self, line: &[u8]) -> bool {
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        const HIGHS: u64 = 0x8080_8080_8080_8080;
-        const LOWS: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-        // The top bit of each byte of the result is set exactly where `word`'s byte is `b`.
-        let equal = |word: u64, b: u8| {
-            let x = word ^ (ONES * u64::from(b));
-            !(((x & LOWS) + LOWS) | x | LOWS)
-        };
         let mut start = 0;
         let mut chunks = line.chunks_exact(8);
         let mut base = 0;
@@ -106,10 +99,10 @@ impl Cells {
             let mut word_bytes = [0u8; 8];
             word_bytes.copy_from_slice(chunk);
             let word = u64::from_le_bytes(word_bytes);
-            if equal(word, b'"') & HIGHS != 0 {
+            if equal(word, b'"') != 0 {
                 return false;
             }
-            let mut commas = equal(word, b',') & HIGHS;
+            let mut commas = equal(word, b',');
             while commas != 0 {
                 let idx = base + (commas.trailing_zeros() / 8) as usize;
                 self.ends.push((start, idx));

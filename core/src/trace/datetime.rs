@@ -63,6 +63,33 @@ pub(crate) fn parse_datetime_ns_memo(
     s: &[u8],
     memo: &mut MinuteMemo,
 ) -> Result<(i64, bool), DatetimeError> {
+    let stamp = leading_datetime(s, memo)?;
+    // Every shape error comes before the range check, whatever the bytes after the stamp.
+    if stamp.len != s.len() {
+        return Err(DatetimeError::Shape);
+    }
+    Ok((epoch_ns(stamp.secs, stamp.frac_ns)?, stamp.had_offset))
+}
+
+/// A datetime read from the start of some bytes, before its range is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LeadingDatetime {
+    /// Seconds since the epoch, the offset applied (may be negative: not yet checked).
+    pub(crate) secs: i64,
+    pub(crate) frac_ns: i64,
+    pub(crate) had_offset: bool,
+    /// Bytes the stamp took.
+    pub(crate) len: usize,
+}
+
+/// The longest `YYYY-MM-DD[ T]HH:MM:SS[.f{1,9}][Z|±HH:MM]` at the start of `s`: a stamp is
+/// read where it sits, so a caller finding its cell's end in the same pass (a plain line)
+/// checks only that the stamp ends there. A stamp equal to all of `s` reads as
+/// [`parse_datetime_ns_memo`] reads it.
+pub(crate) fn leading_datetime(
+    s: &[u8],
+    memo: &mut MinuteMemo,
+) -> Result<LeadingDatetime, DatetimeError> {
     use DatetimeError::Shape;
     let head: [u8; 16] = s.get(..16).and_then(|h| h.try_into().ok()).ok_or(Shape)?;
     let minute = match memo.0 {
@@ -80,32 +107,40 @@ pub(crate) fn parse_datetime_ns_memo(
     if second > 60 {
         return Err(Shape);
     }
-    let mut rest = s.get(19..).unwrap_or_default();
+    let mut len = 19;
     let mut frac_ns = 0i64;
-    if let Some(after_dot) = rest.strip_prefix(b".") {
-        let n = after_dot.iter().take_while(|b| b.is_ascii_digit()).count();
-        if n == 0 || n > 9 {
+    if s.get(len) == Some(&b'.') {
+        len += 1;
+        let (frac, n) = super::row::leading_digits(s, &mut len, 9).ok_or(Shape)?;
+        if n == 0 {
             return Err(Shape);
         }
-        let frac = after_dot.get(..n).and_then(digits).ok_or(Shape)?;
-        frac_ns = frac * 10i64.pow(9 - n as u32);
-        rest = after_dot.get(n..).unwrap_or_default();
+        // Nine digits at most: below 10^9, and so is the scaled fraction.
+        frac_ns = frac as i64 * 10i64.pow(9 - n as u32);
     }
-    let (offset_s, had_offset) = match rest {
-        [] => (0, false),
-        [b'Z'] => (0, true),
-        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+    let (offset_s, had_offset) = match s.get(len..).unwrap_or_default() {
+        [b'Z', ..] => {
+            len += 1;
+            (0, true)
+        }
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2, ..] => {
             let h = two_digits(*h1, *h2).ok_or(Shape)?;
             let m = two_digits(*m1, *m2).ok_or(Shape)?;
             if h > 23 || m > 59 {
                 return Err(Shape);
             }
+            len += 6;
             let off = h * 3600 + m * 60;
             (if *sign == b'-' { -off } else { off }, true)
         }
-        _ => return Err(Shape),
+        _ => (0, false),
     };
-    Ok((epoch_ns(minute + second - offset_s, frac_ns)?, had_offset))
+    Ok(LeadingDatetime {
+        secs: minute + second - offset_s,
+        frac_ns,
+        had_offset,
+        len,
+    })
 }
 
 /// `secs` since the epoch plus `frac_ns`, in nanoseconds: a stamp before 1970 or past i64

@@ -17,6 +17,7 @@ mod hex;
 mod ingest;
 mod mapped;
 mod mooncake;
+mod plain_line;
 mod ragpulse;
 mod recording_grid;
 mod row;
@@ -24,6 +25,7 @@ mod schema;
 mod segments;
 mod shard;
 mod shard_error;
+mod swar;
 
 use std::collections::BTreeMap;
 use std::fmt;

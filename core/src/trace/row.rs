@@ -75,6 +75,27 @@ pub(super) fn plain_digits(s: &[u8]) -> Option<u64> {
     Some(v)
 }
 
+/// The ASCII digits from `*pos` on (at most `max`, at most 18) as a number and their count,
+/// `*pos` moved past them; `None` when more than `max` follow.
+#[inline]
+pub(crate) fn leading_digits(bytes: &[u8], pos: &mut usize, max: usize) -> Option<(u64, usize)> {
+    let max = max.min(18);
+    let start = *pos;
+    let mut value: u64 = 0;
+    while let Some(d) = bytes
+        .get(*pos)
+        .map(|b| b.wrapping_sub(b'0'))
+        .filter(|&d| d <= 9)
+    {
+        if *pos - start == max {
+            return None;
+        }
+        value = value * 10 + u64::from(d);
+        *pos += 1;
+    }
+    Some((value, *pos - start))
+}
+
 /// Up to 9 plain digits straight to a count. `None` sends it to the general parser.
 #[inline]
 fn plain_u32(cell: &[u8]) -> Option<u32> {
@@ -112,6 +133,29 @@ pub(crate) fn number_defect(err: NumberError, field: &'static str, cell: &[u8]) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn leading_digits_are_read_as_a_fold_reads_them(
+            bytes in proptest::collection::vec(proptest::prop_oneof![0x2f_u8..0x3b, proptest::prelude::any::<u8>()], 0..30),
+            from in 0usize..30,
+            max in 0usize..20,
+        ) {
+            let from = from.min(bytes.len());
+            let digits = bytes[from..].iter().take_while(|b| b.is_ascii_digit()).count();
+            let mut pos = from;
+            let read = leading_digits(&bytes, &mut pos, max);
+            if digits > max.min(18) {
+                proptest::prop_assert_eq!(read, None);
+            } else {
+                let value = bytes[from..from + digits]
+                    .iter()
+                    .fold(0u64, |v, b| v * 10 + u64::from(b - b'0'));
+                proptest::prop_assert_eq!(read, Some((value, digits)));
+                proptest::prop_assert_eq!(pos, from + digits);
+            }
+        }
+    }
 
     #[test]
     fn plain_counts_stop_where_u32_does() {
