@@ -17,7 +17,9 @@ use loadproof_core::playbook::Concurrency;
 use loadproof_core::receipt::{Receipt, key_value};
 use loadproof_core::regime::Window;
 use loadproof_core::synth;
-use loadproof_core::trace::{Codec, Sha256Stream, TRACE_SCHEMA_MAX_BYTES, TraceSchema, ZSTD_MAGIC};
+use loadproof_core::trace::{
+    ArrivalGaps, Codec, Sha256Stream, TRACE_SCHEMA_MAX_BYTES, TraceSchema, ZSTD_MAGIC,
+};
 use loadproof_core::{CallerFilter, Format, IngestOptions, Ingester, Limits, Trace};
 
 use crate::args::{FormatArg, TraceSliceArgs};
@@ -207,6 +209,16 @@ pub(crate) fn read_plan_doc(path: &Path) -> Result<(Vec<u8>, PlanDoc)> {
 ///
 /// [`TraceMeta::compression`]: loadproof_core::TraceMeta::compression
 pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
+    ingest_file_with_gaps(path, opts).map(|(trace, _)| trace)
+}
+
+/// As [`ingest_file`], with the trace's arrival gaps when they were read while the file was
+/// still being hashed (a large plain file, read in halves): `ArrivalGaps::of` the trace, taken
+/// on a core that would otherwise wait. `None`: the caller computes them.
+pub fn ingest_file_with_gaps(
+    path: &Path,
+    opts: IngestOptions,
+) -> Result<(Trace, Option<ArrivalGaps>)> {
     let opts = crate::companions::with_companions(path, opts)?;
     let mut file = open_file(path)?;
     let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -218,6 +230,7 @@ pub fn ingest_file(path: &Path, opts: IngestOptions) -> Result<Trace> {
     match Codec::sniff(head.get(..n).unwrap_or_default()) {
         Some(codec) => {
             crate::decompress::ingest_compressed(path, file, codec, opts, progress_bar(len))
+                .map(|trace| (trace, None))
         }
         None => ingest_plain(path, file, len, opts),
     }
@@ -240,7 +253,12 @@ fn progress_bar(len: u64) -> Option<indicatif::ProgressBar> {
 
 /// An uncompressed trace file: read and hashed on one thread, parsed on this one (in halves
 /// when it is large).
-fn ingest_plain(path: &Path, mut file: File, len: u64, opts: IngestOptions) -> Result<Trace> {
+fn ingest_plain(
+    path: &Path,
+    mut file: File,
+    len: u64,
+    opts: IngestOptions,
+) -> Result<(Trace, Option<ArrivalGaps>)> {
     let bar = progress_bar(len);
     // A second thread reads the file and hashes each chunk; this one only parses. Reading and
     // hashing together cost about half of parsing, so the parser never waits on the disk.
@@ -328,12 +346,22 @@ fn ingest_plain(path: &Path, mut file: File, len: u64, opts: IngestOptions) -> R
         }
         None => None,
     };
+    // Joined early, the rows are all read while the reader still hashes the file's end (it
+    // waited on this thread through the first half): the gaps are taken now, on this core,
+    // and kept only if the join is (`settle` below).
+    let mut gaps = match early {
+        Some(crate::halves::Early::Joined { .. }) => ingester.arrival_gaps(),
+        _ => None,
+    };
     let hashed = reader
         .join()
         .map_err(|_| anyhow::anyhow!("the reading thread panicked"))?
         .with_context(|| format!("reading {}", path.display()))?;
     if let Some(early) = early {
         let how = crate::halves::settle(path, &mut ingester, early, hashed.cut, len)?;
+        if how != Some(crate::halves::SecondRead::Joined) {
+            gaps = None;
+        }
         if let Some(how) = how
             && std::env::var_os(crate::halves::HALVES_MIN_BYTES_VAR).is_some()
         {
@@ -351,7 +379,7 @@ fn ingest_plain(path: &Path, mut file: File, len: u64, opts: IngestOptions) -> R
     let trace = ingester
         .finish_with_sha256(digest)
         .map_err(|e| BadInput(format!("{}: {e}", path.display())))?;
-    Ok(trace)
+    Ok((trace, gaps))
 }
 
 /// What the reading thread hashed: the whole file's sha256, and in halves mode the cut and the

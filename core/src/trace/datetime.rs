@@ -82,6 +82,20 @@ pub(crate) struct LeadingDatetime {
     pub(crate) len: usize,
 }
 
+/// Nanoseconds in one unit of the last of `n` fractional digits (`10^(9-n)`), `n` ≤ 9.
+const NS_PER_DIGITS: [i64; 10] = [
+    1_000_000_000,
+    100_000_000,
+    10_000_000,
+    1_000_000,
+    100_000,
+    10_000,
+    1_000,
+    100,
+    10,
+    1,
+];
+
 /// The longest `YYYY-MM-DD[ T]HH:MM:SS[.f{1,9}][Z|±HH:MM]` at the start of `s`: a stamp is
 /// read where it sits, so a caller finding its cell's end in the same pass (a plain line)
 /// checks only that the stamp ends there. A stamp equal to all of `s` reads as
@@ -116,9 +130,14 @@ pub(crate) fn leading_datetime(
             return Err(Shape);
         }
         // Nine digits at most: below 10^9, and so is the scaled fraction.
-        frac_ns = frac as i64 * 10i64.pow(9 - n as u32);
+        frac_ns = frac as i64 * NS_PER_DIGITS.get(n).copied().ok_or(Shape)?;
     }
     let (offset_s, had_offset) = match s.get(len..).unwrap_or_default() {
+        // UTC written out, as nearly every Azure 2024 stamp has it.
+        [b'+', b'0', b'0', b':', b'0', b'0', ..] => {
+            len += 6;
+            (0, true)
+        }
         [b'Z', ..] => {
             len += 1;
             (0, true)

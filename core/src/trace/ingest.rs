@@ -174,6 +174,10 @@ struct Accumulator {
     dropped: BTreeMap<DropReason, u64>,
     filtered: BTreeMap<FilterReason, u64>,
     examples: BTreeMap<DropReason, Vec<RowIssue>>,
+    /// Bit `reason as u32` set once `examples` of that reason are full (a cache: examples
+    /// only grow, so a set bit stays true). A 30M-row Azure file drops 4M rows out of order,
+    /// and each looked its reason's examples up to find them full.
+    examples_full: u32,
     arrivals_raw: Vec<i64>,
     input: Vec<u32>,
     output: Vec<u32>,
@@ -374,6 +378,17 @@ impl Ingester {
                 self.accept(row);
             }
         }
+    }
+
+    /// The arrival gaps of the trace [`Ingester::finish`] would make now, when every line
+    /// pushed is read (no unterminated line is waiting for its end): `ArrivalGaps::of` that
+    /// trace, computed before it exists, so a caller can overlap it with hashing the source.
+    /// `None` while a line is unfinished, or once the source is refused.
+    pub fn arrival_gaps(&self) -> Option<super::ArrivalGaps> {
+        let finished = self.carry.is_empty() && !self.skipping_long_line && self.fatal.is_none();
+        let detected = !matches!(self.adapter, Adapter::AwaitingHeader);
+        (finished && detected && self.recorder.is_none())
+            .then(|| super::ArrivalGaps::of_raw_arrivals(&self.acc.arrivals_raw))
     }
 
     /// Ends the input: reads the final unterminated line, rebases arrivals and constructs the
@@ -1014,6 +1029,9 @@ impl Ingester {
     fn record_drop(&mut self, defect: Defect) {
         let acc = &mut self.acc;
         *acc.dropped.entry(defect.reason).or_insert(0) += 1;
+        if acc.examples_full(defect.reason, &self.opts.limits) {
+            return;
+        }
         let examples = acc.examples.entry(defect.reason).or_default();
         if examples.len() < self.opts.limits.max_examples_per_reason {
             examples.push(RowIssue {
@@ -1052,6 +1070,9 @@ impl Accumulator {
         true
     }
 }
+
+// `Accumulator::examples_full` keeps one bit per reason.
+const _: () = assert!(DropReason::ALL.len() <= 32);
 
 /// How [`Ingester::read_plain_lines`] may keep a row without `accept`.
 #[derive(Clone, Copy)]
@@ -1425,10 +1446,20 @@ fn adapter_format(adapter: &Adapter) -> Option<Format> {
 }
 
 impl Accumulator {
-    fn examples_full(&self, reason: DropReason, limits: &Limits) -> bool {
-        self.examples
+    /// Whether the examples of `reason` are full; remembered once they are.
+    fn examples_full(&mut self, reason: DropReason, limits: &Limits) -> bool {
+        let bit = 1u32 << (reason as u32);
+        if self.examples_full & bit != 0 {
+            return true;
+        }
+        let full = self
+            .examples
             .get(&reason)
-            .is_some_and(|v| v.len() >= limits.max_examples_per_reason)
+            .is_some_and(|v| v.len() >= limits.max_examples_per_reason);
+        if full {
+            self.examples_full |= bit;
+        }
+        full
     }
 }
 
@@ -1553,7 +1584,10 @@ mod tests {
                     })
                 })
                 .collect();
-            line.get(..short.unwrap_or(line.len())).unwrap_or_default().join(",") + end
+            line.get(..short.unwrap_or(line.len()))
+                .unwrap_or_default()
+                .join(",")
+                + end
         })
     }
 
@@ -1597,6 +1631,28 @@ mod tests {
             let general = read(&bytes, &cuts, &opts, false);
             let plain = read(&bytes, &cuts, &opts, true);
             prop_assert_eq!(plain, general);
+        }
+
+        #[test]
+        fn the_gaps_read_before_finish_are_the_gaps_of_the_trace_it_makes(
+            (header, rows) in prop::sample::select(vec![
+                ("Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n", "SXCCTX"),
+                ("TIMESTAMP,ContextTokens,GeneratedTokens\r\n", "DCC"),
+            ]).prop_flat_map(|(header, layout)| (Just(header), prop::collection::vec(row(layout), 0..40))),
+            window in any::<bool>(),
+        ) {
+            let mut bytes = header.as_bytes().to_vec();
+            bytes.extend(rows.concat().into_bytes());
+            let mut opts = IngestOptions::default();
+            if window {
+                opts.filter.start_ns = Some(1_000_000_000);
+            }
+            let mut ing = Ingester::new(opts);
+            ing.push(&bytes).ok();
+            let gaps = ing.arrival_gaps();
+            if let Ok(trace) = ing.finish() {
+                prop_assert_eq!(gaps, Some(super::super::ArrivalGaps::of(&trace)));
+            }
         }
     }
 }

@@ -165,6 +165,15 @@ impl ArrivalGaps {
         ArrivalGaps::of_arrivals(arrivals, recording_grid(arrivals, anchor))
     }
 
+    /// The gaps of a trace from its arrivals in the source's clock, before they are rebased
+    /// on the first: what [`ArrivalGaps::of`] reads of the trace they make. The grid is read
+    /// on anchor + offset, which is the raw stamp, and gaps are differences, which rebasing
+    /// keeps. The CLI reads them of an ingester's rows while the file's sha256 is still being
+    /// taken, before the trace exists.
+    pub fn of_raw_arrivals(arrivals_raw: &[i64]) -> ArrivalGaps {
+        ArrivalGaps::of_arrivals(arrivals_raw, recording_grid(arrivals_raw, 0))
+    }
+
     /// The gaps of sorted `arrival_ns` binned on `grid_ns` (1 ns when `None`).
     fn of_arrivals(arrival_ns: &[i64], grid_ns: Option<i64>) -> ArrivalGaps {
         let unit = grid_ns.unwrap_or(1).max(1) as u64;
@@ -502,6 +511,30 @@ mod tests {
                 let r = (i128::from(anchor) + i128::from(t)).rem_euclid(d);
                 prop_assert!(r.min(d - r) <= d / 100);
             }
+        }
+
+        /// Read on the raw stamps, before rebasing, a trace's gaps are the gaps of the trace:
+        /// its grid and bins whatever its anchor, on a grid or off one.
+        #[test]
+        fn the_gaps_of_the_raw_stamps_are_the_gaps_of_the_rebased_trace(
+            g_idx in 0usize..GRID_LADDER.len(),
+            steps in prop::collection::vec(0i64..5, 1..200),
+            jitter in prop::collection::vec(-1000i64..=1000, 200),
+            anchor in 0i64..(1 << 62),
+            off_grid in any::<bool>(),
+        ) {
+            let g = GRID_LADDER[g_idx];
+            let mut tick = 0i64;
+            let mut offsets = vec![0];
+            for (i, step) in steps.iter().enumerate() {
+                tick += step;
+                let wobble = if off_grid { jitter[i % jitter.len()] * g / 7 } else { 0 };
+                offsets.push((tick * g + wobble).max(*offsets.last().unwrap_or(&0)));
+            }
+            let raw: Vec<i64> = offsets.iter().map(|o| anchor + o).collect();
+            let rebased: Vec<i64> = raw.iter().map(|t| t - raw[0]).collect();
+            let of_trace = ArrivalGaps::of_arrivals(&rebased, recording_grid(&rebased, raw[0]));
+            prop_assert_eq!(ArrivalGaps::of_raw_arrivals(&raw), of_trace);
         }
 
         /// Hostile timestamps (unsorted, extreme, negative) give an answer, never a panic, and
