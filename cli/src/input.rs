@@ -346,11 +346,14 @@ fn ingest_plain(
         }
         None => None,
     };
-    // Joined early, the rows are all read while the reader still hashes the file's end (it
-    // waited on this thread through the first half): the gaps are taken now, on this core,
-    // and kept only if the join is (`settle` below).
+    // Joined early, the rows are all read; if the reader is still hashing the file's end (it
+    // waited on this thread through the first half), the gaps are taken now, on a core that
+    // would wait, and kept only if the join is (`settle` below). A reader already done leaves
+    // them to a second core beside the regime, as for one parser.
     let mut gaps = match early {
-        Some(crate::halves::Early::Joined { .. }) => ingester.arrival_gaps(),
+        Some(crate::halves::Early::Joined { .. }) if !reader.is_finished() => {
+            ingester.arrival_gaps()
+        }
         _ => None,
     };
     let hashed = reader

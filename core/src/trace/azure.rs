@@ -9,7 +9,7 @@ use std::cell::Cell;
 use super::DropReason;
 use super::csv_line::Cells;
 use super::datetime::{DatetimeError, MinuteMemo, parse_datetime_ns_memo};
-use super::plain_line::{PlainColumn, read_plain};
+use super::plain_line::{PlainColumn, read_plain, read_plain_fixed};
 use super::row::{Defect, Row, number_defect, token_cell};
 use crate::decimal::NumberError;
 
@@ -17,6 +17,13 @@ const TIMESTAMP: &str = "TIMESTAMP";
 const CONTEXT: &str = "ContextTokens";
 const GENERATED: &str = "GeneratedTokens";
 const REQUIRED: [&str; 3] = [TIMESTAMP, CONTEXT, GENERATED];
+
+/// The columns in the order both years publish them.
+const PUBLISHED: [PlainColumn; 3] = [
+    PlainColumn::Stamp,
+    PlainColumn::Count(0),
+    PlainColumn::Count(1),
+];
 
 /// Column positions plus counts of the timestamp shapes seen.
 #[derive(Debug, Clone)]
@@ -60,7 +67,12 @@ impl AzureColumns {
     #[inline(always)]
     pub(crate) fn read_plain<'a>(&self, bytes: &'a [u8]) -> Option<(Row<'a>, usize)> {
         let mut memo = self.minute.get();
-        let plain = read_plain(&self.plain, bytes, &mut memo);
+        // The order both years publish is read by code made for it; any other by the loop.
+        let plain = if *self.plain == PUBLISHED {
+            read_plain_fixed(&PUBLISHED, bytes, &mut memo)
+        } else {
+            read_plain(&self.plain, bytes, &mut memo)
+        };
         self.minute.set(memo);
         let plain = plain?;
         let (ts_ns, had_offset) = (plain.time_ns, plain.had_offset);

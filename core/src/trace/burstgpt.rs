@@ -7,7 +7,7 @@
 use super::DropReason;
 use super::csv_line::Cells;
 use super::datetime::MinuteMemo;
-use super::plain_line::{PlainColumn, read_plain};
+use super::plain_line::{PlainColumn, read_plain, read_plain_fixed};
 use super::row::{Defect, Row, number_defect, plain_digits, token_cell};
 use crate::decimal::{Decimal, NumberError};
 
@@ -20,6 +20,16 @@ const LOG_TYPE: &str = "Log Type";
 const SESSION: &str = "Session ID";
 const ELAPSED: &str = "Elapsed time";
 const REQUIRED: [&str; 6] = [TIMESTAMP, MODEL, REQUEST, RESPONSE, TOTAL, LOG_TYPE];
+
+/// The columns of releases 1 and 2, in their order.
+const RELEASE_1: [PlainColumn; 6] = [
+    PlainColumn::Seconds,
+    PlainColumn::Text(0),
+    PlainColumn::Count(0),
+    PlainColumn::Count(1),
+    PlainColumn::Count(2),
+    PlainColumn::Text(1),
+];
 
 /// Column positions, found by name in the header.
 #[derive(Debug, Clone)]
@@ -148,7 +158,13 @@ impl BurstgptColumns {
     /// sound; `None` sends the line to [`BurstgptColumns::read`], which decides it.
     #[inline(always)]
     pub(crate) fn read_plain<'a>(&self, bytes: &'a [u8]) -> Option<(Row<'a>, usize)> {
-        let plain = read_plain(&self.plain, bytes, &mut MinuteMemo::default())?;
+        let memo = &mut MinuteMemo::default();
+        // The order of releases 1 and 2 is read by code made for it; any other by the loop.
+        let plain = if *self.plain == RELEASE_1 {
+            read_plain_fixed(&RELEASE_1, bytes, memo)?
+        } else {
+            read_plain(&self.plain, bytes, memo)?
+        };
         let [input, output, total] = plain.counts;
         if u64::from(total) != u64::from(input) + u64::from(output) {
             return None;

@@ -55,75 +55,116 @@ pub(crate) fn read_plain<'a>(
     bytes: &'a [u8],
     memo: &mut MinuteMemo,
 ) -> Option<PlainRow<'a>> {
-    let mut row = PlainRow {
-        time_ns: 0,
-        had_offset: false,
-        counts: [0; SLOTS],
-        texts: [&[]; SLOTS],
-        consumed: 0,
-    };
+    let mut row = PlainRow::empty();
     let mut pos = 0;
     let last = columns.len().checked_sub(1)?;
-    for (idx, column) in columns.iter().enumerate() {
-        let start = pos;
-        match *column {
-            PlainColumn::Seconds => {
-                let (secs, int_len) = leading_digits(bytes, &mut pos, 10)?;
-                let mut sub = 0;
-                let mut frac_len = 0;
-                if bytes.get(pos) == Some(&b'.') {
-                    pos += 1;
-                    let frac_start = pos;
-                    (sub, frac_len) = leading_digits(bytes, &mut pos, 9)?;
-                    // "5." is read by the general path alone.
-                    if pos == frac_start {
-                        return None;
-                    }
-                }
-                if int_len == 0 {
-                    return None;
-                }
-                let scale = 10i64.checked_pow(9 - frac_len as u32)?;
-                row.time_ns = i64::try_from(secs)
-                    .ok()?
-                    .checked_mul(1_000_000_000)?
-                    .checked_add(i64::try_from(sub).ok()?.checked_mul(scale)?)?;
-            }
-            PlainColumn::Stamp => {
-                let stamp = leading_datetime(bytes.get(pos..)?, memo).ok()?;
-                pos += stamp.len;
-                row.time_ns = epoch_ns(stamp.secs, stamp.frac_ns).ok()?;
-                row.had_offset = stamp.had_offset;
-            }
-            PlainColumn::Count(slot) => {
-                let (value, len) = leading_digits(bytes, &mut pos, 9)?;
-                if len == 0 {
-                    return None;
-                }
-                *row.counts.get_mut(usize::from(slot))? = u32::try_from(value).ok()?;
-            }
-            PlainColumn::Text(_) | PlainColumn::Skip => {
-                // A quote stops the scan, and is no separator: the line is the general path's.
-                skip_to_separator(bytes, &mut pos);
-            }
-        }
-        let end = pos;
-        match (bytes.get(pos), idx == last) {
-            (Some(b','), false) => pos += 1,
-            (Some(b'\n'), true) => row.consumed = pos + 1,
-            // A CR before the line's end belongs to the terminator, not the last cell.
-            (Some(b'\r'), true) if bytes.get(pos + 1) == Some(&b'\n') => row.consumed = pos + 2,
-            _ => return None,
-        }
-        if let PlainColumn::Text(slot) = *column {
-            let mut cell = bytes.get(start..end)?;
-            if idx == last {
-                cell = cell.strip_suffix(b"\r").unwrap_or(cell);
-            }
-            *row.texts.get_mut(usize::from(slot))? = cell;
-        }
+    for (idx, &column) in columns.iter().enumerate() {
+        read_cell(column, idx == last, bytes, &mut pos, &mut row, memo)?;
     }
     Some(row)
+}
+
+/// [`read_plain`] for the column order a file of `N` columns publishes, `columns` known where
+/// it is called: each cell is read by code made for its kind, without the loop's dispatch
+/// on it (a sixth of the 5M BurstGPT parse).
+#[inline(always)]
+pub(crate) fn read_plain_fixed<'a, const N: usize>(
+    columns: &[PlainColumn; N],
+    bytes: &'a [u8],
+    memo: &mut MinuteMemo,
+) -> Option<PlainRow<'a>> {
+    let mut row = PlainRow::empty();
+    let mut pos = 0;
+    macro_rules! cells {
+        ($($i:literal)+) => {$(
+            if $i < N {
+                read_cell(*columns.get($i)?, $i + 1 == N, bytes, &mut pos, &mut row, memo)?;
+            }
+        )+};
+    }
+    cells!(0 1 2 3 4 5 6 7);
+    (N <= 8).then_some(row)
+}
+
+impl PlainRow<'_> {
+    fn empty() -> Self {
+        PlainRow {
+            time_ns: 0,
+            had_offset: false,
+            counts: [0; SLOTS],
+            texts: [&[]; SLOTS],
+            consumed: 0,
+        }
+    }
+}
+
+/// Reads the cell of `column` at `*pos` and its separator (a comma, or the line's end when it
+/// is the `last`), into `row`; `None` when the line is not plain.
+#[inline(always)]
+fn read_cell<'a>(
+    column: PlainColumn,
+    last: bool,
+    bytes: &'a [u8],
+    pos: &mut usize,
+    row: &mut PlainRow<'a>,
+    memo: &mut MinuteMemo,
+) -> Option<()> {
+    let start = *pos;
+    match column {
+        PlainColumn::Seconds => {
+            let (secs, int_len) = leading_digits(bytes, pos, 10)?;
+            let mut sub = 0;
+            let mut frac_len = 0;
+            if bytes.get(*pos) == Some(&b'.') {
+                *pos += 1;
+                let frac_start = *pos;
+                (sub, frac_len) = leading_digits(bytes, pos, 9)?;
+                // "5." is read by the general path alone.
+                if *pos == frac_start {
+                    return None;
+                }
+            }
+            if int_len == 0 {
+                return None;
+            }
+            let scale = 10i64.checked_pow(9 - frac_len as u32)?;
+            row.time_ns = i64::try_from(secs)
+                .ok()?
+                .checked_mul(1_000_000_000)?
+                .checked_add(i64::try_from(sub).ok()?.checked_mul(scale)?)?;
+        }
+        PlainColumn::Stamp => {
+            let stamp = leading_datetime(bytes.get(*pos..)?, memo).ok()?;
+            *pos += stamp.len;
+            row.time_ns = epoch_ns(stamp.secs, stamp.frac_ns).ok()?;
+            row.had_offset = stamp.had_offset;
+        }
+        PlainColumn::Count(slot) => {
+            let (value, len) = leading_digits(bytes, pos, 9)?;
+            if len == 0 {
+                return None;
+            }
+            *row.counts.get_mut(usize::from(slot))? = u32::try_from(value).ok()?;
+        }
+        // A quote stops the scan, and is no separator: the line is the general path's.
+        PlainColumn::Text(_) | PlainColumn::Skip => skip_to_separator(bytes, pos),
+    }
+    let end = *pos;
+    match (bytes.get(*pos), last) {
+        (Some(b','), false) => *pos += 1,
+        (Some(b'\n'), true) => row.consumed = *pos + 1,
+        // A CR before the line's end belongs to the terminator, not the last cell.
+        (Some(b'\r'), true) if bytes.get(*pos + 1) == Some(&b'\n') => row.consumed = *pos + 2,
+        _ => return None,
+    }
+    if let PlainColumn::Text(slot) = column {
+        let mut cell = bytes.get(start..end)?;
+        if last {
+            cell = cell.strip_suffix(b"\r").unwrap_or(cell);
+        }
+        *row.texts.get_mut(usize::from(slot))? = cell;
+    }
+    Some(())
 }
 
 #[cfg(test)]
@@ -142,6 +183,24 @@ mod tests {
         assert_eq!(row.texts[0], b"GPT-4");
         assert_eq!(row.texts[1], b"Conversation log");
         assert_eq!(row.consumed, bytes.len() - 4);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_fixed_order_reads_as_the_loop_reads_it(
+            line in "[0-9.,\"a\r\n:+ -]{0,40}",
+            azure_line in "(2024-05-10 00:0[0-9]:[0-6][0-9](\\.[0-9]{1,10})?(\\+00:00|Z|-01:30)?|[0-9 ]{0,3}),[0-9]{0,4},[0-9]{0,4}(\r)?\n",
+        ) {
+            const AZURE: [PlainColumn; 3] = [Stamp, Count(0), Count(1)];
+            for (bytes, layout) in [(line.as_bytes(), &BURSTGPT[..]), (azure_line.as_bytes(), &AZURE[..])] {
+                let (mut a, mut b) = (MinuteMemo::default(), MinuteMemo::default());
+                let fixed = match layout.len() {
+                    6 => read_plain_fixed(&BURSTGPT, bytes, &mut a),
+                    _ => read_plain_fixed(&AZURE, bytes, &mut a),
+                };
+                proptest::prop_assert_eq!(fixed, read_plain(layout, bytes, &mut b));
+            }
+        }
     }
 
     #[test]
