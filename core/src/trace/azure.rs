@@ -75,25 +75,20 @@ impl AzureColumns {
         };
         self.minute.set(memo);
         let plain = plain?;
-        let (ts_ns, had_offset) = (plain.time_ns, plain.had_offset);
+        let [input, output, _] = plain.counts;
+        let row = self.counted(plain.time_ns, plain.had_offset, input, output);
+        Some((row, plain.consumed))
+    }
+
+    /// The row of a stamp that parsed, its shape counted.
+    fn counted<'a>(&self, ts_ns: i64, had_offset: bool, input: u32, output: u32) -> Row<'a> {
         let counter = if had_offset {
             &self.with_offset
         } else {
             &self.without_offset
         };
         counter.set(counter.get() + 1);
-        let [input, output, _] = plain.counts;
-        let row = Row {
-            ts_ns,
-            input,
-            output,
-            model: None,
-            log_type: None,
-            excluded: None,
-            session: None,
-            hash_ids: None,
-        };
-        Some((row, plain.consumed))
+        Row::of_counts(ts_ns, input, output)
     }
 
     pub(crate) fn missing_hint(names: &[String]) -> String {
@@ -158,21 +153,6 @@ impl AzureColumns {
         })?;
         let input = token_cell(cells.get(line, self.context), CONTEXT)?;
         let output = token_cell(cells.get(line, self.generated), GENERATED)?;
-        let counter = if had_offset {
-            &self.with_offset
-        } else {
-            &self.without_offset
-        };
-        counter.set(counter.get() + 1);
-        Ok(Row {
-            ts_ns,
-            input,
-            output,
-            model: None,
-            log_type: None,
-            excluded: None,
-            session: None,
-            hash_ids: None,
-        })
+        Ok(self.counted(ts_ns, had_offset, input, output))
     }
 }

@@ -237,13 +237,7 @@ pub(crate) fn read(line: &[u8]) -> Result<Row<'static>, Defect> {
     let hash_ids = ids(map.get("hash_ids"), "hash_ids")?;
     check_blocks_fit(hash_ids.as_deref(), input, Some("hash_ids"))?;
     Ok(Row {
-        ts_ns,
-        input,
-        output,
-        model: None,
-        log_type: None,
-        excluded: None,
-        session: None,
         hash_ids,
+        ..Row::of_counts(ts_ns, input, output)
     })
 }

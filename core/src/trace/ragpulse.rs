@@ -288,14 +288,8 @@ pub(crate) fn read(
     };
     Ok((
         Row {
-            ts_ns,
-            input,
-            output,
-            model: None,
-            log_type: None,
-            excluded: None,
             session,
-            hash_ids: None,
+            ..Row::of_counts(ts_ns, input, output)
         },
         segments,
     ))

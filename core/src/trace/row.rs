@@ -24,6 +24,23 @@ pub(crate) struct Row<'a> {
     pub(crate) hash_ids: Option<Vec<u64>>,
 }
 
+impl<'a> Row<'a> {
+    /// A row of an arrival and two counts, no cell for a filter, no session, no blocks: the
+    /// shape the other fields are added to.
+    pub(crate) fn of_counts(ts_ns: i64, input: u32, output: u32) -> Row<'a> {
+        Row {
+            ts_ns,
+            input,
+            output,
+            model: None,
+            log_type: None,
+            excluded: None,
+            session: None,
+            hash_ids: None,
+        }
+    }
+}
+
 /// A row an adapter could not read.
 pub(crate) struct Defect {
     pub(crate) reason: DropReason,
