@@ -360,7 +360,9 @@ impl Ingester {
                 _ => None,
             };
             // The line without its `\n` is what the length limit is held to.
-            let Some((row, consumed)) = read.filter(|&(_, n)| n - 1 <= max) else {
+            let Some((row, consumed)) =
+                read.filter(|&(_, n)| n.checked_sub(1).is_some_and(|l| l <= max))
+            else {
                 return start;
             };
             start += consumed;

@@ -83,7 +83,7 @@ pub(crate) fn read_plain_fixed<'a, const N: usize>(
         )+};
     }
     cells!(0 1 2 3 4 5 6 7);
-    (N <= 8).then_some(row)
+    (1..=8).contains(&N).then_some(row)
 }
 
 impl PlainRow<'_> {
@@ -201,6 +201,14 @@ mod tests {
                 proptest::prop_assert_eq!(fixed, read_plain(layout, bytes, &mut b));
             }
         }
+    }
+
+    #[test]
+    fn a_layout_of_no_columns_reads_no_line() {
+        let memo = &mut MinuteMemo::default();
+        assert_eq!(read_plain(&[], b"\n", memo), None);
+        assert_eq!(read_plain_fixed(&[], b"\n", memo), None);
+        assert_eq!(read_plain_fixed(&[Skip; 9], b",,,,,,,,\n", memo), None);
     }
 
     #[test]
