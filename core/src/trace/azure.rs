@@ -9,7 +9,7 @@ use std::cell::Cell;
 use super::DropReason;
 use super::csv_line::Cells;
 use super::datetime::{DatetimeError, MinuteMemo, parse_datetime_ns_memo};
-use super::plain_line::{PlainColumn, read_plain, read_plain_fixed};
+use super::plain_line::{PlainColumn, fits, read_plain, read_plain_fixed};
 use super::row::{Defect, Row, number_defect, token_cell};
 use crate::decimal::NumberError;
 
@@ -62,10 +62,15 @@ impl AzureColumns {
         })
     }
 
-    /// The row at the start of `bytes` and the bytes it took, when its line is plain and its
-    /// stamp parses; `None` sends the line to [`AzureColumns::read`], which decides it.
+    /// The row at the start of `bytes` and the bytes it took, when its line is plain, no
+    /// longer than `max_line` bytes, and its stamp parses; `None` sends the line to
+    /// [`AzureColumns::read`], which decides it.
     #[inline(always)]
-    pub(crate) fn read_plain<'a>(&self, bytes: &'a [u8]) -> Option<(Row<'a>, usize)> {
+    pub(crate) fn read_plain<'a>(
+        &self,
+        bytes: &'a [u8],
+        max_line: usize,
+    ) -> Option<(Row<'a>, usize)> {
         let mut memo = self.minute.get();
         // The order both years publish is read by code made for it; any other by the loop.
         let plain = if *self.plain == PUBLISHED {
@@ -75,6 +80,10 @@ impl AzureColumns {
         };
         self.minute.set(memo);
         let plain = plain?;
+        // Held to the limit before its stamp is counted: a line over it is dropped unread.
+        if !fits(plain.consumed, max_line) {
+            return None;
+        }
         let [input, output, _] = plain.counts;
         let row = self.counted(plain.time_ns, plain.had_offset, input, output);
         Some((row, plain.consumed))

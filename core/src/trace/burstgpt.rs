@@ -7,7 +7,7 @@
 use super::DropReason;
 use super::csv_line::Cells;
 use super::datetime::MinuteMemo;
-use super::plain_line::{PlainColumn, read_plain, read_plain_fixed};
+use super::plain_line::{PlainColumn, fits, read_plain, read_plain_fixed};
 use super::row::{Defect, Row, number_defect, plain_digits, token_cell};
 use crate::decimal::{Decimal, NumberError};
 
@@ -154,10 +154,14 @@ impl BurstgptColumns {
 }
 
 impl BurstgptColumns {
-    /// The row at the start of `bytes` and the bytes it took, when its line is plain and
-    /// sound; `None` sends the line to [`BurstgptColumns::read`], which decides it.
+    /// The row at the start of `bytes` and the bytes it took, when its line is plain, sound
+    /// and no longer than `max_line` bytes; `None` sends the line to [`BurstgptColumns::read`], which decides it.
     #[inline(always)]
-    pub(crate) fn read_plain<'a>(&self, bytes: &'a [u8]) -> Option<(Row<'a>, usize)> {
+    pub(crate) fn read_plain<'a>(
+        &self,
+        bytes: &'a [u8],
+        max_line: usize,
+    ) -> Option<(Row<'a>, usize)> {
         let memo = &mut MinuteMemo::default();
         // The order of releases 1 and 2 is read by code made for it; any other by the loop.
         let plain = if *self.plain == RELEASE_1 {
@@ -165,6 +169,9 @@ impl BurstgptColumns {
         } else {
             read_plain(&self.plain, bytes, memo)?
         };
+        if !fits(plain.consumed, max_line) {
+            return None;
+        }
         let [input, output, total] = plain.counts;
         if u64::from(total) != u64::from(input) + u64::from(output) {
             return None;

@@ -354,15 +354,13 @@ impl Ingester {
         };
         loop {
             let rest = chunk.get(start..).unwrap_or_default();
+            // A line over the length limit is left to the general path, which drops it.
             let read = match &self.adapter {
-                Adapter::Burstgpt(cols) => cols.read_plain(rest),
-                Adapter::Azure(cols) => cols.read_plain(rest),
+                Adapter::Burstgpt(cols) => cols.read_plain(rest, max),
+                Adapter::Azure(cols) => cols.read_plain(rest, max),
                 _ => None,
             };
-            // The line without its `\n` is what the length limit is held to.
-            let Some((row, consumed)) =
-                read.filter(|&(_, n)| n.checked_sub(1).is_some_and(|l| l <= max))
-            else {
+            let Some((row, consumed)) = read else {
                 return start;
             };
             start += consumed;
@@ -1611,6 +1609,48 @@ mod tests {
         ing.finish()
     }
 
+    /// A sound Azure row of 53 bytes, over a 50-byte line limit: dropped as malformed, its
+    /// stamp never parsed.
+    const OVERLONG_AZURE: (&[u8], &[u8]) = (
+        b"TIMESTAMP,ContextTokens,GeneratedTokens\n",
+        b"2024-05-10 00:00:00.123456+00:00,123456789,987654321\n",
+    );
+
+    fn overlong_azure_general() -> (Vec<u8>, IngestOptions, Trace) {
+        let bytes = [OVERLONG_AZURE.0, OVERLONG_AZURE.1].concat();
+        let mut opts = IngestOptions::default();
+        opts.limits.max_line_bytes = 50;
+        let general = read(&bytes, &[], &opts, false).unwrap();
+        assert_eq!(
+            general.meta().dropped.get(&DropReason::MalformedRow),
+            Some(&1)
+        );
+        assert_eq!(
+            general.meta().notes,
+            ["Azure carries no prefix or session identity"]
+        );
+        (bytes, opts, general)
+    }
+
+    #[test]
+    fn a_line_over_the_length_limit_counts_no_parsed_timestamp() {
+        let (bytes, opts, general) = overlong_azure_general();
+        assert_eq!(read(&bytes, &[], &opts, true).unwrap(), general);
+    }
+
+    #[test]
+    fn a_shard_with_a_line_over_the_length_limit_joins_as_the_source_read_whole() {
+        let (bytes, opts, general) = overlong_azure_general();
+        let (header, line) = OVERLONG_AZURE;
+        let mut ing = Ingester::new_unhashed(opts.clone());
+        ing.push(header).unwrap();
+        let mut shard = ShardIngester::new(header, opts).unwrap();
+        shard.push(line).unwrap();
+        ing.join(shard.finish().unwrap()).unwrap();
+        let digest: [u8; 32] = Sha256::digest(&bytes).into();
+        assert_eq!(ing.finish_with_sha256(digest).unwrap(), general);
+    }
+
     proptest! {
         #[test]
         fn a_line_read_in_one_pass_is_read_as_the_general_path_reads_it(
@@ -1622,6 +1662,7 @@ mod tests {
             ]).prop_flat_map(|(header, layout)| (Just(header), prop::collection::vec(row(layout), 0..30))),
             mut cuts in prop::collection::vec(0usize..1500, 0..4),
             model_filter in any::<bool>(),
+            max_line in prop::option::of(20usize..70),
         ) {
             let mut bytes = header.as_bytes().to_vec();
             bytes.extend(rows.concat().into_bytes());
@@ -1629,6 +1670,9 @@ mod tests {
             let mut opts = IngestOptions::default();
             if model_filter {
                 opts.filter.model = Some("GPT-4".to_owned());
+            }
+            if let Some(max) = max_line {
+                opts.limits.max_line_bytes = max;
             }
             let general = read(&bytes, &cuts, &opts, false);
             let plain = read(&bytes, &cuts, &opts, true);

@@ -86,6 +86,13 @@ pub(crate) fn read_plain_fixed<'a, const N: usize>(
     (1..=8).contains(&N).then_some(row)
 }
 
+/// Whether a line that took `consumed` bytes (its `\n` included) is within a limit of
+/// `max_line` bytes, as the general path holds a line without its `\n`.
+#[inline(always)]
+pub(crate) fn fits(consumed: usize, max_line: usize) -> bool {
+    consumed.checked_sub(1).is_some_and(|line| line <= max_line)
+}
+
 impl PlainRow<'_> {
     fn empty() -> Self {
         PlainRow {
