@@ -9,7 +9,7 @@ use std::cell::Cell;
 use super::DropReason;
 use super::csv_line::Cells;
 use super::datetime::{DatetimeError, MinuteMemo, parse_datetime_ns_memo};
-use super::plain_line::{PlainColumn, fits, read_plain, read_plain_fixed};
+use super::plain_line::{PlainColumn, PlainLayout};
 use super::row::{Defect, Row, number_defect, token_cell};
 use crate::decimal::NumberError;
 
@@ -36,7 +36,7 @@ pub(crate) struct AzureColumns {
     without_offset: Cell<u64>,
     minute: Cell<MinuteMemo>,
     /// The columns as [`AzureColumns::read_plain`] reads them.
-    plain: Vec<PlainColumn>,
+    plain: PlainLayout<3>,
 }
 
 impl AzureColumns {
@@ -51,14 +51,17 @@ impl AzureColumns {
             with_offset: Cell::new(0),
             without_offset: Cell::new(0),
             minute: Cell::new(MinuteMemo::default()),
-            plain: (0..names.len())
-                .map(|i| match i {
-                    _ if i == timestamp => PlainColumn::Stamp,
-                    _ if i == context => PlainColumn::Count(0),
-                    _ if i == generated => PlainColumn::Count(1),
-                    _ => PlainColumn::Skip,
-                })
-                .collect(),
+            plain: PlainLayout::new(
+                &PUBLISHED,
+                (0..names.len())
+                    .map(|i| match i {
+                        _ if i == timestamp => PlainColumn::Stamp,
+                        _ if i == context => PlainColumn::Count(0),
+                        _ if i == generated => PlainColumn::Count(1),
+                        _ => PlainColumn::Skip,
+                    })
+                    .collect(),
+            ),
         })
     }
 
@@ -72,18 +75,10 @@ impl AzureColumns {
         max_line: usize,
     ) -> Option<(Row<'a>, usize)> {
         let mut memo = self.minute.get();
-        // The order both years publish is read by code made for it; any other by the loop.
-        let plain = if *self.plain == PUBLISHED {
-            read_plain_fixed(&PUBLISHED, bytes, &mut memo)
-        } else {
-            read_plain(&self.plain, bytes, &mut memo)
-        };
+        let plain = self.plain.read(bytes, &mut memo, max_line);
         self.minute.set(memo);
-        let plain = plain?;
         // Held to the limit before its stamp is counted: a line over it is dropped unread.
-        if !fits(plain.consumed, max_line) {
-            return None;
-        }
+        let plain = plain?;
         let [input, output, _] = plain.counts;
         let row = self.counted(plain.time_ns, plain.had_offset, input, output);
         Some((row, plain.consumed))

@@ -7,7 +7,7 @@
 use super::DropReason;
 use super::csv_line::Cells;
 use super::datetime::MinuteMemo;
-use super::plain_line::{PlainColumn, fits, read_plain, read_plain_fixed};
+use super::plain_line::{PlainColumn, PlainLayout};
 use super::row::{Defect, Row, number_defect, plain_digits, token_cell};
 use crate::decimal::{Decimal, NumberError};
 
@@ -43,7 +43,7 @@ pub(crate) struct BurstgptColumns {
     total: usize,
     session: Option<usize>,
     /// The columns as [`BurstgptColumns::read_plain`] reads them.
-    plain: Vec<PlainColumn>,
+    plain: PlainLayout<6>,
 }
 
 fn position(names: &[String], name: &str) -> Option<usize> {
@@ -61,9 +61,9 @@ impl BurstgptColumns {
             log_type: position(names, LOG_TYPE)?,
             total: position(names, TOTAL)?,
             session: position(names, SESSION),
-            plain: Vec::new(),
+            plain: PlainLayout::new(&RELEASE_1, Vec::new()),
         };
-        cols.plain = (0..names.len())
+        let columns = (0..names.len())
             .map(|i| match i {
                 _ if i == cols.timestamp => PlainColumn::Seconds,
                 _ if i == cols.request => PlainColumn::Count(0),
@@ -75,6 +75,7 @@ impl BurstgptColumns {
                 _ => PlainColumn::Skip,
             })
             .collect();
+        cols.plain = PlainLayout::new(&RELEASE_1, columns);
         Some(cols)
     }
 
@@ -162,16 +163,9 @@ impl BurstgptColumns {
         bytes: &'a [u8],
         max_line: usize,
     ) -> Option<(Row<'a>, usize)> {
-        let memo = &mut MinuteMemo::default();
-        // The order of releases 1 and 2 is read by code made for it; any other by the loop.
-        let plain = if *self.plain == RELEASE_1 {
-            read_plain_fixed(&RELEASE_1, bytes, memo)?
-        } else {
-            read_plain(&self.plain, bytes, memo)?
-        };
-        if !fits(plain.consumed, max_line) {
-            return None;
-        }
+        let plain = self
+            .plain
+            .read(bytes, &mut MinuteMemo::default(), max_line)?;
         let [input, output, total] = plain.counts;
         if u64::from(total) != u64::from(input) + u64::from(output) {
             return None;

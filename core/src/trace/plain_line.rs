@@ -86,10 +86,47 @@ pub(crate) fn read_plain_fixed<'a, const N: usize>(
     (1..=8).contains(&N).then_some(row)
 }
 
+/// A layout's columns as read in one pass: by the code made for its published order when the
+/// header has it (decided once, from the header), else by the loop.
+#[derive(Debug, Clone)]
+pub(crate) struct PlainLayout<const N: usize> {
+    published: &'static [PlainColumn; N],
+    columns: Vec<PlainColumn>,
+    is_published: bool,
+}
+
+impl<const N: usize> PlainLayout<N> {
+    pub(crate) fn new(published: &'static [PlainColumn; N], columns: Vec<PlainColumn>) -> Self {
+        let is_published = columns == published;
+        PlainLayout {
+            published,
+            columns,
+            is_published,
+        }
+    }
+
+    /// The plain line at the start of `bytes`, when it is no longer than `max_line` bytes (a
+    /// longer one is the general path's to drop, before any side effect of reading it).
+    #[inline(always)]
+    pub(crate) fn read<'a>(
+        &self,
+        bytes: &'a [u8],
+        memo: &mut MinuteMemo,
+        max_line: usize,
+    ) -> Option<PlainRow<'a>> {
+        let row = if self.is_published {
+            read_plain_fixed(self.published, bytes, memo)?
+        } else {
+            read_plain(&self.columns, bytes, memo)?
+        };
+        fits(row.consumed, max_line).then_some(row)
+    }
+}
+
 /// Whether a line that took `consumed` bytes (its `\n` included) is within a limit of
 /// `max_line` bytes, as the general path holds a line without its `\n`.
 #[inline(always)]
-pub(crate) fn fits(consumed: usize, max_line: usize) -> bool {
+fn fits(consumed: usize, max_line: usize) -> bool {
     consumed.checked_sub(1).is_some_and(|line| line <= max_line)
 }
 
